@@ -1,0 +1,2 @@
+//! The rho binary (placeholder).
+fn main() {}

@@ -1,0 +1,19 @@
+//! The vocabulary every part of rho shares.
+//!
+//! This crate holds plain data only: where a component came from ([`Scope`], [`SkillSource`]),
+//! what went wrong with it ([`Diagnostic`] and its stable [`DiagnosticCode`]), the metadata of a
+//! skill ([`SkillMeta`]) and the resolved, transport-ready description of an MCP server
+//! ([`McpServerSpec`]). It does no IO, spawns nothing and knows no async runtime; loaders in the
+//! adapter crates produce these values and the registry consumes them.
+
+mod diagnostic;
+mod mcp_server;
+mod skill;
+mod source;
+
+pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
+pub use mcp_server::{
+    HttpServerSpec, McpServerOrigin, McpServerSpec, McpTransport, StdioCommand, StdioServerSpec,
+};
+pub use skill::SkillMeta;
+pub use source::{Scope, SkillSource};

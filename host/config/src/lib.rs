@@ -1,0 +1,1 @@
+//! rho configuration paths (placeholder).

@@ -1,0 +1,1 @@
+//! Agent Skills support (placeholder until the skills crate lands).

@@ -67,6 +67,8 @@ pub enum DiagnosticCode {
     SkillInvalid,
     /// A skill with the same name from a higher-precedence source wins over this one.
     SkillShadowed,
+    /// A loose skill root exists but cannot be listed.
+    SkillRootUnreadable,
     /// `mcp.json` is unreadable, not valid JSON, or violates the top-level schema.
     McpConfigInvalid,
     /// `mcp.json` targets another Agent Plugins version than `plugin.json`.
@@ -98,6 +100,7 @@ impl DiagnosticCode {
         Self::SkillsLocationInvalid,
         Self::SkillInvalid,
         Self::SkillShadowed,
+        Self::SkillRootUnreadable,
         Self::McpConfigInvalid,
         Self::McpVersionMismatch,
         Self::McpServerInvalid,
@@ -123,6 +126,7 @@ impl DiagnosticCode {
             Self::SkillsLocationInvalid => "skills-location-invalid",
             Self::SkillInvalid => "skill-invalid",
             Self::SkillShadowed => "skill-shadowed",
+            Self::SkillRootUnreadable => "skill-root-unreadable",
             Self::McpConfigInvalid => "mcp-config-invalid",
             Self::McpVersionMismatch => "mcp-version-mismatch",
             Self::McpServerInvalid => "mcp-server-invalid",

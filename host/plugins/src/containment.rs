@@ -1,0 +1,303 @@
+//! Path containment (Agent Plugins §4.1): every package path rho reads or executes must resolve
+//! inside the filesystem-resolved plugin root.
+//!
+//! Files are opened first and checked afterwards through `/proc/self/fd`, so what is checked is
+//! exactly what is read: swapping a directory for a symlink between a check and an open cannot
+//! smuggle an outside file in. Non-regular files are refused before opening, and opens use
+//! `O_NONBLOCK`, so a FIFO planted as `plugin.json` can never block discovery.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+
+/// Why a package path was refused.
+#[derive(Debug)]
+pub(crate) enum ContainError {
+    /// The path does not exist (or is a dangling link).
+    Missing,
+    /// The path resolves outside the base directory; carries the resolved target.
+    Escape(PathBuf),
+    /// The path exists but is not the expected kind (a regular file or a directory).
+    WrongKind(&'static str),
+    /// The file is larger than the cap for its kind.
+    TooLarge(u64),
+    /// Any other IO error (permission denied, a symlink loop, ...).
+    Io(io::Error),
+}
+
+impl std::fmt::Display for ContainError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Missing => f.write_str("does not exist"),
+            Self::Escape(target) => {
+                write!(
+                    f,
+                    "resolves outside the plugin root (to {})",
+                    target.display()
+                )
+            }
+            Self::WrongKind(kind) => write!(f, "is a {kind}, not the expected kind"),
+            Self::TooLarge(cap) => write!(f, "is larger than the {cap}-byte limit"),
+            Self::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<io::Error> for ContainError {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::NotFound {
+            Self::Missing
+        } else {
+            Self::Io(e)
+        }
+    }
+}
+
+/// Whether `path` is `base` or below it, comparing whole components (so `/r/plug` does not
+/// contain `/r/plugin-evil`).
+pub(crate) fn is_within(base: &Path, path: &Path) -> bool {
+    path.starts_with(base)
+}
+
+/// The kind of a file type, for messages.
+pub(crate) fn kind_name(ft: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "fifo";
+        }
+        if ft.is_socket() {
+            return "socket";
+        }
+        if ft.is_block_device() || ft.is_char_device() {
+            return "device";
+        }
+    }
+    if ft.is_dir() {
+        "directory"
+    } else if ft.is_symlink() {
+        "symlink"
+    } else if ft.is_file() {
+        "regular file"
+    } else {
+        "special file"
+    }
+}
+
+fn open_nonblocking(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC);
+    }
+    options.open(path)
+}
+
+/// The path the kernel actually opened for `file`.
+fn opened_path(file: &File, fallback: &Path) -> io::Result<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(path) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            return Ok(path);
+        }
+    }
+    let _ = file;
+    dunce::canonicalize(fallback)
+}
+
+/// Opens the regular file at `path` for reading if, once opened, it lies inside `base` (an
+/// already-resolved directory) and is at most `cap` bytes. Returns the file and its resolved path.
+pub(crate) fn open_regular_within(
+    base: &Path,
+    path: &Path,
+    cap: u64,
+) -> Result<(File, PathBuf), ContainError> {
+    // Refuse FIFOs, sockets and devices before opening: opening some devices has side effects.
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(ContainError::WrongKind(kind_name(meta.file_type())));
+    }
+    let file = open_nonblocking(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(ContainError::WrongKind(kind_name(meta.file_type())));
+    }
+    let resolved = opened_path(&file, path)?;
+    if !is_within(base, &resolved) {
+        return Err(ContainError::Escape(resolved));
+    }
+    if meta.len() > cap {
+        return Err(ContainError::TooLarge(cap));
+    }
+    Ok((file, resolved))
+}
+
+/// Reads a whole contained regular file of at most `cap` bytes (the cap also bounds a file that
+/// grows while being read).
+pub(crate) fn read_within(base: &Path, path: &Path, cap: u64) -> Result<Vec<u8>, ContainError> {
+    let (file, _) = open_regular_within(base, path, cap)?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(ContainError::TooLarge(cap));
+    }
+    Ok(bytes)
+}
+
+/// Resolves the directory at `path` and checks it lies inside `base`.
+pub(crate) fn dir_within(base: &Path, path: &Path) -> Result<PathBuf, ContainError> {
+    let resolved = dunce::canonicalize(path)?;
+    if !is_within(base, &resolved) {
+        return Err(ContainError::Escape(resolved));
+    }
+    let meta = std::fs::metadata(&resolved)?;
+    if !meta.is_dir() {
+        return Err(ContainError::WrongKind(kind_name(meta.file_type())));
+    }
+    Ok(resolved)
+}
+
+/// Resolves `path`, which may not exist yet, and checks it stays inside `base`.
+///
+/// The deepest existing ancestor is resolved by the filesystem; the part that does not exist yet
+/// must be plain names (no `..`), since there is nothing on disk to resolve it against. `base`
+/// itself may not exist either (a plugin data directory before its first start); `base` must
+/// then be built from a resolved parent.
+pub(crate) fn resolve_within(base: &Path, path: &Path) -> Result<PathBuf, ContainError> {
+    let mut existing = path.to_path_buf();
+    let mut tail = Vec::new();
+    let resolved_prefix = loop {
+        match dunce::canonicalize(&existing) {
+            Ok(resolved) => break resolved,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                match (existing.file_name(), existing.parent()) {
+                    (Some(name), Some(parent)) => {
+                        tail.push(name.to_os_string());
+                        existing = parent.to_path_buf();
+                    }
+                    // A `..` in the part that does not exist cannot be resolved on disk, so
+                    // the path cannot be shown to stay inside.
+                    (None, Some(_)) => return Err(ContainError::Escape(path.to_path_buf())),
+                    _ => return Err(ContainError::Missing),
+                }
+            }
+            Err(e) => return Err(ContainError::Io(e)),
+        }
+    };
+    // `file_name` never yields `..`, but a trailing `..` makes `file_name` return None; a `..`
+    // in the missing part can only come through the components check below.
+    let missing_has_parent = path
+        .components()
+        .rev()
+        .take(tail.len() + 1)
+        .any(|c| matches!(c, Component::ParentDir));
+    let mut resolved = resolved_prefix;
+    for name in tail.iter().rev() {
+        resolved.push(name);
+    }
+    if (!tail.is_empty() && missing_has_parent) || !is_within(base, &resolved) {
+        return Err(ContainError::Escape(resolved));
+    }
+    Ok(resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn tmp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("rho-contain-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dunce::canonicalize(&dir).unwrap()
+    }
+
+    #[test]
+    fn component_prefix_trap() {
+        assert!(!is_within(
+            Path::new("/r/plug"),
+            Path::new("/r/plugin-evil/x")
+        ));
+        assert!(is_within(Path::new("/r/plug"), Path::new("/r/plug/x")));
+        assert!(is_within(Path::new("/r/plug"), Path::new("/r/plug")));
+    }
+
+    #[test]
+    fn symlinked_file_outside_is_refused_inside_is_allowed() {
+        let t = tmp("file");
+        let root = t.join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(t.join("secret"), "canary").unwrap();
+        std::fs::write(root.join("real"), "ok").unwrap();
+        symlink(t.join("secret"), root.join("out")).unwrap();
+        symlink("real", root.join("in")).unwrap();
+        assert!(matches!(
+            read_within(&root, &root.join("out"), 10),
+            Err(ContainError::Escape(_))
+        ));
+        assert_eq!(read_within(&root, &root.join("in"), 10).unwrap(), b"ok");
+        assert!(matches!(
+            read_within(&root, &root.join("real"), 1),
+            Err(ContainError::TooLarge(1))
+        ));
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    #[test]
+    fn fifo_and_loop_and_dangling_do_not_hang() {
+        let t = tmp("fifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(t.join("f"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert!(matches!(
+            read_within(&t, &t.join("f"), 10),
+            Err(ContainError::WrongKind("fifo"))
+        ));
+        symlink("a", t.join("b")).unwrap();
+        symlink("b", t.join("a")).unwrap();
+        assert!(matches!(
+            read_within(&t, &t.join("a"), 10),
+            Err(ContainError::Io(_))
+        ));
+        symlink("nowhere", t.join("d")).unwrap();
+        assert!(matches!(
+            read_within(&t, &t.join("d"), 10),
+            Err(ContainError::Missing)
+        ));
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    #[test]
+    fn resolve_within_handles_missing_tails() {
+        let t = tmp("resolve");
+        std::fs::create_dir_all(t.join("root/sub")).unwrap();
+        let root = t.join("root");
+        assert_eq!(
+            resolve_within(&root, &root.join("sub/new/x")).unwrap(),
+            root.join("sub/new/x")
+        );
+        assert!(resolve_within(&root, &root.join("sub/../../x")).is_err());
+        assert!(resolve_within(&root, &root.join("new/../../x")).is_err());
+        assert_eq!(resolve_within(&root, &root.join("sub/..")).unwrap(), root);
+        symlink("/", root.join("up")).unwrap();
+        assert!(matches!(
+            resolve_within(&root, &root.join("up/tmp")),
+            Err(ContainError::Escape(_))
+        ));
+        // A base that does not exist yet, built on a resolved parent.
+        let data = t.join("data").join("p");
+        assert_eq!(
+            resolve_within(&data, &data.join("cache")).unwrap(),
+            data.join("cache")
+        );
+        assert!(resolve_within(&data, &data.join("../q")).is_err());
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+}

@@ -1,0 +1,527 @@
+//! Package lifecycle in the managed roots: install (validate, copy into a staging directory,
+//! validate the copy, swap in), link, enable/disable (`plugins.toml`) and remove.
+//!
+//! Safety rules: destinations are immediate children of a managed root named by a validated
+//! plugin name; `data/` is never a slot; a refused or failed operation leaves the previous
+//! package intact; remove deletes only the package directory or the link itself, never a link's
+//! target and never `data/<plugin>`; operations on one root are serialized by a lock file.
+
+use std::fs::{self, File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use rho_component::{Diagnostic, Scope, Severity};
+
+use crate::PluginError;
+use crate::containment::is_within;
+use crate::copy::{CopyLimits, copy_package, temp_name};
+use crate::discovery::{PluginInventory, PluginRoot, discover};
+use crate::package::{DATA_DIR, Package, load_package};
+use crate::state::ActivationState;
+
+/// Where plugins are discovered, installed and their state kept, for one run.
+#[derive(Debug, Clone)]
+pub struct PluginLocations {
+    /// Project plugin roots, nearest first.
+    pub project_roots: Vec<PathBuf>,
+    /// Where `--scope project` installs go (`<repository>/.agents/plugins`).
+    pub project_install_root: PathBuf,
+    /// `<repository>/.rho/plugins.toml`.
+    pub project_state_file: PathBuf,
+    /// `~/.agents/plugins`, when there is a home directory.
+    pub user_root: Option<PathBuf>,
+    /// `$RHO_HOME/plugins.toml`.
+    pub user_state_file: PathBuf,
+}
+
+impl PluginLocations {
+    /// The state file of a scope.
+    pub fn state_file(&self, scope: Scope) -> &Path {
+        match scope {
+            Scope::Project => &self.project_state_file,
+            Scope::User => &self.user_state_file,
+        }
+    }
+
+    /// The install root of a scope.
+    pub fn install_root(&self, scope: Scope) -> Result<&Path, PluginError> {
+        match scope {
+            Scope::Project => Ok(&self.project_install_root),
+            Scope::User => self
+                .user_root
+                .as_deref()
+                .ok_or_else(|| PluginError::Source {
+                    path: PathBuf::from("~"),
+                    message: "no home directory: set HOME to use the user scope".into(),
+                }),
+        }
+    }
+
+    /// Every discovery root in precedence order, with its scope's activation state, and a
+    /// diagnostic for each state file that could not be read (its plugins then count as enabled).
+    pub fn discovery_roots(&self) -> (Vec<PluginRoot>, Vec<Diagnostic>) {
+        let mut diags = Vec::new();
+        let mut load = |path: &Path| match ActivationState::load(path) {
+            Ok(state) => state,
+            Err(e) => {
+                diags.push(
+                    Diagnostic::error(
+                        rho_component::DiagnosticCode::StateFileInvalid,
+                        e.to_string(),
+                    )
+                    .with_path(path),
+                );
+                ActivationState::default()
+            }
+        };
+        let mut roots = Vec::new();
+        if !self.project_roots.is_empty() {
+            let state = load(&self.project_state_file);
+            for path in &self.project_roots {
+                roots.push(PluginRoot {
+                    path: path.clone(),
+                    scope: Scope::Project,
+                    state: state.clone(),
+                });
+            }
+        }
+        if let Some(user) = &self.user_root {
+            roots.push(PluginRoot {
+                path: user.clone(),
+                scope: Scope::User,
+                state: load(&self.user_state_file),
+            });
+        }
+        (roots, diags)
+    }
+
+    /// Discovers every plugin.
+    pub fn discover(&self) -> PluginInventory {
+        let (roots, diags) = self.discovery_roots();
+        let mut inventory = discover(&roots);
+        inventory.diagnostics.splice(0..0, diags);
+        inventory
+    }
+
+    fn searched(&self) -> String {
+        let mut all: Vec<String> = self
+            .project_roots
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        all.extend(self.user_root.iter().map(|p| p.display().to_string()));
+        all.join(", ")
+    }
+}
+
+/// Validates the package at `path` without installing it (used by `rho plugins validate`).
+pub fn validate_package(path: &Path) -> Package {
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    load_package(path, &base, Scope::User)
+}
+
+/// What an install or link did.
+#[derive(Debug, Clone)]
+pub struct InstallReport {
+    /// The plugin name (the slot).
+    pub name: String,
+    /// The new entry in the managed root.
+    pub destination: PathBuf,
+    /// The scope.
+    pub scope: Scope,
+    /// Whether an existing package was replaced (`--force`).
+    pub replaced: bool,
+    /// Non-fatal diagnostics of the package (invalid skills, servers, unknown fields, ...).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What a remove did.
+#[derive(Debug, Clone)]
+pub struct RemoveReport {
+    /// The plugin name.
+    pub name: String,
+    /// The removed entry.
+    pub removed: PathBuf,
+    /// Whether it was a link (only the link was removed).
+    pub was_link: bool,
+    /// The scope.
+    pub scope: Scope,
+    /// The plugin's data directory, which is kept.
+    pub data_dir: PathBuf,
+}
+
+/// What an enable or disable did.
+#[derive(Debug, Clone)]
+pub struct EnableReport {
+    /// The plugin name.
+    pub name: String,
+    /// The scope of the package acted on.
+    pub scope: Scope,
+    /// The state file written.
+    pub state_file: PathBuf,
+    /// Whether the state changed.
+    pub changed: bool,
+}
+
+/// Why a name cannot be a slot; `None` when it can.
+fn slot_refusal(name: &str) -> Option<&'static str> {
+    if name.eq_ignore_ascii_case(DATA_DIR) {
+        return Some("data/ is reserved for plugin data directories");
+    }
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+        return Some("it is not a single path component");
+    }
+    if name.starts_with('.') || name.starts_with('-') {
+        return Some("slots cannot start with '.' or '-'");
+    }
+    None
+}
+
+/// Holds a root's lock file for the duration of an operation.
+struct RootLock(#[allow(dead_code)] File);
+
+fn lock_root(root: &Path) -> Result<RootLock, PluginError> {
+    let io = |e| PluginError::Io {
+        path: root.to_path_buf(),
+        source: e,
+    };
+    fs::create_dir_all(root).map_err(io)?;
+    let path = root.join(".rho-lock");
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A lock file planted as a symlink is refused, never written through.
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    }
+    let file = options.open(&path).map_err(|e| PluginError::Io {
+        path: path.clone(),
+        source: e,
+    })?;
+    file.lock()
+        .map_err(|e| PluginError::Io { path, source: e })?;
+    Ok(RootLock(file))
+}
+
+fn resolve_source(path: &Path) -> Result<PathBuf, PluginError> {
+    let resolved = dunce::canonicalize(path).map_err(|e| PluginError::Source {
+        path: path.to_path_buf(),
+        message: format!("cannot be resolved: {e}"),
+    })?;
+    if !resolved.is_dir() {
+        return Err(PluginError::Source {
+            path: path.to_path_buf(),
+            message: "is not a directory".into(),
+        });
+    }
+    Ok(resolved)
+}
+
+/// Validates `source` as a package whose data would live under `root`, returning its name and
+/// non-fatal diagnostics.
+fn validated_name(
+    source: &Path,
+    root: &Path,
+    scope: Scope,
+) -> Result<(String, Vec<Diagnostic>), PluginError> {
+    let package = load_package(source, root, scope);
+    let Some(manifest) = &package.manifest else {
+        let fatal = package
+            .diagnostics
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error)
+            .collect();
+        return Err(PluginError::InvalidPackage {
+            path: source.to_path_buf(),
+            diagnostics: fatal,
+        });
+    };
+    let name = manifest.name.clone();
+    if let Some(reason) = slot_refusal(&name) {
+        return Err(PluginError::ReservedName { name, reason });
+    }
+    Ok((name, package.diagnostics))
+}
+
+fn refuse_overlap(source: &Path, root: &Path) -> Result<(), PluginError> {
+    let resolved_root = dunce::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    if is_within(&resolved_root, source) || is_within(source, &resolved_root) {
+        return Err(PluginError::Source {
+            path: source.to_path_buf(),
+            message: format!(
+                "overlaps the managed root {}; install or link from a directory outside it",
+                resolved_root.display()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Moves `dest` aside, moves `staged` into place, then deletes the old entry (only the link
+/// itself if it was a link). If the swap fails, the old entry is put back.
+fn swap_in(root: &Path, name: &str, staged: &Path, dest: &Path) -> Result<bool, PluginError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e| PluginError::Io { path, source: e }
+    };
+    let old = match fs::symlink_metadata(dest) {
+        Ok(meta) => {
+            let aside = temp_name(root, "old", name);
+            fs::rename(dest, &aside).map_err(io(dest))?;
+            Some((aside, meta.file_type().is_symlink()))
+        }
+        Err(_) => None,
+    };
+    if let Err(e) = fs::rename(staged, dest) {
+        if let Some((aside, _)) = &old {
+            let _ = fs::rename(aside, dest);
+        }
+        return Err(PluginError::Io {
+            path: dest.to_path_buf(),
+            source: e,
+        });
+    }
+    if let Some((aside, was_link)) = old {
+        if was_link {
+            fs::remove_file(&aside)
+        } else {
+            fs::remove_dir_all(&aside)
+        }
+        .map_err(io(&aside))?;
+    }
+    Ok(true)
+}
+
+/// Removes a staging entry rho created (a directory it made, or a link it made).
+fn discard(staged: &Path) {
+    match fs::symlink_metadata(staged) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            let _ = fs::remove_file(staged);
+        }
+        Ok(_) => {
+            let _ = fs::remove_dir_all(staged);
+        }
+        Err(_) => {}
+    }
+}
+
+/// Installs (copies) the package at `source` into the managed root of `scope`.
+pub fn install(
+    locations: &PluginLocations,
+    source: &Path,
+    scope: Scope,
+    force: bool,
+) -> Result<InstallReport, PluginError> {
+    install_with_limits(locations, source, scope, force, CopyLimits::default())
+}
+
+/// [`install`] with explicit copy limits.
+pub fn install_with_limits(
+    locations: &PluginLocations,
+    source: &Path,
+    scope: Scope,
+    force: bool,
+    limits: CopyLimits,
+) -> Result<InstallReport, PluginError> {
+    let source = resolve_source(source)?;
+    let root = locations.install_root(scope)?.to_path_buf();
+    refuse_overlap(&source, &root)?;
+    let (name, _) = validated_name(&source, &root, scope)?;
+    let dest = root.join(&name);
+    if !force && fs::symlink_metadata(&dest).is_ok() {
+        return Err(PluginError::Exists { path: dest });
+    }
+    let _lock = lock_root(&root)?;
+    if !force && fs::symlink_metadata(&dest).is_ok() {
+        return Err(PluginError::Exists { path: dest });
+    }
+    let resolved_root = dunce::canonicalize(&root).unwrap_or_else(|_| root.clone());
+    let staged = temp_name(&root, "staging", &name);
+    let prepared = copy_package(&source, &staged, limits).and_then(|()| {
+        // Validate what was actually copied, not what the source looked like before.
+        let (staged_name, diagnostics) = validated_name(&staged, &resolved_root, scope)?;
+        if staged_name != name {
+            return Err(PluginError::Source {
+                path: source.clone(),
+                message: "the manifest changed during the copy".into(),
+            });
+        }
+        Ok(diagnostics)
+    });
+    let diagnostics = match prepared {
+        Ok(diagnostics) => diagnostics,
+        Err(e) => {
+            discard(&staged);
+            return Err(e);
+        }
+    };
+    let replaced = fs::symlink_metadata(&dest).is_ok();
+    if let Err(e) = swap_in(&root, &name, &staged, &dest) {
+        discard(&staged);
+        return Err(e);
+    }
+    let state_file = locations.state_file(scope);
+    let mut state = ActivationState::load(state_file)?;
+    state.set_installed_from(&name, Some(source));
+    state.save(state_file)?;
+    Ok(InstallReport {
+        name,
+        destination: dest,
+        scope,
+        replaced,
+        diagnostics,
+    })
+}
+
+/// Links the package at `source` into the managed root of `scope` (a directory symlink to its
+/// absolute resolved path).
+pub fn link(
+    locations: &PluginLocations,
+    source: &Path,
+    scope: Scope,
+    force: bool,
+) -> Result<InstallReport, PluginError> {
+    let source = resolve_source(source)?;
+    let root = locations.install_root(scope)?.to_path_buf();
+    refuse_overlap(&source, &root)?;
+    let (name, diagnostics) = validated_name(&source, &root, scope)?;
+    let dest = root.join(&name);
+    if !force && fs::symlink_metadata(&dest).is_ok() {
+        return Err(PluginError::Exists { path: dest });
+    }
+    let _lock = lock_root(&root)?;
+    if !force && fs::symlink_metadata(&dest).is_ok() {
+        return Err(PluginError::Exists { path: dest });
+    }
+    let staged = temp_name(&root, "staging", &name);
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&source, &staged).map_err(|e| PluginError::Io {
+        path: staged.clone(),
+        source: e,
+    })?;
+    #[cfg(not(unix))]
+    return Err(PluginError::Source {
+        path: source,
+        message: "links need a Unix system".into(),
+    });
+    let replaced = fs::symlink_metadata(&dest).is_ok();
+    if let Err(e) = swap_in(&root, &name, &staged, &dest) {
+        discard(&staged);
+        return Err(e);
+    }
+    let state_file = locations.state_file(scope);
+    let mut state = ActivationState::load(state_file)?;
+    if state.installed_from(&name).is_some() {
+        state.set_installed_from(&name, None);
+        state.save(state_file)?;
+    }
+    Ok(InstallReport {
+        name,
+        destination: dest,
+        scope,
+        replaced,
+        diagnostics,
+    })
+}
+
+/// Enables or disables the highest-precedence package called `name` in its scope's state file.
+pub fn set_enabled(
+    locations: &PluginLocations,
+    name: &str,
+    enabled: bool,
+) -> Result<EnableReport, PluginError> {
+    let inventory = locations.discover();
+    let record = inventory.find(name).ok_or_else(|| PluginError::NotFound {
+        name: name.to_owned(),
+        searched: locations.searched(),
+    })?;
+    let state_file = locations.state_file(record.scope).to_path_buf();
+    let mut state = ActivationState::load(&state_file)?;
+    let changed = state.is_enabled(name) != enabled;
+    if changed {
+        state.set_enabled(name, enabled);
+        state.save(&state_file)?;
+    }
+    Ok(EnableReport {
+        name: name.to_owned(),
+        scope: record.scope,
+        state_file,
+        changed,
+    })
+}
+
+/// The entry `remove` would delete for `name`, for confirmation prompts.
+pub fn removal_target(locations: &PluginLocations, name: &str) -> Result<PathBuf, PluginError> {
+    let inventory = locations.discover();
+    inventory
+        .find(name)
+        .map(|r| r.entry.clone())
+        .ok_or_else(|| PluginError::NotFound {
+            name: name.to_owned(),
+            searched: locations.searched(),
+        })
+}
+
+/// Removes the highest-precedence package called `name`: its directory, or only the link.
+pub fn remove(locations: &PluginLocations, name: &str) -> Result<RemoveReport, PluginError> {
+    let inventory = locations.discover();
+    let record = inventory.find(name).ok_or_else(|| PluginError::NotFound {
+        name: name.to_owned(),
+        searched: locations.searched(),
+    })?;
+    // Rebuild the path from the root and a single validated component: never from text that
+    // could end in '/' or name something through a link (E3 in the adversarial notes).
+    let root = record
+        .entry
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let component = record
+        .entry
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(reason) = slot_refusal(&component) {
+        return Err(PluginError::ReservedName {
+            name: component,
+            reason,
+        });
+    }
+    let entry = root.join(&component);
+    let _lock = lock_root(&root)?;
+    let meta = fs::symlink_metadata(&entry).map_err(|e| PluginError::Io {
+        path: entry.clone(),
+        source: e,
+    })?;
+    let was_link = meta.file_type().is_symlink();
+    if was_link {
+        fs::remove_file(&entry)
+    } else if meta.is_dir() {
+        // Move it aside first so discovery never sees a half-deleted package.
+        let aside = temp_name(&root, "old", &component);
+        fs::rename(&entry, &aside).and_then(|()| fs::remove_dir_all(&aside))
+    } else {
+        return Err(PluginError::Source {
+            path: entry,
+            message: "is not a plugin directory or link".into(),
+        });
+    }
+    .map_err(|e| PluginError::Io {
+        path: entry.clone(),
+        source: e,
+    })?;
+    let state_file = locations.state_file(record.scope);
+    if let Ok(mut state) = ActivationState::load(state_file)
+        && state.plugins.contains_key(name)
+    {
+        state.forget(name);
+        state.save(state_file)?;
+    }
+    Ok(RemoveReport {
+        name: name.to_owned(),
+        removed: entry,
+        was_link,
+        scope: record.scope,
+        data_dir: record.data_dir(),
+    })
+}

@@ -1,0 +1,645 @@
+//! A plugin's `mcp.json` (Agent Plugins §7.2, §9): top-level validation first, then each server
+//! entry on its own, then translation into the shared [`McpServerSpec`].
+//!
+//! Failure boundaries (§7.2.2): an unreadable, invalid, unsupported or version-mismatched
+//! document disables MCP for the plugin only; an invalid entry disables only itself; a legacy
+//! `sse` entry is skipped as an unsupported transport.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use rho_component::{
+    Diagnostic, DiagnosticCode, HttpServerSpec, McpServerOrigin, McpServerSpec, McpTransport,
+    StdioCommand, StdioServerSpec,
+};
+use serde_json::{Map, Value};
+
+use crate::containment::{ContainError, read_within, resolve_within};
+use crate::json_doc;
+use crate::manifest::{quote, type_name};
+use crate::placeholder::{expand_placeholders, has_placeholder};
+use crate::schema::{Contract, SpecVersion, violations};
+
+/// The file name of a plugin's MCP configuration.
+pub const MCP_FILE: &str = "mcp.json";
+
+/// `mcp.json` larger than this is refused before parsing.
+pub const MCP_CONFIG_MAX_BYTES: u64 = 1024 * 1024;
+
+/// At most this many servers are taken from one plugin; the rest are reported and ignored.
+pub const MAX_SERVERS_PER_PLUGIN: usize = 128;
+
+/// What a plugin's `mcp.json` contributes.
+#[derive(Debug, Default)]
+pub(crate) struct McpOutcome {
+    pub servers: Vec<McpServerSpec>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The plugin facts server translation needs.
+pub(crate) struct PluginContext<'a> {
+    pub name: &'a str,
+    /// The filesystem-resolved plugin root.
+    pub root: &'a Path,
+    /// `<resolved plugins root>/data/<name>` (may not exist yet).
+    pub data_dir: &'a Path,
+    pub spec: SpecVersion,
+}
+
+/// Loads `<root>/mcp.json` if present.
+pub(crate) fn load_mcp_config(ctx: &PluginContext<'_>) -> McpOutcome {
+    let path = ctx.root.join(MCP_FILE);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return McpOutcome::default(); // a missing location is not an error (§6.2)
+    }
+    let component = format!("{}/mcp", ctx.name);
+    let bytes = match read_within(ctx.root, &path, MCP_CONFIG_MAX_BYTES) {
+        Ok(bytes) => bytes,
+        Err(ContainError::Escape(target)) => {
+            let d = Diagnostic::error(
+                DiagnosticCode::PathEscape,
+                format!(
+                    "mcp.json resolves outside the plugin root (to {}); MCP disabled for this plugin",
+                    target.display()
+                ),
+            );
+            return one(d.with_path(path).with_component(component));
+        }
+        Err(e) => {
+            let d = Diagnostic::error(
+                DiagnosticCode::McpConfigInvalid,
+                format!("mcp.json cannot be read: it {e}; MCP disabled for this plugin"),
+            );
+            return one(d.with_path(path).with_component(component));
+        }
+    };
+    validate_mcp_bytes(&bytes, &path, ctx)
+}
+
+fn one(d: Diagnostic) -> McpOutcome {
+    McpOutcome {
+        servers: Vec::new(),
+        diagnostics: vec![d],
+    }
+}
+
+/// Validates `mcp.json` bytes and translates the valid entries.
+pub(crate) fn validate_mcp_bytes(bytes: &[u8], path: &Path, ctx: &PluginContext<'_>) -> McpOutcome {
+    let component = format!("{}/mcp", ctx.name);
+    let top_error = |code: DiagnosticCode, message: String| {
+        one(
+            Diagnostic::error(code, format!("{message}; MCP disabled for this plugin"))
+                .with_path(path)
+                .with_component(component.clone()),
+        )
+    };
+    let doc = match json_doc::parse(bytes) {
+        Ok(doc) => doc,
+        Err(e) => return top_error(DiagnosticCode::McpConfigInvalid, format!("mcp.json: {e}")),
+    };
+    let Value::Object(top) = doc.value else {
+        return top_error(
+            DiagnosticCode::McpConfigInvalid,
+            "mcp.json must contain a JSON object at the top level".into(),
+        );
+    };
+    match top.get("$schema") {
+        None => {
+            return top_error(
+                DiagnosticCode::McpConfigInvalid,
+                "mcp.json is missing the required field \"$schema\"".into(),
+            );
+        }
+        Some(Value::String(id)) if id == ctx.spec.mcp_schema_id() => {}
+        Some(Value::String(id)) => {
+            let code = if SpecVersion::from_mcp_schema(id).is_some() || looks_like_mcp_schema(id) {
+                DiagnosticCode::McpVersionMismatch
+            } else {
+                DiagnosticCode::McpConfigInvalid
+            };
+            return top_error(
+                code,
+                format!(
+                    "mcp.json declares \"$schema\" {} but plugin.json targets Agent Plugins {} \
+                     (expected {})",
+                    quote(id),
+                    ctx.spec.as_str(),
+                    ctx.spec.mcp_schema_id()
+                ),
+            );
+        }
+        Some(other) => {
+            return top_error(
+                DiagnosticCode::McpConfigInvalid,
+                format!(
+                    "mcp.json \"$schema\" must be a string, found {}",
+                    type_name(other)
+                ),
+            );
+        }
+    }
+    // Repeated keys at the top level or among server names make the document ambiguous; a
+    // repeated key inside one entry only invalidates that entry (below).
+    let mut entry_dups: Vec<(String, String)> = Vec::new();
+    for pointer in &doc.duplicates {
+        let parts: Vec<&str> = pointer.split('/').skip(1).collect();
+        match parts.as_slice() {
+            ["mcpServers", server, _, ..] => {
+                entry_dups.push((unescape_token(server), pointer.clone()));
+            }
+            _ => {
+                return top_error(
+                    DiagnosticCode::McpConfigInvalid,
+                    format!("mcp.json repeats the key at {pointer}"),
+                );
+            }
+        }
+    }
+    let problems = violations(ctx.spec, Contract::McpTop, &Value::Object(top.clone()));
+    if !problems.is_empty() {
+        return top_error(
+            DiagnosticCode::McpConfigInvalid,
+            format!("mcp.json {}", problems.join("; ")),
+        );
+    }
+    let Some(Value::Object(servers)) = top.get("mcpServers") else {
+        return McpOutcome::default(); // unreachable after schema validation
+    };
+
+    let mut outcome = McpOutcome::default();
+    if servers.len() > MAX_SERVERS_PER_PLUGIN {
+        outcome.diagnostics.push(
+            Diagnostic::warning(
+                DiagnosticCode::McpTooManyServers,
+                format!(
+                    "mcp.json declares {} servers; only the first {MAX_SERVERS_PER_PLUGIN} \
+                     (by name) are used",
+                    servers.len()
+                ),
+            )
+            .with_path(path)
+            .with_component(component.clone()),
+        );
+    }
+    for (name, entry) in servers.iter().take(MAX_SERVERS_PER_PLUGIN) {
+        let id = format!("{}/{}", ctx.name, name);
+        let diag = |code, message: String| {
+            Diagnostic::error(code, message)
+                .with_path(path)
+                .with_component(id.clone())
+        };
+        if let Some((_, pointer)) = entry_dups.iter().find(|(server, _)| server == name) {
+            outcome.diagnostics.push(diag(
+                DiagnosticCode::McpServerInvalid,
+                format!("server {} repeats the key at {pointer}", quote(name)),
+            ));
+            continue;
+        }
+        match translate_server(name, entry, ctx) {
+            Ok(Some(transport)) => outcome.servers.push(McpServerSpec {
+                id,
+                origin: McpServerOrigin::Plugin {
+                    plugin: ctx.name.to_owned(),
+                    server: name.clone(),
+                    root: ctx.root.to_path_buf(),
+                    data_dir: ctx.data_dir.to_path_buf(),
+                },
+                transport,
+            }),
+            Ok(None) => outcome.diagnostics.push(
+                Diagnostic::warning(
+                    DiagnosticCode::McpTransportUnsupported,
+                    format!(
+                        "server {} uses the legacy \"sse\" transport, which rho does not \
+                         support; skipped",
+                        quote(name)
+                    ),
+                )
+                .with_path(path)
+                .with_component(id.clone()),
+            ),
+            Err(problems) => outcome.diagnostics.push(diag(
+                DiagnosticCode::McpServerInvalid,
+                format!("server {} is invalid: {}", quote(name), problems.join("; ")),
+            )),
+        }
+    }
+    outcome
+}
+
+fn looks_like_mcp_schema(id: &str) -> bool {
+    id.starts_with("https://agent-plugins.org/schemas/") && id.ends_with("/mcp.schema.json")
+}
+
+fn unescape_token(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}
+
+/// Validates one entry. `Ok(None)` is a valid but unsupported (`sse`) entry.
+fn translate_server(
+    name: &str,
+    entry: &Value,
+    ctx: &PluginContext<'_>,
+) -> Result<Option<McpTransport>, Vec<String>> {
+    let Value::Object(fields) = entry else {
+        return Err(vec![format!(
+            "an entry must be an object, found {}",
+            type_name(entry)
+        )]);
+    };
+    let contract = match fields.get("type") {
+        None => return Err(vec!["missing required field \"type\"".into()]),
+        Some(Value::String(t)) => match t.as_str() {
+            "stdio" => Contract::Stdio,
+            "streamable-http" => Contract::StreamableHttp,
+            "sse" => Contract::Sse,
+            other => {
+                return Err(vec![format!(
+                    "unknown type {} (expected \"stdio\", \"streamable-http\" or \"sse\")",
+                    quote(other)
+                )]);
+            }
+        },
+        Some(other) => {
+            return Err(vec![format!(
+                "\"type\" must be a string, found {}",
+                type_name(other)
+            )]);
+        }
+    };
+    let problems = violations(ctx.spec, contract, entry);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let _ = name;
+    match contract {
+        Contract::Stdio => stdio_server(fields, ctx).map(|s| Some(McpTransport::Stdio(s))),
+        Contract::StreamableHttp => {
+            http_server(fields).map(|s| Some(McpTransport::StreamableHttp(s)))
+        }
+        Contract::Sse => http_server(fields).map(|_| None),
+        Contract::Manifest | Contract::McpTop => Ok(None),
+    }
+}
+
+fn str_field<'a>(fields: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    fields.get(key).and_then(Value::as_str)
+}
+
+fn string_map(fields: &Map<String, Value>, key: &str) -> Vec<(String, String)> {
+    match fields.get(key) {
+        Some(Value::Object(map)) => map
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn stdio_server(
+    fields: &Map<String, Value>,
+    ctx: &PluginContext<'_>,
+) -> Result<StdioServerSpec, Vec<String>> {
+    let mut problems = Vec::new();
+    let root_text = ctx.root.to_str();
+    let data_text = ctx.data_dir.to_str();
+
+    // command: one token, bare or `./`, never expanded (§7.2.1, §9.2).
+    let raw_command = str_field(fields, "command").unwrap_or_default();
+    let command = match command_token(raw_command, ctx.root) {
+        Ok(command) => Some(command),
+        Err(problem) => {
+            problems.push(problem);
+            None
+        }
+    };
+
+    let expand = |text: &str, what: &str, problems: &mut Vec<String>| -> String {
+        if text.contains('\0') {
+            problems.push(format!("{what} contains a NUL character"));
+        }
+        if !has_placeholder(text) {
+            return text.to_owned();
+        }
+        match (root_text, data_text) {
+            (Some(root), Some(data)) => expand_placeholders(text, root, data),
+            _ => {
+                problems.push(format!(
+                    "{what} uses a placeholder but the plugin path is not valid UTF-8"
+                ));
+                text.to_owned()
+            }
+        }
+    };
+
+    let args: Vec<String> = match fields.get("args") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .enumerate()
+            .map(|(i, a)| expand(a, &format!("args[{i}]"), &mut problems))
+            .collect(),
+        _ => Vec::new(),
+    };
+
+    let mut env = Vec::new();
+    for (key, value) in string_map(fields, "env") {
+        if key.is_empty() || key.contains('=') || key.contains('\0') {
+            problems.push(format!(
+                "env name {} is not a valid variable name",
+                quote(&key)
+            ));
+            continue;
+        }
+        // Unix variable names are case-sensitive, so only the exact reserved names clash
+        // (the schema already refuses them; kept here for the rule's own sake).
+        if key == "PLUGIN_ROOT" || key == "PLUGIN_DATA" {
+            problems.push(format!("env must not set the reserved variable {key}"));
+            continue;
+        }
+        let value = expand(&value, &format!("env {}", quote(&key)), &mut problems);
+        env.push((key, value));
+    }
+
+    let cwd = match str_field(fields, "cwd") {
+        None => None,
+        Some(raw) => {
+            let expanded = expand(raw, "cwd", &mut problems);
+            match resolve_cwd(raw, &expanded, ctx) {
+                Ok(cwd) => Some(cwd),
+                Err(problem) => {
+                    problems.push(problem);
+                    None
+                }
+            }
+        }
+    };
+
+    match command {
+        Some(command) if problems.is_empty() => Ok(StdioServerSpec {
+            command,
+            args,
+            env,
+            env_from_env: Vec::new(),
+            cwd,
+        }),
+        _ => Err(problems),
+    }
+}
+
+/// Checks the `command` token: a bare executable name, or a `./` path that resolves to a file
+/// inside the plugin root.
+fn command_token(raw: &str, root: &Path) -> Result<StdioCommand, String> {
+    if raw.contains('\0') {
+        return Err("command contains a NUL character".into());
+    }
+    if let Some(rel) = raw.strip_prefix("./") {
+        let path = root.join(rel);
+        return match resolve_within(root, &path) {
+            Ok(resolved) if resolved.is_file() => Ok(StdioCommand::Path(resolved)),
+            Ok(resolved) if resolved.exists() => Err(format!(
+                "command {} is not a file ({})",
+                quote(raw),
+                resolved.display()
+            )),
+            Ok(_) | Err(ContainError::Missing) => Err(format!(
+                "command {} does not exist in the plugin",
+                quote(raw)
+            )),
+            Err(ContainError::Escape(target)) => Err(format!(
+                "command {} resolves outside the plugin root (to {})",
+                quote(raw),
+                target.display()
+            )),
+            Err(e) => Err(format!("command {}: {e}", quote(raw))),
+        };
+    }
+    if raw.contains('/') || raw.contains('\\') {
+        return Err(format!(
+            "command {} must be a bare executable name or a plugin-relative path starting \
+             with ./",
+            quote(raw)
+        ));
+    }
+    if raw.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "command {} must be one executable token, not a shell command; put arguments in \
+             \"args\"",
+            quote(raw)
+        ));
+    }
+    if raw == "." || raw == ".." {
+        return Err(format!("command {} is not an executable name", quote(raw)));
+    }
+    Ok(StdioCommand::Bare(raw.to_owned()))
+}
+
+/// Checks a `cwd` form and its containment after expansion (§7.2.1).
+fn resolve_cwd(raw: &str, expanded: &str, ctx: &PluginContext<'_>) -> Result<PathBuf, String> {
+    let (base, path) = if let Some(rel) = raw.strip_prefix("./") {
+        (ctx.root, ctx.root.join(rel))
+    } else if raw == "${PLUGIN_ROOT}" || raw.starts_with("${PLUGIN_ROOT}/") {
+        (ctx.root, PathBuf::from(expanded))
+    } else if raw == "${PLUGIN_DATA}" || raw.starts_with("${PLUGIN_DATA}/") {
+        (ctx.data_dir, PathBuf::from(expanded))
+    } else {
+        return Err(format!(
+            "cwd {} must start with ./, ${{PLUGIN_ROOT}} or ${{PLUGIN_DATA}}",
+            quote(raw)
+        ));
+    };
+    match resolve_within(base, &path) {
+        Ok(resolved) => Ok(resolved),
+        Err(ContainError::Escape(target)) => Err(format!(
+            "cwd {} resolves outside {} (to {})",
+            quote(raw),
+            if base == ctx.root {
+                "the plugin root"
+            } else {
+                "the plugin data directory"
+            },
+            target.display()
+        )),
+        Err(e) => Err(format!("cwd {}: {e}", quote(raw))),
+    }
+}
+
+fn http_server(fields: &Map<String, Value>) -> Result<HttpServerSpec, Vec<String>> {
+    let mut problems = Vec::new();
+    let raw_url = str_field(fields, "url").unwrap_or_default();
+    if let Err(problem) = check_remote_url(raw_url) {
+        problems.push(problem);
+    }
+    let headers = string_map(fields, "headers");
+    problems.extend(check_headers(&headers));
+    if problems.is_empty() {
+        Ok(HttpServerSpec {
+            url: raw_url.to_owned(),
+            headers,
+            headers_from_env: Vec::new(),
+        })
+    } else {
+        Err(problems)
+    }
+}
+
+/// The remote URL rules (§7.2.1): absolute `http`/`https`, no user information, no fragment,
+/// and plaintext only for `localhost` or a loopback IP literal. The URL text itself never
+/// appears in a message (it may carry a password in its user information).
+pub fn check_remote_url(raw: &str) -> Result<(), String> {
+    let url = url::Url::parse(raw).map_err(|e| format!("url is not an absolute URL ({e})"))?;
+    let scheme = url.scheme();
+    if scheme != "http" && scheme != "https" {
+        return Err(format!(
+            "url scheme must be http or https, not {}",
+            quote(scheme)
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("url must not contain user information".into());
+    }
+    if url.fragment().is_some() {
+        return Err("url must not contain a fragment".into());
+    }
+    let Some(host) = url.host() else {
+        return Err("url has no host".into());
+    };
+    if scheme == "http" && !is_loopback_host(&host) {
+        return Err(format!(
+            "url must use https for the non-loopback host {} (http is allowed only for \
+             localhost and loopback addresses)",
+            quote(&host.to_string())
+        ));
+    }
+    Ok(())
+}
+
+/// Exactly `localhost`, or an IP literal in a loopback range (127.0.0.0/8, ::1). Names that
+/// merely resolve to loopback, `*.localhost` and IPv4-mapped IPv6 forms are not loopback here.
+pub fn is_loopback_host(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Domain(name) => *name == "localhost",
+        url::Host::Ipv4(ip) => IpAddr::V4(*ip).is_loopback(),
+        url::Host::Ipv6(ip) => IpAddr::V6(*ip).is_loopback(),
+    }
+}
+
+/// Header rules (§7.2.1): valid field names and values, and no name twice in different case.
+pub fn check_headers(headers: &[(String, String)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for (name, value) in headers {
+        if !is_header_name(name) {
+            problems.push(format!(
+                "header name {} is not a valid HTTP field name",
+                quote(name)
+            ));
+        }
+        if !is_header_value(value) {
+            problems.push(format!(
+                "header {} has a value that is not a valid HTTP field value",
+                quote(name)
+            ));
+        }
+        let lower = name.to_ascii_lowercase();
+        if seen.contains(&lower) {
+            problems.push(format!(
+                "header {} appears more than once (names ignore case)",
+                quote(name)
+            ));
+        } else {
+            seen.push(lower);
+        }
+    }
+    problems
+}
+
+/// RFC 9110 `token`.
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// RFC 9110 `field-value`: visible characters, spaces and tabs inside, no CR, LF or NUL.
+fn is_header_value(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let edge_ok = |b: Option<&u8>| !matches!(b, Some(b' ' | b'\t'));
+    edge_ok(bytes.first())
+        && edge_ok(bytes.last())
+        && bytes
+            .iter()
+            .all(|&b| b == b'\t' || b == b' ' || (0x21..=0x7e).contains(&b) || b >= 0x80)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_rules() {
+        for ok in [
+            "https://deploy.example.com/mcp",
+            "http://localhost:3000/mcp",
+            "http://127.0.0.1/",
+            "http://127.9.9.9/",
+            "http://[::1]:8080/mcp",
+            "http://LOCALHOST/",
+            "http://127.1/",
+        ] {
+            assert!(check_remote_url(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://example.com/mcp",
+            "https://u:p@h/",
+            "https://u@h/",
+            "https://h/#f",
+            "ftp://h/",
+            "/relative",
+            "http://0.0.0.0/",
+            "http://foo.localhost/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://localhost./",
+            "mailto:a@b",
+            "",
+            "http://10.0.0.1/",
+        ] {
+            assert!(check_remote_url(bad).is_err(), "{bad}");
+        }
+        let e = check_remote_url("https://user:hunter2@h/").unwrap_err();
+        assert!(!e.contains("hunter2"));
+    }
+
+    #[test]
+    fn header_rules() {
+        let h = |n: &str, v: &str| (n.to_string(), v.to_string());
+        assert!(check_headers(&[h("X-Tenant", "public tenant")]).is_empty());
+        assert_eq!(check_headers(&[h("X-A", "1"), h("x-a", "2")]).len(), 1);
+        assert_eq!(check_headers(&[h("X A", "1")]).len(), 1);
+        assert_eq!(check_headers(&[h("X-A", "a\r\nInjected: 1")]).len(), 1);
+        assert_eq!(check_headers(&[h("", "1")]).len(), 1);
+        assert_eq!(check_headers(&[h("X", " padded")]).len(), 1);
+    }
+
+    #[test]
+    fn command_tokens() {
+        let root = Path::new("/nonexistent-root");
+        assert_eq!(
+            command_token("npx", root),
+            Ok(StdioCommand::Bare("npx".into()))
+        );
+        for bad in [
+            "node server.js",
+            "/usr/bin/env",
+            "bin/server",
+            "../bin/server",
+            "${PLUGIN_ROOT}/bin/x",
+            ".",
+            "..",
+            "a\\b",
+        ] {
+            assert!(command_token(bad, root).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Loading one plugin package: manifest first, then each supported component type from its
+//! fixed location (Agent Plugins §5.1, §6, §7), each failing at its own boundary.
+
+use std::path::{Path, PathBuf};
+
+use rho_component::{Diagnostic, DiagnosticCode, McpServerSpec, Scope, SkillMeta, SkillSource};
+
+use crate::containment::{ContainError, dir_within, open_regular_within};
+use crate::manifest::{Manifest, load_manifest, quote};
+use crate::mcp_config::{PluginContext, load_mcp_config};
+
+/// The fixed skills location.
+pub const SKILLS_DIR: &str = "skills";
+
+/// The reserved entry of every plugins root that holds `PLUGIN_DATA` directories.
+pub const DATA_DIR: &str = "data";
+
+/// What one package directory yields, independent of where it was found.
+#[derive(Debug, Clone)]
+pub struct Package {
+    /// The filesystem-resolved plugin root (`None` if the directory itself could not be resolved).
+    pub root: Option<PathBuf>,
+    /// The validated manifest; `None` means the plugin is rejected.
+    pub manifest: Option<Manifest>,
+    /// The manifest `name` if it is at least a string (shown for rejected plugins).
+    pub claimed_name: Option<String>,
+    /// Valid skills, sorted by name.
+    pub skills: Vec<SkillMeta>,
+    /// Valid MCP servers, sorted by name.
+    pub mcp_servers: Vec<McpServerSpec>,
+    /// Everything reported while loading, in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Package {
+    /// Whether the manifest was accepted.
+    pub fn is_valid(&self) -> bool {
+        self.manifest.is_some()
+    }
+}
+
+/// Loads the package at `dir` (a plugin directory or a link to one). `plugins_root` is the
+/// resolved root it belongs to, which places `PLUGIN_DATA` at `<plugins_root>/data/<name>`.
+pub fn load_package(dir: &Path, plugins_root: &Path, scope: Scope) -> Package {
+    let mut package = Package {
+        root: None,
+        manifest: None,
+        claimed_name: None,
+        skills: Vec::new(),
+        mcp_servers: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let root = match dunce::canonicalize(dir) {
+        Ok(root) => root,
+        Err(e) => {
+            package.diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::PluginRootUnreadable,
+                    format!("the plugin directory cannot be resolved: {e}"),
+                )
+                .with_path(dir),
+            );
+            return package;
+        }
+    };
+    package.root = Some(root.clone());
+    let outcome = load_manifest(&root);
+    package.claimed_name = outcome.claimed_name;
+    package.diagnostics.extend(outcome.diagnostics);
+    let Some(manifest) = outcome.manifest else {
+        return package; // rejected: no component is discovered (§5.2)
+    };
+    let name = manifest.name.clone();
+    for d in &mut package.diagnostics {
+        if d.component.is_none() {
+            d.component = Some(name.clone());
+        }
+    }
+
+    let (skills, skill_diags) = load_skills(&root, &name, scope);
+    package.skills = skills;
+    package.diagnostics.extend(skill_diags);
+
+    let data_dir = plugins_root.join(DATA_DIR).join(&name);
+    let ctx = PluginContext {
+        name: &name,
+        root: &root,
+        data_dir: &data_dir,
+        spec: manifest.spec,
+    };
+    let mcp = load_mcp_config(&ctx);
+    package.mcp_servers = mcp.servers;
+    package.diagnostics.extend(mcp.diagnostics);
+    package.manifest = Some(manifest);
+    package
+}
+
+/// Discovers `skills/<dir>/SKILL.md` (no recursion, §7.1).
+fn load_skills(root: &Path, plugin: &str, scope: Scope) -> (Vec<SkillMeta>, Vec<Diagnostic>) {
+    let mut skills = Vec::new();
+    let mut diags = Vec::new();
+    let location = root.join(SKILLS_DIR);
+    if std::fs::symlink_metadata(&location).is_err() {
+        return (skills, diags); // absent: not an error (§6.2)
+    }
+    let component = format!("{plugin}/skills");
+    let skills_dir = match dir_within(root, &location) {
+        Ok(dir) => dir,
+        Err(ContainError::Escape(target)) => {
+            diags.push(
+                Diagnostic::error(
+                    DiagnosticCode::PathEscape,
+                    format!(
+                        "skills/ resolves outside the plugin root (to {}); no skill of this \
+                         plugin is loaded",
+                        target.display()
+                    ),
+                )
+                .with_path(location)
+                .with_component(component),
+            );
+            return (skills, diags);
+        }
+        Err(e) => {
+            diags.push(
+                Diagnostic::error(
+                    DiagnosticCode::SkillsLocationInvalid,
+                    format!(
+                        "skills/ must be a directory, but it {e}; no skill of this plugin is loaded"
+                    ),
+                )
+                .with_path(location)
+                .with_component(component),
+            );
+            return (skills, diags);
+        }
+    };
+    let entries = match std::fs::read_dir(&skills_dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            diags.push(
+                Diagnostic::error(
+                    DiagnosticCode::SkillsLocationInvalid,
+                    format!("skills/ cannot be listed: {e}"),
+                )
+                .with_path(location)
+                .with_component(component),
+            );
+            return (skills, diags);
+        }
+    };
+    let mut names: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    names.sort();
+    let source = SkillSource::Plugin {
+        plugin: plugin.to_owned(),
+        scope,
+    };
+    for dir_name in names {
+        let entry = skills_dir.join(&dir_name);
+        let shown = dir_name.to_string_lossy().into_owned();
+        let component = format!("{plugin}/{shown}");
+        let skill_md = entry.join(rho_skills::SKILL_FILE);
+        // Only a child holding a path named SKILL.md is a candidate; anything else is skipped
+        // silently (files like README.md in skills/ are fine).
+        let Ok(kind) = std::fs::metadata(&entry).map(|m| m.is_dir()) else {
+            continue;
+        };
+        if !kind || std::fs::symlink_metadata(&skill_md).is_err() {
+            continue;
+        }
+        let invalid = |code: DiagnosticCode, message: String| {
+            Diagnostic::error(code, message)
+                .with_path(&skill_md)
+                .with_component(component.clone())
+        };
+        let Some(dir_str) = dir_name.to_str() else {
+            diags.push(invalid(
+                DiagnosticCode::SkillInvalid,
+                format!(
+                    "skill directory {} is not valid UTF-8; skipped",
+                    quote(&shown)
+                ),
+            ));
+            continue;
+        };
+        match open_regular_within(root, &skill_md, u64::MAX) {
+            Ok((mut file, resolved)) => match rho_skills::read_skill_head(&mut file) {
+                Ok(head) => {
+                    match rho_skills::parse_skill(&head, dir_str, resolved, source.clone()) {
+                        Ok(skill) => skills.push(skill),
+                        Err(e) => diags.push(invalid(
+                            DiagnosticCode::SkillInvalid,
+                            format!("skill {} skipped: {e}", quote(dir_str)),
+                        )),
+                    }
+                }
+                Err(e) => diags.push(invalid(
+                    DiagnosticCode::SkillInvalid,
+                    format!(
+                        "skill {} skipped: SKILL.md cannot be read: {e}",
+                        quote(dir_str)
+                    ),
+                )),
+            },
+            Err(ContainError::Escape(target)) => diags.push(invalid(
+                DiagnosticCode::PathEscape,
+                format!(
+                    "skill {} skipped: SKILL.md resolves outside the plugin root (to {})",
+                    quote(dir_str),
+                    target.display()
+                ),
+            )),
+            Err(ContainError::WrongKind(kind)) => diags.push(invalid(
+                DiagnosticCode::SkillInvalid,
+                format!(
+                    "skill {} skipped: SKILL.md is a {kind}, not a regular file",
+                    quote(dir_str)
+                ),
+            )),
+            Err(e) => diags.push(invalid(
+                DiagnosticCode::SkillInvalid,
+                format!("skill {} skipped: SKILL.md {e}", quote(dir_str)),
+            )),
+        }
+    }
+    (skills, diags)
+}

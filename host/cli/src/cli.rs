@@ -1,0 +1,110 @@
+//! The command tree.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// rho: an agent host whose skills, MCP servers and tools are all loadable components.
+#[derive(Debug, Parser)]
+#[command(name = "rho", version, about, propagate_version = true)]
+pub struct Cli {
+    /// The project directory (default: the working directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Print machine-readable JSON on stdout instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Manage Agent Plugins packages.
+    #[command(subcommand)]
+    Plugins(PluginsCommand),
+    /// List, show and validate Agent Skills.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
+}
+
+/// `rho plugins ...`
+#[derive(Debug, Subcommand)]
+pub enum PluginsCommand {
+    /// List every discovered plugin with its scope, origin, status and components.
+    List,
+    /// Show one plugin in detail (manifest, components, diagnostics, shadowed copies).
+    Inspect {
+        /// The plugin name.
+        name: String,
+    },
+    /// Validate a plugin directory and copy it into a managed root.
+    Install(InstallArgs),
+    /// Validate a plugin directory and symlink it into a managed root.
+    Link(InstallArgs),
+    /// Enable a plugin (in the plugins.toml of its scope).
+    Enable {
+        /// The plugin name.
+        name: String,
+    },
+    /// Disable a plugin, keeping its files.
+    Disable {
+        /// The plugin name.
+        name: String,
+    },
+    /// Remove a plugin's directory or link from its managed root (its data directory is kept).
+    Remove {
+        /// The plugin name.
+        name: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Validate a plugin directory without installing it; exit 1 on any error.
+    Validate {
+        /// The plugin directory.
+        path: PathBuf,
+    },
+}
+
+/// Arguments shared by install and link.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The plugin directory.
+    pub path: PathBuf,
+    /// Which managed root to use.
+    #[arg(long, value_enum, default_value_t = ScopeArg::User)]
+    pub scope: ScopeArg,
+    /// Replace an existing package at the destination.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `--scope`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ScopeArg {
+    /// `~/.agents/plugins`.
+    User,
+    /// `<repository>/.agents/plugins`.
+    Project,
+}
+
+/// `rho skills ...`
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// List every skill from every source, with precedence applied.
+    List,
+    /// Show one skill's metadata, instructions and bundled files.
+    Show {
+        /// The skill name.
+        name: String,
+    },
+    /// Validate a skill directory (or its SKILL.md); exit 1 when invalid.
+    Validate {
+        /// The skill directory.
+        dir: PathBuf,
+    },
+}

@@ -1,0 +1,531 @@
+//! `rho plugins ...`: inventory and lifecycle of Agent Plugins packages.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::bail;
+use rho_component::{McpTransport, Scope, Severity, StdioCommand};
+use rho_plugins::{InstallReport, Package, PluginRecord, PluginStatus};
+use serde_json::{Value, json};
+
+use crate::cli::{InstallArgs, PluginsCommand, ScopeArg};
+use crate::context::Context;
+use crate::output::{clean, diagnostic_line, diagnostics_json, json_out, out, path_str, table};
+
+pub fn run(ctx: &Context, command: PluginsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        PluginsCommand::List => list(ctx),
+        PluginsCommand::Inspect { name } => inspect(ctx, &name),
+        PluginsCommand::Install(args) => install(ctx, args, false),
+        PluginsCommand::Link(args) => install(ctx, args, true),
+        PluginsCommand::Enable { name } => enable(ctx, &name, true),
+        PluginsCommand::Disable { name } => enable(ctx, &name, false),
+        PluginsCommand::Remove { name, yes } => remove(ctx, &name, yes),
+        PluginsCommand::Validate { path } => validate(ctx, &path),
+    }
+}
+
+fn status_str(status: PluginStatus) -> &'static str {
+    match status {
+        PluginStatus::Loaded => "loaded",
+        PluginStatus::Disabled => "disabled",
+        PluginStatus::Rejected => "rejected",
+        PluginStatus::Shadowed => "shadowed",
+    }
+}
+
+fn origin_str(record: &PluginRecord) -> &'static str {
+    match record.origin {
+        rho_plugins::Origin::Local => "local",
+        rho_plugins::Origin::Install => "install",
+        rho_plugins::Origin::Link => "link",
+    }
+}
+
+fn server_names(package: &Package) -> Vec<String> {
+    package
+        .mcp_servers
+        .iter()
+        .map(|s| match &s.origin {
+            rho_component::McpServerOrigin::Plugin { server, .. } => server.clone(),
+            rho_component::McpServerOrigin::Config => s.id.clone(),
+        })
+        .collect()
+}
+
+/// The stable list entry shape (documented in docs/cli-json.md).
+fn record_json(record: &PluginRecord) -> Value {
+    let manifest = record.package.manifest.as_ref();
+    json!({
+        "name": record.name,
+        "version": manifest.and_then(|m| m.version.clone()),
+        "description": manifest.and_then(|m| m.description.clone()),
+        "scope": record.scope.as_str(),
+        "origin": origin_str(record),
+        "path": path_str(record.path()),
+        "entry": path_str(&record.entry),
+        "enabled": record.enabled,
+        "status": status_str(record.status),
+        "shadowed_by": record.shadowed_by.as_deref().map(path_str),
+        "skills": record.package.skills.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+        "mcp_servers": server_names(&record.package),
+        "diagnostics": diagnostics_json(&record.package.diagnostics),
+    })
+}
+
+fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
+    let inventory = ctx.plugins.discover();
+    if ctx.json {
+        json_out(&json!({
+            "plugins": inventory.plugins.iter().map(record_json).collect::<Vec<_>>(),
+            "diagnostics": diagnostics_json(&inventory.diagnostics),
+        }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if inventory.plugins.is_empty() && inventory.diagnostics.is_empty() {
+        out("no plugins found\n");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut rows = vec![
+        [
+            "NAME", "VERSION", "SCOPE", "ORIGIN", "STATUS", "SKILLS", "MCP", "PATH",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for r in &inventory.plugins {
+        let m = r.package.manifest.as_ref();
+        rows.push(vec![
+            clean(&r.name),
+            clean(m.and_then(|m| m.version.as_deref()).unwrap_or("-")),
+            r.scope.to_string(),
+            origin_str(r).into(),
+            status_str(r.status).into(),
+            r.package.skills.len().to_string(),
+            r.package.mcp_servers.len().to_string(),
+            clean(&path_str(r.path())),
+        ]);
+    }
+    let mut text = table(&rows);
+    let diags: Vec<_> = inventory
+        .all_diagnostics()
+        .filter(|d| d.severity > Severity::Info)
+        .collect();
+    if !diags.is_empty() {
+        text.push_str(&format!(
+            "\n{} diagnostic(s) (details: rho plugins inspect <name>):\n",
+            diags.len()
+        ));
+        for d in diags {
+            let who = d
+                .component
+                .as_deref()
+                .map(|c| format!("{}: ", clean(c)))
+                .unwrap_or_default();
+            text.push_str(&format!("  {who}{}\n", diagnostic_line(d)));
+        }
+    }
+    out(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn server_json(spec: &rho_component::McpServerSpec) -> Value {
+    let name = match &spec.origin {
+        rho_component::McpServerOrigin::Plugin { server, .. } => server.clone(),
+        rho_component::McpServerOrigin::Config => spec.id.clone(),
+    };
+    match &spec.transport {
+        McpTransport::Stdio(s) => json!({
+            "name": name,
+            "id": spec.id,
+            "transport": "stdio",
+            "command": match &s.command {
+                StdioCommand::Bare(name) => name.clone(),
+                StdioCommand::Path(path) => path_str(path),
+            },
+            "args": s.args,
+            "cwd": s.cwd.as_deref().map(path_str),
+            // Values are package data but may still be sensitive: inventories show names only.
+            "env": s.env.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+        }),
+        McpTransport::StreamableHttp(h) => json!({
+            "name": name,
+            "id": spec.id,
+            "transport": "streamable-http",
+            "url": h.url,
+            "headers": h.headers.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+fn inspect_json(record: &PluginRecord, others: &[&PluginRecord]) -> Value {
+    let mut value = record_json(record);
+    let manifest = record.package.manifest.as_ref();
+    if let Value::Object(map) = &mut value {
+        map.insert("manifest".into(), json!(manifest.map(|m| json!({
+            "$schema": m.schema,
+            "spec_version": m.spec.as_str(),
+            "name": m.name,
+            "version": m.version,
+            "description": m.description,
+            "author": m.author.as_ref().map(|a| json!({"name": a.name, "email": a.email, "url": a.url})),
+            "homepage": m.homepage,
+            "repository": m.repository,
+            "license": m.license,
+            "keywords": m.keywords,
+            "extensions": m.extensions.keys().collect::<Vec<_>>(),
+        }))));
+        map.insert("data_dir".into(), json!(path_str(&record.data_dir())));
+        map.insert(
+            "installed_from".into(),
+            json!(record.installed_from.as_deref().map(path_str)),
+        );
+        map.insert(
+            "skill_details".into(),
+            json!(
+                record
+                    .package
+                    .skills
+                    .iter()
+                    .map(|s| json!({
+                        "name": s.name,
+                        "description": s.description,
+                        "path": path_str(&s.location),
+                    }))
+                    .collect::<Vec<_>>()
+            ),
+        );
+        map.insert(
+            "mcp_server_details".into(),
+            json!(
+                record
+                    .package
+                    .mcp_servers
+                    .iter()
+                    .map(server_json)
+                    .collect::<Vec<_>>()
+            ),
+        );
+        map.insert(
+            "other_copies".into(),
+            json!(
+                others
+                    .iter()
+                    .map(|o| json!({
+                        "entry": path_str(&o.entry),
+                        "scope": o.scope.as_str(),
+                        "status": status_str(o.status),
+                    }))
+                    .collect::<Vec<_>>()
+            ),
+        );
+    }
+    value
+}
+
+fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
+    let inventory = ctx.plugins.discover();
+    let Some(record) = inventory.find(name) else {
+        bail!("no plugin named {name:?} was found (try `rho plugins list`)");
+    };
+    let others: Vec<&PluginRecord> = inventory
+        .plugins
+        .iter()
+        .filter(|p| p.name == name && p.entry != record.entry)
+        .collect();
+    if ctx.json {
+        json_out(&inspect_json(record, &others));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let m = record.package.manifest.as_ref();
+    let mut t = String::new();
+    t.push_str(&format!(
+        "{}  {}\n",
+        clean(&record.name),
+        m.and_then(|m| m.version.as_deref())
+            .map(clean)
+            .unwrap_or_default()
+    ));
+    if let Some(d) = m.and_then(|m| m.description.as_deref()) {
+        t.push_str(&format!("  {}\n", clean(d)));
+    }
+    t.push_str(&format!(
+        "  status:  {}{}\n",
+        status_str(record.status),
+        if record.enabled {
+            ""
+        } else {
+            " (disabled in plugins.toml)"
+        }
+    ));
+    t.push_str(&format!(
+        "  scope:   {}   origin: {}\n",
+        record.scope,
+        origin_str(record)
+    ));
+    t.push_str(&format!("  path:    {}\n", clean(&path_str(record.path()))));
+    if record.entry != record.path() {
+        t.push_str(&format!(
+            "  entry:   {} (link)\n",
+            clean(&path_str(&record.entry))
+        ));
+    }
+    t.push_str(&format!(
+        "  data:    {}\n",
+        clean(&path_str(&record.data_dir()))
+    ));
+    if let Some(from) = &record.installed_from {
+        t.push_str(&format!("  from:    {}\n", clean(&path_str(from))));
+    }
+    if let Some(m) = m {
+        t.push_str(&format!("  schema:  Agent Plugins {}\n", m.spec.as_str()));
+        if !m.extensions.is_empty() {
+            let ns: Vec<String> = m.extensions.keys().map(|k| clean(k)).collect();
+            t.push_str(&format!(
+                "  extensions (ignored by rho): {}\n",
+                ns.join(", ")
+            ));
+        }
+    }
+    t.push_str(&format!("\nskills ({}):\n", record.package.skills.len()));
+    for s in &record.package.skills {
+        t.push_str(&format!(
+            "  {}  {}\n",
+            clean(&s.name),
+            clean(&truncate(&s.description, 80))
+        ));
+    }
+    t.push_str(&format!(
+        "\nMCP servers ({}):\n",
+        record.package.mcp_servers.len()
+    ));
+    for s in &record.package.mcp_servers {
+        let v = server_json(s);
+        match &s.transport {
+            McpTransport::Stdio(stdio) => {
+                let cmd = v["command"].as_str().unwrap_or_default();
+                t.push_str(&format!(
+                    "  {}  stdio: {} {}\n",
+                    clean(&s.id),
+                    clean(cmd),
+                    clean(&stdio.args.join(" "))
+                ));
+            }
+            McpTransport::StreamableHttp(h) => {
+                t.push_str(&format!(
+                    "  {}  streamable-http: {}\n",
+                    clean(&s.id),
+                    clean(&h.url)
+                ));
+            }
+        }
+    }
+    if !others.is_empty() {
+        t.push_str("\nother copies:\n");
+        for o in &others {
+            t.push_str(&format!(
+                "  {} ({}, {})\n",
+                clean(&path_str(&o.entry)),
+                o.scope,
+                status_str(o.status)
+            ));
+        }
+    }
+    if !record.package.diagnostics.is_empty() {
+        t.push_str("\ndiagnostics:\n");
+        for d in &record.package.diagnostics {
+            t.push_str(&format!("  {}\n", diagnostic_line(d)));
+        }
+    }
+    out(&t);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut t: String = text.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+fn scope_of(arg: ScopeArg) -> Scope {
+    match arg {
+        ScopeArg::User => Scope::User,
+        ScopeArg::Project => Scope::Project,
+    }
+}
+
+fn install(ctx: &Context, args: InstallArgs, as_link: bool) -> anyhow::Result<ExitCode> {
+    let source = ctx.arg_path(&args.path);
+    let scope = scope_of(args.scope);
+    let report = if as_link {
+        rho_plugins::link(&ctx.plugins, &source, scope, args.force)?
+    } else {
+        rho_plugins::install(&ctx.plugins, &source, scope, args.force)?
+    };
+    report_install(ctx, &report, if as_link { "linked" } else { "installed" });
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_install(ctx: &Context, report: &InstallReport, verb: &str) {
+    // Tell the user when the new package loses to another copy of the same name.
+    let inventory = ctx.plugins.discover();
+    let shadowed_by = inventory
+        .plugins
+        .iter()
+        .find(|p| p.entry == report.destination)
+        .and_then(|p| p.shadowed_by.clone());
+    if ctx.json {
+        json_out(&json!({
+            "name": report.name,
+            "action": verb,
+            "scope": report.scope.as_str(),
+            "path": path_str(&report.destination),
+            "replaced": report.replaced,
+            "shadowed_by": shadowed_by.as_deref().map(path_str),
+            "diagnostics": diagnostics_json(&report.diagnostics),
+        }));
+        return;
+    }
+    let mut t = format!(
+        "{verb} {} ({} scope){} at {}\n",
+        clean(&report.name),
+        report.scope,
+        if report.replaced {
+            ", replacing the previous package"
+        } else {
+            ""
+        },
+        clean(&path_str(&report.destination))
+    );
+    if let Some(winner) = shadowed_by {
+        t.push_str(&format!(
+            "warning: it is shadowed by {} (nearer root wins)\n",
+            clean(&path_str(&winner))
+        ));
+    }
+    for d in &report.diagnostics {
+        t.push_str(&format!("  {}\n", diagnostic_line(d)));
+    }
+    out(&t);
+}
+
+fn enable(ctx: &Context, name: &str, enabled: bool) -> anyhow::Result<ExitCode> {
+    let report = rho_plugins::set_enabled(&ctx.plugins, name, enabled)?;
+    let verb = if enabled { "enabled" } else { "disabled" };
+    if ctx.json {
+        json_out(&json!({
+            "name": report.name,
+            "enabled": enabled,
+            "scope": report.scope.as_str(),
+            "state_file": path_str(&report.state_file),
+            "changed": report.changed,
+        }));
+    } else {
+        out(&format!(
+            "{} {verb}{} ({} scope, {})\n",
+            clean(&report.name),
+            if report.changed { "" } else { " already" },
+            report.scope,
+            clean(&path_str(&report.state_file))
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn remove(ctx: &Context, name: &str, yes: bool) -> anyhow::Result<ExitCode> {
+    if !yes {
+        let target = rho_plugins::removal_target(&ctx.plugins, name)?;
+        if !std::io::stdin().is_terminal() {
+            bail!(
+                "refusing to remove {} without confirmation; pass --yes",
+                path_str(&target)
+            );
+        }
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "remove {}? [y/N] ", clean(&path_str(&target)));
+        let _ = stderr.flush();
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            out("not removed\n");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let report = rho_plugins::remove(&ctx.plugins, name)?;
+    if ctx.json {
+        json_out(&json!({
+            "name": report.name,
+            "removed": path_str(&report.removed),
+            "was_link": report.was_link,
+            "scope": report.scope.as_str(),
+            "data_dir_kept": path_str(&report.data_dir),
+        }));
+    } else {
+        out(&format!(
+            "removed {} {} ({} scope); its data directory {} is kept\n",
+            if report.was_link { "link" } else { "package" },
+            clean(&path_str(&report.removed)),
+            report.scope,
+            clean(&path_str(&report.data_dir))
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(ctx: &Context, path: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let path = ctx.arg_path(path);
+    if !path.is_dir() {
+        bail!("{} is not a directory", path_str(&path));
+    }
+    let package = rho_plugins::validate_package(&path);
+    let errors = package
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let valid = package.is_valid() && errors == 0;
+    if ctx.json {
+        json_out(&json!({
+            "path": path_str(package.root.as_deref().unwrap_or(&path)),
+            "valid": valid,
+            "loadable": package.is_valid(),
+            "name": package.manifest.as_ref().map(|m| m.name.clone()).or(package.claimed_name.clone()),
+            "skills": package.skills.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+            "mcp_servers": server_names(&package),
+            "diagnostics": diagnostics_json(&package.diagnostics),
+        }));
+    } else {
+        let name = package
+            .manifest
+            .as_ref()
+            .map(|m| m.name.as_str())
+            .unwrap_or("?");
+        let mut t = if valid {
+            format!(
+                "valid plugin {}: {} skill(s), {} MCP server(s)\n",
+                clean(name),
+                package.skills.len(),
+                package.mcp_servers.len()
+            )
+        } else if package.is_valid() {
+            format!(
+                "plugin {} loads, but {errors} component error(s) were found:\n",
+                clean(name)
+            )
+        } else {
+            "invalid plugin: it would be rejected\n".to_string()
+        };
+        for d in &package.diagnostics {
+            t.push_str(&format!("  {}\n", diagnostic_line(d)));
+        }
+        out(&t);
+    }
+    Ok(if valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,218 @@
+//! `rho skills ...`: every skill from every source, with precedence applied.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
+use serde_json::{Value, json};
+
+use crate::cli::SkillsCommand;
+use crate::context::Context;
+use crate::output::{clean, diagnostic_line, diagnostics_json, json_out, out, path_str, table};
+
+pub fn run(ctx: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        SkillsCommand::List => list(ctx),
+        SkillsCommand::Show { name } => show(ctx, &name),
+        SkillsCommand::Validate { dir } => validate(ctx, &dir),
+    }
+}
+
+/// Every candidate in precedence order (built-in, loose user, loose project, project plugins,
+/// user plugins), and the diagnostics of everything skill-related that was refused.
+fn collect(ctx: &Context) -> (rho_skills::Merged, Vec<Diagnostic>) {
+    let (mut candidates, mut diags) = rho_builtin_plugins::builtin_skills();
+    for root in ctx.paths.user_skill_roots() {
+        let (skills, d) = rho_skills::discover_root(&root, SkillSource::User);
+        candidates.extend(skills);
+        diags.extend(d);
+    }
+    for root in ctx.paths.project_skill_roots() {
+        let (skills, d) = rho_skills::discover_root(&root, SkillSource::Project);
+        candidates.extend(skills);
+        diags.extend(d);
+    }
+    let inventory = ctx.plugins.discover();
+    for record in inventory.loaded() {
+        candidates.extend(record.package.skills.iter().cloned());
+        diags.extend(
+            record
+                .package
+                .diagnostics
+                .iter()
+                .filter(|d| is_skill_diagnostic(d))
+                .cloned(),
+        );
+    }
+    let merged = rho_skills::merge(candidates);
+    diags.extend(merged.diagnostics.iter().cloned());
+    for d in &diags {
+        tracing::info!(code = d.code.as_str(), "{}", d.message);
+    }
+    (merged, diags)
+}
+
+fn is_skill_diagnostic(d: &Diagnostic) -> bool {
+    match d.code {
+        DiagnosticCode::SkillInvalid | DiagnosticCode::SkillsLocationInvalid => true,
+        DiagnosticCode::PathEscape => d.message.starts_with("skill"),
+        _ => false,
+    }
+}
+
+fn skill_json(s: &SkillMeta, status: &str) -> Value {
+    json!({
+        "name": s.name,
+        "description": s.description,
+        "source": s.source.kind(),
+        "plugin": s.source.plugin(),
+        "path": path_str(&s.location),
+        "status": status,
+    })
+}
+
+fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
+    let (merged, diags) = collect(ctx);
+    if ctx.json {
+        let mut skills: Vec<Value> = merged
+            .skills
+            .iter()
+            .map(|s| skill_json(s, "loaded"))
+            .collect();
+        for lost in &merged.shadowed {
+            let mut v = skill_json(&lost.skill, "shadowed");
+            v["shadowed_by"] = json!(path_str(&lost.winner_location));
+            skills.push(v);
+        }
+        json_out(&json!({ "skills": skills, "diagnostics": diagnostics_json(&diags) }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut rows = vec![
+        ["NAME", "SOURCE", "STATUS", "DESCRIPTION"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    let all = merged
+        .skills
+        .iter()
+        .map(|s| (s, "loaded"))
+        .chain(merged.shadowed.iter().map(|l| (&l.skill, "shadowed")));
+    for (s, status) in all {
+        rows.push(vec![
+            clean(&s.name),
+            clean(&s.source.to_string()),
+            status.into(),
+            clean(&short(&s.description, 70)),
+        ]);
+    }
+    let mut text = table(&rows);
+    if !diags.is_empty() {
+        text.push_str(&format!("\n{} diagnostic(s):\n", diags.len()));
+        for d in &diags {
+            text.push_str(&format!("  {}\n", diagnostic_line(d)));
+        }
+    }
+    out(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn short(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    if line.chars().count() <= max {
+        return line.to_owned();
+    }
+    let mut t: String = line.chars().take(max - 1).collect();
+    t.push('…');
+    t
+}
+
+fn show(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
+    let (merged, _) = collect(ctx);
+    let Some(skill) = merged.skills.get(name) else {
+        bail!("no skill named {name:?} (try `rho skills list`)");
+    };
+    let (body, resources) = if rho_skills::is_builtin(skill) {
+        (
+            rho_builtin_plugins::builtin_skill_body(name)
+                .unwrap_or_default()
+                .to_owned(),
+            Vec::new(),
+        )
+    } else {
+        (
+            rho_skills::read_body(skill)?,
+            rho_skills::list_resources(skill, 200),
+        )
+    };
+    if ctx.json {
+        json_out(&json!({
+            "name": skill.name,
+            "description": skill.description,
+            "source": skill.source.kind(),
+            "plugin": skill.source.plugin(),
+            "path": path_str(&skill.location),
+            "directory": path_str(&skill.directory()),
+            "license": skill.license,
+            "compatibility": skill.compatibility,
+            "metadata": skill.metadata,
+            "allowed_tools": skill.allowed_tools,
+            "resources": resources.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
+            "body": body,
+        }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = format!(
+        "{} ({})\n{}\n",
+        clean(&skill.name),
+        clean(&skill.source.to_string()),
+        clean(&skill.description)
+    );
+    t.push_str(&format!("path: {}\n", clean(&path_str(&skill.location))));
+    if !resources.is_empty() {
+        t.push_str("resources:\n");
+        for r in &resources {
+            t.push_str(&format!("  {}\n", clean(&path_str(r))));
+        }
+    }
+    t.push('\n');
+    // The body is Markdown meant for reading; only terminal control characters are neutralized.
+    t.push_str(&body.lines().map(clean).collect::<Vec<_>>().join("\n"));
+    t.push('\n');
+    out(&t);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(ctx: &Context, dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let dir = ctx.arg_path(dir);
+    let result = rho_skills::validate_dir(&dir);
+    if ctx.json {
+        json_out(&match &result {
+            Ok(skill) => {
+                json!({ "path": path_str(&dir), "valid": true, "name": skill.name, "problems": [] })
+            }
+            Err(problems) => {
+                json!({ "path": path_str(&dir), "valid": false, "name": null, "problems": problems })
+            }
+        });
+    } else {
+        match &result {
+            Ok(skill) => out(&format!(
+                "valid skill {} ({})\n",
+                clean(&skill.name),
+                clean(&path_str(&dir))
+            )),
+            Err(problems) => {
+                let mut t = format!("invalid skill {}:\n", clean(&path_str(&dir)));
+                for p in problems {
+                    t.push_str(&format!("  - {}\n", clean(p)));
+                }
+                out(&t);
+            }
+        }
+    }
+    Ok(if result.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,45 @@
+//! The locations of one run, resolved once from the environment and `--cwd`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use rho_config::{PathsEnv, RhoPaths};
+use rho_plugins::PluginLocations;
+
+/// Everything a command needs to find components.
+pub struct Context {
+    pub paths: RhoPaths,
+    pub plugins: PluginLocations,
+    pub json: bool,
+}
+
+impl Context {
+    pub fn new(cwd: Option<&Path>, json: bool) -> anyhow::Result<Self> {
+        let cwd = match cwd {
+            Some(dir) => dir.to_path_buf(),
+            None => std::env::current_dir().context("cannot read the working directory")?,
+        };
+        let paths = RhoPaths::resolve(&PathsEnv::from_process(), &cwd)?;
+        let plugins = PluginLocations {
+            project_roots: paths.project_plugin_roots(),
+            project_install_root: paths.project_install_root(),
+            project_state_file: paths.project_state_file(),
+            user_root: paths.user_plugins_root(),
+            user_state_file: paths.user_state_file(),
+        };
+        Ok(Self {
+            paths,
+            plugins,
+            json,
+        })
+    }
+
+    /// Resolves a path argument against the project directory (`--cwd`).
+    pub fn arg_path(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.paths.project.cwd.join(path)
+        }
+    }
+}

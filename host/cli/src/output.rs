@@ -1,0 +1,137 @@
+//! Writing to stdout and stderr without panicking when the reader goes away, JSON shapes shared
+//! by several commands, and terminal-safe text.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // this module owns the process's output
+
+use std::io::Write;
+use std::path::Path;
+
+use rho_component::Diagnostic;
+use serde_json::{Value, json};
+
+/// Writes `text` to stdout. A closed pipe (`rho ... | head`) is not an error.
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}
+
+/// Prints a JSON value, pretty, with a trailing newline.
+pub fn json_out(value: &Value) {
+    let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
+    out(&format!("{text}\n"));
+}
+
+/// Writes one line to stderr.
+pub fn error_line(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{text}");
+}
+
+/// The JSON shape of a diagnostic: `{severity, code, message, path, component}`.
+pub fn diagnostic_json(d: &Diagnostic) -> Value {
+    json!({
+        "severity": d.severity.as_str(),
+        "code": d.code.as_str(),
+        "message": d.message,
+        "path": d.path.as_deref().map(path_str),
+        "component": d.component,
+    })
+}
+
+/// Diagnostics as a JSON array.
+pub fn diagnostics_json<'a>(ds: impl IntoIterator<Item = &'a Diagnostic>) -> Value {
+    Value::Array(ds.into_iter().map(diagnostic_json).collect())
+}
+
+/// A path for output (lossy only for names that are not UTF-8).
+pub fn path_str(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// Makes text from packages safe for a terminal: control characters (escape sequences, bidi
+/// overrides, zero-width and tag characters) are shown escaped; tabs become spaces.
+pub fn clean(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => out.push(' '),
+            c if c.is_control() || is_invisible(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+}
+
+/// One line per diagnostic, for human output.
+pub fn diagnostic_line(d: &Diagnostic) -> String {
+    let mut line = format!(
+        "{:<7} {:<30} {}",
+        d.severity.as_str(),
+        d.code.as_str(),
+        clean(&d.message)
+    );
+    if let Some(path) = &d.path {
+        line.push_str(&format!(" ({})", clean(&path_str(path))));
+    }
+    line
+}
+
+/// A plain text table: the first row is the header; columns are padded to their widest cell.
+pub fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_escapes_terminal_tricks() {
+        assert_eq!(clean("a\u{1b}[31mb"), "a\\u{1b}[31mb");
+        assert_eq!(
+            clean("x\u{202E}y\u{200B}z\u{E0041}"),
+            "x\\u{202e}y\\u{200b}z\\u{e0041}"
+        );
+        assert_eq!(clean("tab\there é"), "tab here é");
+    }
+
+    #[test]
+    fn table_pads_columns() {
+        let t = table(&[
+            vec!["A".into(), "B".into()],
+            vec!["long".into(), "x".into()],
+        ]);
+        assert_eq!(t, "A     B\nlong  x\n");
+    }
+}

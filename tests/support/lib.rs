@@ -1,1 +1,353 @@
-//! Helpers shared by the end-to-end tests (placeholder).
+//! Helpers for the end-to-end tests: a sandboxed home and project, the real `rho` binary, file
+//! tree builders and a canary that proves nothing outside the managed roots was touched.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The `rho` binary under test: `$RHO_BIN`, or `target/<profile>/rho` beside this test binary.
+pub fn rho_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("RHO_BIN") {
+        return PathBuf::from(bin);
+    }
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> -> target/<profile>/rho
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target profile directory");
+    let bin = profile_dir.join("rho");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first with `cargo build -p rho-cli` (the README's test command \
+         builds the whole workspace before testing), or set RHO_BIN",
+        bin.display()
+    );
+    bin
+}
+
+/// The repository root (for fixtures and examples).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A fixture directory under `tests/fixtures/`.
+pub fn fixture(rel: &str) -> PathBuf {
+    repo_root().join("tests/fixtures").join(rel)
+}
+
+/// The result of one `rho` run.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Self {
+        Self {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// stdout parsed as JSON (panics with both streams when it is not).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Asserts exit code 0.
+    pub fn ok(self) -> Self {
+        assert_eq!(
+            self.code, 0,
+            "rho failed:\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Asserts the given exit code.
+    pub fn code(self, code: i32) -> Self {
+        assert_eq!(
+            self.code, code,
+            "unexpected exit code:\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// A temporary home (`HOME`, `RHO_HOME`) and project (a git repository) for one test.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub home: PathBuf,
+    pub rho_home: PathBuf,
+    pub project: PathBuf,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dunce::canonicalize(dir.path()).unwrap();
+        let home = base.join("home");
+        let project = base.join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        Self {
+            rho_home: home.join(".rho"),
+            dir,
+            home,
+            project,
+        }
+    }
+
+    /// `~/.agents/plugins`.
+    pub fn user_plugins(&self) -> PathBuf {
+        self.home.join(".agents/plugins")
+    }
+
+    /// `<project>/.agents/plugins`.
+    pub fn project_plugins(&self) -> PathBuf {
+        self.project.join(".agents/plugins")
+    }
+
+    /// A scratch directory outside every root.
+    pub fn outside(&self, name: &str) -> PathBuf {
+        let p = self.dir.path().join("outside").join(name);
+        std::fs::create_dir_all(&p).unwrap();
+        dunce::canonicalize(p).unwrap()
+    }
+
+    /// Runs rho with `--cwd <project>` and a clean environment.
+    pub fn rho(&self, args: &[&str]) -> Run {
+        self.rho_in(&self.project, args)
+    }
+
+    /// Runs rho with `--cwd <dir>`.
+    pub fn rho_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        let output = Command::new(rho_bin())
+            .arg("--cwd")
+            .arg(cwd)
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("RHO_HOME", &self.rho_home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        Run::from(output)
+    }
+
+    /// `rho plugins list --json`, as a map from entry path to plugin object.
+    pub fn plugins(&self) -> Vec<Value> {
+        self.rho(&["plugins", "list", "--json"]).ok().json()["plugins"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    /// The single listed plugin called `name` that is not shadowed, or the first with that name.
+    pub fn plugin(&self, name: &str) -> Value {
+        let all = self.plugins();
+        all.iter()
+            .find(|p| p["name"] == name && p["status"] != "shadowed")
+            .or_else(|| all.iter().find(|p| p["name"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no plugin {name} in {all:#?}"))
+    }
+}
+
+/// Copies a directory tree (used to place fixtures; links are recreated as links).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let ft = entry.file_type().unwrap();
+        let dst = to.join(entry.file_name());
+        if ft.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), &dst).unwrap();
+        } else if ft.is_dir() {
+            copy_tree(&entry.path(), &dst);
+        } else {
+            std::fs::copy(entry.path(), &dst).unwrap();
+        }
+    }
+}
+
+/// Writes a file, creating parents.
+pub fn write(path: &Path, text: impl AsRef<[u8]>) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A minimal valid manifest for `name`.
+pub fn manifest(name: &str) -> String {
+    format!(
+        r#"{{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"{name}"}}"#
+    )
+}
+
+/// Creates `<dir>/plugin.json` for `name`.
+pub fn make_plugin(dir: &Path, name: &str) {
+    write(&dir.join("plugin.json"), manifest(name));
+}
+
+/// Creates a valid skill `<dir>/<name>/SKILL.md`.
+pub fn make_skill(skills_dir: &Path, name: &str, description: &str) {
+    write(
+        &skills_dir.join(name).join("SKILL.md"),
+        format!(
+            "---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\nDo the thing.\n"
+        ),
+    );
+}
+
+/// Creates `<dir>/mcp.json` from the `mcpServers` object text.
+pub fn make_mcp(dir: &Path, servers: &str) {
+    write(
+        &dir.join("mcp.json"),
+        format!(
+            r#"{{"$schema":"https://agent-plugins.org/schemas/1.0.0/mcp.schema.json","mcpServers":{servers}}}"#
+        ),
+    );
+}
+
+/// Creates a symlink (panics on failure).
+pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) {
+    std::fs::create_dir_all(link.as_ref().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(target, link).unwrap();
+}
+
+/// The codes of a plugin object's diagnostics.
+pub fn codes(plugin: &Value) -> Vec<String> {
+    plugin["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Strings of a JSON array.
+pub fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A directory outside every root holding a secret marker; proves nothing read, copied or
+/// changed it.
+pub struct Canary {
+    pub dir: PathBuf,
+    pub file: PathBuf,
+    pub marker: String,
+    snapshot: BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)>,
+}
+
+impl Canary {
+    pub fn new(sandbox: &Sandbox) -> Self {
+        let dir = sandbox.outside("canary");
+        let marker = format!(
+            "CANARY-{}-{}",
+            std::process::id(),
+            dir.display().to_string().len()
+        );
+        let file = dir.join("secret.txt");
+        std::fs::write(&file, format!("{marker}\n")).unwrap();
+        write(
+            &dir.join("sub/SKILL.md"),
+            format!("---\nname: sub\ndescription: {marker}\n---\n{marker}\n"),
+        );
+        write(&dir.join("plugin.json"), manifest("canary"));
+        let mut canary = Self {
+            dir,
+            file,
+            marker,
+            snapshot: BTreeMap::new(),
+        };
+        canary.snapshot = canary.take();
+        canary
+    }
+
+    fn take(&self) -> BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)> {
+        let mut map = BTreeMap::new();
+        for entry in walk(&self.dir) {
+            let meta = std::fs::symlink_metadata(&entry).unwrap();
+            let bytes = if meta.is_file() {
+                std::fs::read(&entry).unwrap()
+            } else {
+                Vec::new()
+            };
+            map.insert(entry, (bytes, meta.modified().unwrap()));
+        }
+        map
+    }
+
+    /// Asserts the canary tree is exactly as it was.
+    pub fn assert_untouched(&self) {
+        assert_eq!(self.take(), self.snapshot, "the canary directory changed");
+    }
+
+    /// Asserts `text` does not contain the marker.
+    pub fn assert_absent(&self, text: &str) {
+        assert!(
+            !text.contains(&self.marker),
+            "canary marker leaked:\n{text}"
+        );
+    }
+
+    /// Asserts no file under `dir` contains the marker.
+    pub fn assert_not_copied_into(&self, dir: &Path) {
+        for entry in walk(dir) {
+            if std::fs::symlink_metadata(&entry).unwrap().is_file() {
+                let bytes = std::fs::read(&entry).unwrap();
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains(&self.marker),
+                    "canary copied into {}",
+                    entry.display()
+                );
+            }
+        }
+    }
+}
+
+/// Every path below `dir` (not following links).
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        out.push(path.clone());
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(walk(&path));
+        }
+    }
+    out.sort();
+    out
+}

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use rho_component::Diagnostic;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Writes `text` to stdout. A closed pipe (`rho ... | head`) is not an error.
 pub fn out(text: &str) {
@@ -18,8 +18,16 @@ pub fn out(text: &str) {
 
 /// Prints a JSON value, pretty, with a trailing newline.
 pub fn json_out(value: &Value) {
-    let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
-    out(&format!("{text}\n"));
+    json_write(value);
+}
+
+/// Prints any serializable shape as pretty JSON with a trailing newline.
+pub fn json_write<T: serde::Serialize + ?Sized>(value: &T) {
+    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    let _ = serde_json::to_writer_pretty(&mut stdout, value)
+        .map_err(std::io::Error::from)
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush());
 }
 
 /// Writes one line to stderr.
@@ -29,19 +37,37 @@ pub fn error_line(text: &str) {
 }
 
 /// The JSON shape of a diagnostic: `{severity, code, message, path, component}`.
-pub fn diagnostic_json(d: &Diagnostic) -> Value {
-    json!({
-        "severity": d.severity.as_str(),
-        "code": d.code.as_str(),
-        "message": d.message,
-        "path": d.path.as_deref().map(path_str),
-        "component": d.component,
-    })
+#[derive(serde::Serialize)]
+pub struct DiagnosticEntry<'a> {
+    severity: &'static str,
+    code: &'static str,
+    message: &'a str,
+    path: Option<std::borrow::Cow<'a, str>>,
+    component: Option<&'a str>,
 }
 
-/// Diagnostics as a JSON array.
+impl<'a> From<&'a Diagnostic> for DiagnosticEntry<'a> {
+    fn from(d: &'a Diagnostic) -> Self {
+        Self {
+            severity: d.severity.as_str(),
+            code: d.code.as_str(),
+            message: &d.message,
+            path: d.path.as_deref().map(Path::to_string_lossy),
+            component: d.component.as_deref(),
+        }
+    }
+}
+
+/// Diagnostics in their JSON shape.
+pub fn diagnostic_entries<'a>(
+    ds: impl IntoIterator<Item = &'a Diagnostic>,
+) -> Vec<DiagnosticEntry<'a>> {
+    ds.into_iter().map(DiagnosticEntry::from).collect()
+}
+
+/// Diagnostics as a JSON array value.
 pub fn diagnostics_json<'a>(ds: impl IntoIterator<Item = &'a Diagnostic>) -> Value {
-    Value::Array(ds.into_iter().map(diagnostic_json).collect())
+    serde_json::to_value(diagnostic_entries(ds)).unwrap_or(Value::Null)
 }
 
 /// A path for output (lossy only for names that are not UTF-8).

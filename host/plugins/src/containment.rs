@@ -109,6 +109,149 @@ fn opened_path(file: &File, fallback: &Path) -> io::Result<PathBuf> {
     dunce::canonicalize(fallback)
 }
 
+/// A resolved plugin root, opened once, under which package paths are opened and resolved.
+///
+/// On Linux, files are opened with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` relative
+/// to the root's descriptor: the kernel itself refuses any path that leaves the root, in one
+/// call and without a window between check and use. When the kernel refuses (an absolute link,
+/// an escape, or no `openat2`), the portable path decides exactly and names the target.
+pub(crate) struct Beneath {
+    root: PathBuf,
+    #[cfg(target_os = "linux")]
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl Beneath {
+    /// Opens the (already resolved) root directory.
+    pub(crate) fn new(root: PathBuf) -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let fd = rustix::fs::open(
+                &root,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok();
+            Self { root, fd }
+        }
+        #[cfg(not(target_os = "linux"))]
+        Self { root }
+    }
+
+    /// The resolved root.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Opens the regular file `rel` (relative to the root) if it stays inside the root and is
+    /// at most `cap` bytes. Returns the file and its path as discovered.
+    pub(crate) fn open_regular(&self, rel: &Path, cap: u64) -> Result<(File, u64), ContainError> {
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = &self.fd {
+            use rustix::fs::{Mode, OFlags, ResolveFlags};
+            // No stat before this open: RESOLVE_BENEATH refuses links to devices outside the
+            // root, O_NONBLOCK keeps a FIFO from blocking and the descriptor is checked below.
+            // Only a device node inside the root itself (which only root can create) would be
+            // opened before being refused.
+            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+            let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+            match rustix::fs::openat2(fd, rel, flags, Mode::empty(), resolve) {
+                Ok(owned) => {
+                    let file = File::from(owned);
+                    let meta = file.metadata()?;
+                    if !meta.is_file() {
+                        return Err(ContainError::WrongKind(kind_name(meta.file_type())));
+                    }
+                    if meta.len() > cap {
+                        return Err(ContainError::TooLarge(cap));
+                    }
+                    return Ok((file, meta.len()));
+                }
+                Err(e) if e == rustix::io::Errno::NOENT => return Err(ContainError::Missing),
+                // EXDEV (escape or absolute link), ENOSYS, EPERM, ELOOP...: decide exactly below.
+                Err(_) => {}
+            }
+        }
+        let (file, _) = open_regular_within(&self.root, &self.root.join(rel), cap)?;
+        let len = file.metadata()?.len();
+        Ok((file, len))
+    }
+
+    /// Reads the whole regular file `rel` of at most `cap` bytes.
+    pub(crate) fn read(&self, rel: &Path, cap: u64) -> Result<Vec<u8>, ContainError> {
+        let (file, len) = self.open_regular(rel, cap)?;
+        read_capped(file, cap, Some(len))
+    }
+
+    /// Resolves the directory `rel` and checks it stays inside the root.
+    pub(crate) fn dir(&self, rel: &Path) -> Result<PathBuf, ContainError> {
+        let (resolved, known) = resolve_fast_meta(&self.root, rel)?;
+        if !is_within(&self.root, &resolved) {
+            return Err(ContainError::Escape(resolved));
+        }
+        let meta = match known {
+            Some(meta) => meta,
+            None => std::fs::metadata(&resolved)?,
+        };
+        if !meta.is_dir() {
+            return Err(ContainError::WrongKind(kind_name(meta.file_type())));
+        }
+        Ok(resolved)
+    }
+}
+
+/// Resolves `base/rel` where `base` is already resolved, stat-ing only the components of `rel`
+/// and falling back to full canonicalization as soon as a component is a link (or `..`).
+pub(crate) fn resolve_fast(base: &Path, rel: &Path) -> io::Result<PathBuf> {
+    resolve_fast_meta(base, rel).map(|(path, _)| path)
+}
+
+/// [`resolve_fast`], also returning the metadata of the final component when the fast walk
+/// saw it (it is then not a link).
+pub(crate) fn resolve_fast_meta(
+    base: &Path,
+    rel: &Path,
+) -> io::Result<(PathBuf, Option<std::fs::Metadata>)> {
+    let mut current = base.to_path_buf();
+    let mut last = None;
+    for component in rel.components() {
+        match component {
+            Component::CurDir => {}
+            Component::Normal(name) => {
+                current.push(name);
+                let meta = std::fs::symlink_metadata(&current)?;
+                if meta.file_type().is_symlink() {
+                    return dunce::canonicalize(base.join(rel)).map(|p| (p, None));
+                }
+                last = Some(meta);
+            }
+            _ => return dunce::canonicalize(base.join(rel)).map(|p| (p, None)),
+        }
+    }
+    Ok((current, last))
+}
+
+fn read_capped(file: File, cap: u64, len: Option<u64>) -> Result<Vec<u8>, ContainError> {
+    // With the size known from the open descriptor, read exactly that much: one read call for
+    // a small file, and a file growing meanwhile is read as it was when opened.
+    if let Some(len) = len.filter(|&len| len <= cap) {
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        file.take(len).read_to_end(&mut bytes)?;
+        return Ok(bytes);
+    }
+    let hint = match len {
+        Some(len) => len.min(cap),
+        None => file.metadata().map(|m| m.len().min(cap)).unwrap_or(0),
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(hint).unwrap_or(0) + 1);
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(ContainError::TooLarge(cap));
+    }
+    Ok(bytes)
+}
+
 /// Opens the regular file at `path` for reading if, once opened, it lies inside `base` (an
 /// already-resolved directory) and is at most `cap` bytes. Returns the file and its resolved path.
 pub(crate) fn open_regular_within(
@@ -136,29 +279,12 @@ pub(crate) fn open_regular_within(
     Ok((file, resolved))
 }
 
+#[cfg(test)]
 /// Reads a whole contained regular file of at most `cap` bytes (the cap also bounds a file that
 /// grows while being read).
 pub(crate) fn read_within(base: &Path, path: &Path, cap: u64) -> Result<Vec<u8>, ContainError> {
     let (file, _) = open_regular_within(base, path, cap)?;
-    let mut bytes = Vec::new();
-    file.take(cap + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap {
-        return Err(ContainError::TooLarge(cap));
-    }
-    Ok(bytes)
-}
-
-/// Resolves the directory at `path` and checks it lies inside `base`.
-pub(crate) fn dir_within(base: &Path, path: &Path) -> Result<PathBuf, ContainError> {
-    let resolved = dunce::canonicalize(path)?;
-    if !is_within(base, &resolved) {
-        return Err(ContainError::Escape(resolved));
-    }
-    let meta = std::fs::metadata(&resolved)?;
-    if !meta.is_dir() {
-        return Err(ContainError::WrongKind(kind_name(meta.file_type())));
-    }
-    Ok(resolved)
+    read_capped(file, cap, None)
 }
 
 /// Resolves `path`, which may not exist yet, and checks it stays inside `base`.
@@ -168,6 +294,17 @@ pub(crate) fn dir_within(base: &Path, path: &Path) -> Result<PathBuf, ContainErr
 /// itself may not exist either (a plugin data directory before its first start); `base` must
 /// then be built from a resolved parent.
 pub(crate) fn resolve_within(base: &Path, path: &Path) -> Result<PathBuf, ContainError> {
+    // Fast path: an existing path below `base` with no link and no `..` on the way.
+    if let Ok(rel) = path.strip_prefix(base)
+        && rel.components().all(|c| matches!(c, Component::Normal(_)))
+        && let Ok(resolved) = resolve_fast(base, rel)
+    {
+        // A link on the way makes `resolve_fast` canonicalize: check where it led.
+        if !is_within(base, &resolved) {
+            return Err(ContainError::Escape(resolved));
+        }
+        return Ok(resolved);
+    }
     let mut existing = path.to_path_buf();
     let mut tail = Vec::new();
     let resolved_prefix = loop {
@@ -270,6 +407,50 @@ mod tests {
         assert!(matches!(
             read_within(&t, &t.join("d"), 10),
             Err(ContainError::Missing)
+        ));
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    #[test]
+    fn beneath_reads_inside_refuses_outside_and_absolute_links_inside() {
+        let t = tmp("beneath");
+        let root = t.join("root");
+        std::fs::create_dir_all(root.join("dir")).unwrap();
+        std::fs::write(t.join("secret"), "canary").unwrap();
+        std::fs::write(root.join("dir/real"), "ok").unwrap();
+        symlink(t.join("secret"), root.join("out")).unwrap();
+        symlink("../real-link-target-missing", root.join("dangling")).unwrap();
+        symlink(root.join("dir/real"), root.join("abs-inside")).unwrap();
+        symlink("dir", root.join("dirlink")).unwrap();
+        symlink("..", root.join("up")).unwrap();
+        let b = Beneath::new(root.clone());
+        assert_eq!(b.read(Path::new("dir/real"), 10).unwrap(), b"ok");
+        assert_eq!(b.read(Path::new("dirlink/real"), 10).unwrap(), b"ok");
+        assert_eq!(
+            b.read(Path::new("abs-inside"), 10).unwrap(),
+            b"ok",
+            "spec MAY: links inside"
+        );
+        assert!(matches!(
+            b.read(Path::new("out"), 10),
+            Err(ContainError::Escape(_))
+        ));
+        assert!(matches!(
+            b.read(Path::new("up/secret"), 10),
+            Err(ContainError::Escape(_))
+        ));
+        assert!(matches!(
+            b.read(Path::new("dangling"), 10),
+            Err(ContainError::Missing)
+        ));
+        assert!(matches!(
+            b.read(Path::new("dir"), 10),
+            Err(ContainError::WrongKind("directory"))
+        ));
+        assert_eq!(b.dir(Path::new("dirlink")).unwrap(), root.join("dir"));
+        assert!(matches!(
+            b.dir(Path::new("up")),
+            Err(ContainError::Escape(_))
         ));
         std::fs::remove_dir_all(&t).unwrap();
     }

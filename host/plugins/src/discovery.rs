@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use rho_component::{Diagnostic, DiagnosticCode, Scope};
 use serde::Serialize;
 
-use crate::manifest::MANIFEST_FILE;
-use crate::package::{DATA_DIR, Package, load_package};
+use crate::package::{DATA_DIR, Package, load_package_resolved};
 use crate::state::ActivationState;
 
 /// Entries of a plugins root starting with this prefix are rho's own bookkeeping (staging and
@@ -185,9 +184,7 @@ fn candidates(index: usize, root: &PluginRoot, diags: &mut Vec<Diagnostic>) -> V
         } else if !file_type.is_dir() {
             continue;
         }
-        if std::fs::symlink_metadata(path.join(MANIFEST_FILE)).is_err() {
-            continue;
-        }
+        // Whether it holds a plugin.json is decided by the (parallel) loader.
         found.push(Candidate {
             root_index: index,
             resolved_root: resolved_root.clone(),
@@ -212,6 +209,9 @@ pub fn discover(roots: &[PluginRoot]) -> PluginInventory {
 
     let mut winners: Vec<(String, PathBuf)> = Vec::new();
     for (candidate, package) in all.into_iter().zip(packages) {
+        if package.not_a_plugin {
+            continue; // not a plugin: skipped silently
+        }
         let root = &roots[candidate.root_index];
         let name = package
             .manifest
@@ -294,7 +294,16 @@ pub fn discover(roots: &[PluginRoot]) -> PluginInventory {
 
 /// Loads every candidate, spreading the work over the machine's cores.
 fn load_all(all: &[Candidate], roots: &[PluginRoot]) -> Vec<Package> {
-    let load = |c: &Candidate| load_package(&c.entry, &c.resolved_root, roots[c.root_index].scope);
+    let load = |c: &Candidate| {
+        // A plain directory of a resolved root is resolved already; only links need resolving.
+        let resolved = (!c.is_link).then(|| c.resolved_root.join(&c.file_name));
+        load_package_resolved(
+            &c.entry,
+            resolved,
+            &c.resolved_root,
+            roots[c.root_index].scope,
+        )
+    };
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);

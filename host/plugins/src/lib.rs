@@ -54,9 +54,11 @@ pub mod fuzzing {
 
     /// Runs `mcp.json` validation over arbitrary bytes (for a plugin at a non-existent root).
     pub fn mcp(bytes: &[u8]) -> usize {
+        let beneath = crate::containment::Beneath::new("/nonexistent/fuzz".into());
         let ctx = crate::mcp_config::PluginContext {
             name: "fuzz",
             root: Path::new("/nonexistent/fuzz"),
+            beneath: &beneath,
             data_dir: Path::new("/nonexistent/data/fuzz"),
             spec: crate::SpecVersion::V1_0_0,
         };

@@ -225,6 +225,12 @@ fn validated_name(
     scope: Scope,
 ) -> Result<(String, Vec<Diagnostic>), PluginError> {
     let package = load_package(source, root, scope);
+    if package.not_a_plugin {
+        return Err(PluginError::Source {
+            path: source.to_path_buf(),
+            message: "has no plugin.json, so it is not a plugin".into(),
+        });
+    }
     let Some(manifest) = &package.manifest else {
         let fatal = package
             .diagnostics

@@ -7,7 +7,7 @@ use rho_component::{Diagnostic, DiagnosticCode};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::containment::{ContainError, read_within};
+use crate::containment::{Beneath, ContainError};
 use crate::json_doc;
 use crate::schema::{Contract, SpecVersion, violations};
 
@@ -92,6 +92,8 @@ pub struct Author {
 #[derive(Debug)]
 pub(crate) struct ManifestOutcome {
     pub manifest: Option<Manifest>,
+    /// No path named `plugin.json` exists: the directory is not a plugin at all.
+    pub absent: bool,
     /// The `name` field when it is at least a string, even if the plugin was rejected.
     pub claimed_name: Option<String>,
     pub diagnostics: Vec<Diagnostic>,
@@ -100,15 +102,16 @@ pub(crate) struct ManifestOutcome {
 fn rejected(claimed_name: Option<String>, diagnostics: Vec<Diagnostic>) -> ManifestOutcome {
     ManifestOutcome {
         manifest: None,
+        absent: false,
         claimed_name,
         diagnostics,
     }
 }
 
-/// Reads and validates `<root>/plugin.json`; `root` is the resolved plugin root.
-pub(crate) fn load_manifest(root: &Path) -> ManifestOutcome {
-    let path = root.join(MANIFEST_FILE);
-    let bytes = match read_within(root, &path, MANIFEST_MAX_BYTES) {
+/// Reads and validates `plugin.json` at the resolved plugin root.
+pub(crate) fn load_manifest(root: &Beneath) -> ManifestOutcome {
+    let path = root.root().join(MANIFEST_FILE);
+    let bytes = match root.read(Path::new(MANIFEST_FILE), MANIFEST_MAX_BYTES) {
         Ok(bytes) => bytes,
         Err(ContainError::Escape(target)) => {
             let d = Diagnostic::error(
@@ -119,6 +122,12 @@ pub(crate) fn load_manifest(root: &Path) -> ManifestOutcome {
                 ),
             );
             return rejected(None, vec![d.with_path(path)]);
+        }
+        Err(ContainError::Missing) if std::fs::symlink_metadata(&path).is_err() => {
+            return ManifestOutcome {
+                absent: true,
+                ..rejected(None, Vec::new())
+            };
         }
         Err(e) => {
             let d = Diagnostic::error(
@@ -245,7 +254,8 @@ pub(crate) fn validate_manifest_bytes(bytes: &[u8], path: &Path) -> ManifestOutc
         ))),
     }
 
-    let problems = violations(version, Contract::Manifest, &Value::Object(object.clone()));
+    let object = Value::Object(object);
+    let problems = violations(version, Contract::Manifest, &object);
     if !problems.is_empty() {
         for problem in problems {
             diagnostics.push(at(Diagnostic::error(
@@ -255,12 +265,13 @@ pub(crate) fn validate_manifest_bytes(bytes: &[u8], path: &Path) -> ManifestOutc
         }
         return rejected(claimed_name, diagnostics);
     }
-    match serde_json::from_value::<Manifest>(Value::Object(object)) {
+    match serde_json::from_value::<Manifest>(object) {
         Ok(mut manifest) => {
             manifest.spec = version;
             manifest.extensions = extensions;
             ManifestOutcome {
                 manifest: Some(manifest),
+                absent: false,
                 claimed_name,
                 diagnostics,
             }

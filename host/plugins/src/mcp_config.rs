@@ -14,7 +14,7 @@ use rho_component::{
 };
 use serde_json::{Map, Value};
 
-use crate::containment::{ContainError, read_within, resolve_within};
+use crate::containment::{Beneath, ContainError, resolve_fast_meta, resolve_within};
 use crate::json_doc;
 use crate::manifest::{quote, type_name};
 use crate::placeholder::{expand_placeholders, has_placeholder};
@@ -41,6 +41,8 @@ pub(crate) struct PluginContext<'a> {
     pub name: &'a str,
     /// The filesystem-resolved plugin root.
     pub root: &'a Path,
+    /// The same root, opened for contained reads.
+    pub beneath: &'a Beneath,
     /// `<resolved plugins root>/data/<name>` (may not exist yet).
     pub data_dir: &'a Path,
     pub spec: SpecVersion,
@@ -49,12 +51,13 @@ pub(crate) struct PluginContext<'a> {
 /// Loads `<root>/mcp.json` if present.
 pub(crate) fn load_mcp_config(ctx: &PluginContext<'_>) -> McpOutcome {
     let path = ctx.root.join(MCP_FILE);
-    if std::fs::symlink_metadata(&path).is_err() {
-        return McpOutcome::default(); // a missing location is not an error (§6.2)
-    }
     let component = format!("{}/mcp", ctx.name);
-    let bytes = match read_within(ctx.root, &path, MCP_CONFIG_MAX_BYTES) {
+    let bytes = match ctx.beneath.read(Path::new(MCP_FILE), MCP_CONFIG_MAX_BYTES) {
         Ok(bytes) => bytes,
+        // A missing location is not an error (§6.2); a dangling link named mcp.json is.
+        Err(ContainError::Missing) if std::fs::symlink_metadata(&path).is_err() => {
+            return McpOutcome::default();
+        }
         Err(ContainError::Escape(target)) => {
             let d = Diagnostic::error(
                 DiagnosticCode::PathEscape,
@@ -97,7 +100,8 @@ pub(crate) fn validate_mcp_bytes(bytes: &[u8], path: &Path, ctx: &PluginContext<
         Ok(doc) => doc,
         Err(e) => return top_error(DiagnosticCode::McpConfigInvalid, format!("mcp.json: {e}")),
     };
-    let Value::Object(top) = doc.value else {
+    let value = doc.value;
+    let Value::Object(top) = &value else {
         return top_error(
             DiagnosticCode::McpConfigInvalid,
             "mcp.json must contain a JSON object at the top level".into(),
@@ -155,7 +159,7 @@ pub(crate) fn validate_mcp_bytes(bytes: &[u8], path: &Path, ctx: &PluginContext<
             }
         }
     }
-    let problems = violations(ctx.spec, Contract::McpTop, &Value::Object(top.clone()));
+    let problems = violations(ctx.spec, Contract::McpTop, &value);
     if !problems.is_empty() {
         return top_error(
             DiagnosticCode::McpConfigInvalid,
@@ -395,6 +399,15 @@ fn command_token(raw: &str, root: &Path) -> Result<StdioCommand, String> {
     }
     if let Some(rel) = raw.strip_prefix("./") {
         let path = root.join(rel);
+        // Common case: a plain file reached without links; one lstat per component.
+        if Path::new(rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+            && let Ok((resolved, Some(meta))) = resolve_fast_meta(root, Path::new(rel))
+            && meta.is_file()
+        {
+            return Ok(StdioCommand::Path(resolved));
+        }
         return match resolve_within(root, &path) {
             Ok(resolved) if resolved.is_file() => Ok(StdioCommand::Path(resolved)),
             Ok(resolved) if resolved.exists() => Err(format!(

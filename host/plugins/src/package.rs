@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rho_component::{Diagnostic, DiagnosticCode, McpServerSpec, Scope, SkillMeta, SkillSource};
 
-use crate::containment::{ContainError, dir_within, open_regular_within};
+use crate::containment::{Beneath, ContainError};
 use crate::manifest::{Manifest, load_manifest, quote};
 use crate::mcp_config::{PluginContext, load_mcp_config};
 
@@ -30,6 +30,8 @@ pub struct Package {
     pub mcp_servers: Vec<McpServerSpec>,
     /// Everything reported while loading, in the order found.
     pub diagnostics: Vec<Diagnostic>,
+    /// The directory has no `plugin.json` at all, so it is not a plugin.
+    pub not_a_plugin: bool,
 }
 
 impl Package {
@@ -42,6 +44,17 @@ impl Package {
 /// Loads the package at `dir` (a plugin directory or a link to one). `plugins_root` is the
 /// resolved root it belongs to, which places `PLUGIN_DATA` at `<plugins_root>/data/<name>`.
 pub fn load_package(dir: &Path, plugins_root: &Path, scope: Scope) -> Package {
+    load_package_resolved(dir, None, plugins_root, scope)
+}
+
+/// [`load_package`] when the caller already knows the resolved root (a plain directory entry
+/// of an already-resolved plugins root), which saves resolving it again.
+pub(crate) fn load_package_resolved(
+    dir: &Path,
+    resolved: Option<PathBuf>,
+    plugins_root: &Path,
+    scope: Scope,
+) -> Package {
     let mut package = Package {
         root: None,
         manifest: None,
@@ -49,8 +62,9 @@ pub fn load_package(dir: &Path, plugins_root: &Path, scope: Scope) -> Package {
         skills: Vec::new(),
         mcp_servers: Vec::new(),
         diagnostics: Vec::new(),
+        not_a_plugin: false,
     };
-    let root = match dunce::canonicalize(dir) {
+    let root = match resolved.map_or_else(|| dunce::canonicalize(dir), Ok) {
         Ok(root) => root,
         Err(e) => {
             package.diagnostics.push(
@@ -64,7 +78,9 @@ pub fn load_package(dir: &Path, plugins_root: &Path, scope: Scope) -> Package {
         }
     };
     package.root = Some(root.clone());
-    let outcome = load_manifest(&root);
+    let beneath = Beneath::new(root.clone());
+    let outcome = load_manifest(&beneath);
+    package.not_a_plugin = outcome.absent;
     package.claimed_name = outcome.claimed_name;
     package.diagnostics.extend(outcome.diagnostics);
     let Some(manifest) = outcome.manifest else {
@@ -77,7 +93,7 @@ pub fn load_package(dir: &Path, plugins_root: &Path, scope: Scope) -> Package {
         }
     }
 
-    let (skills, skill_diags) = load_skills(&root, &name, scope);
+    let (skills, skill_diags) = load_skills(&beneath, &name, scope);
     package.skills = skills;
     package.diagnostics.extend(skill_diags);
 
@@ -85,6 +101,7 @@ pub fn load_package(dir: &Path, plugins_root: &Path, scope: Scope) -> Package {
     let ctx = PluginContext {
         name: &name,
         root: &root,
+        beneath: &beneath,
         data_dir: &data_dir,
         spec: manifest.spec,
     };
@@ -96,7 +113,8 @@ pub fn load_package(dir: &Path, plugins_root: &Path, scope: Scope) -> Package {
 }
 
 /// Discovers `skills/<dir>/SKILL.md` (no recursion, §7.1).
-fn load_skills(root: &Path, plugin: &str, scope: Scope) -> (Vec<SkillMeta>, Vec<Diagnostic>) {
+fn load_skills(beneath: &Beneath, plugin: &str, scope: Scope) -> (Vec<SkillMeta>, Vec<Diagnostic>) {
+    let root = beneath.root();
     let mut skills = Vec::new();
     let mut diags = Vec::new();
     let location = root.join(SKILLS_DIR);
@@ -104,7 +122,7 @@ fn load_skills(root: &Path, plugin: &str, scope: Scope) -> (Vec<SkillMeta>, Vec<
         return (skills, diags); // absent: not an error (§6.2)
     }
     let component = format!("{plugin}/skills");
-    let skills_dir = match dir_within(root, &location) {
+    let skills_dir = match beneath.dir(Path::new(SKILLS_DIR)) {
         Ok(dir) => dir,
         Err(ContainError::Escape(target)) => {
             diags.push(
@@ -149,26 +167,27 @@ fn load_skills(root: &Path, plugin: &str, scope: Scope) -> (Vec<SkillMeta>, Vec<
             return (skills, diags);
         }
     };
+    // (name, is a plain directory): links are resolved below, other kinds are not skills.
     let mut names: Vec<_> = entries
         .filter_map(Result::ok)
-        .map(|e| e.file_name())
+        .filter_map(|e| {
+            let ft = e.file_type().ok()?;
+            (ft.is_dir() || ft.is_symlink()).then(|| (e.file_name(), ft.is_dir()))
+        })
         .collect();
     names.sort();
     let source = SkillSource::Plugin {
         plugin: plugin.to_owned(),
         scope,
     };
-    for dir_name in names {
+    for (dir_name, plain_dir) in names {
         let entry = skills_dir.join(&dir_name);
         let shown = dir_name.to_string_lossy().into_owned();
         let component = format!("{plugin}/{shown}");
         let skill_md = entry.join(rho_skills::SKILL_FILE);
         // Only a child holding a path named SKILL.md is a candidate; anything else is skipped
         // silently (files like README.md in skills/ are fine).
-        let Ok(kind) = std::fs::metadata(&entry).map(|m| m.is_dir()) else {
-            continue;
-        };
-        if !kind || std::fs::symlink_metadata(&skill_md).is_err() {
+        if !plain_dir && !std::fs::metadata(&entry).is_ok_and(|m| m.is_dir()) {
             continue;
         }
         let invalid = |code: DiagnosticCode, message: String| {
@@ -186,10 +205,16 @@ fn load_skills(root: &Path, plugin: &str, scope: Scope) -> (Vec<SkillMeta>, Vec<
             ));
             continue;
         };
-        match open_regular_within(root, &skill_md, u64::MAX) {
-            Ok((mut file, resolved)) => match rho_skills::read_skill_head(&mut file) {
+        let rel = Path::new(SKILLS_DIR)
+            .join(&dir_name)
+            .join(rho_skills::SKILL_FILE);
+        match beneath.open_regular(&rel, u64::MAX) {
+            // No path named SKILL.md at all: not a skill, skipped silently.
+            Err(ContainError::Missing) if std::fs::symlink_metadata(&skill_md).is_err() => {}
+            Ok((mut file, _)) => match rho_skills::read_skill_head(&mut file) {
                 Ok(head) => {
-                    match rho_skills::parse_skill(&head, dir_str, resolved, source.clone()) {
+                    match rho_skills::parse_skill(&head, dir_str, skill_md.clone(), source.clone())
+                    {
                         Ok(skill) => skills.push(skill),
                         Err(e) => diags.push(invalid(
                             DiagnosticCode::SkillInvalid,

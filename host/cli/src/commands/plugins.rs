@@ -10,7 +10,15 @@ use serde_json::{Value, json};
 
 use crate::cli::{InstallArgs, PluginsCommand, ScopeArg};
 use crate::context::Context;
-use crate::output::{clean, diagnostic_line, diagnostics_json, json_out, out, path_str, table};
+use std::borrow::Cow;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::output::{
+    DiagnosticEntry, clean, diagnostic_entries, diagnostic_line, diagnostics_json, json_out,
+    json_write, out, path_str, table,
+};
 
 pub fn run(ctx: &Context, command: PluginsCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -42,44 +50,80 @@ fn origin_str(record: &PluginRecord) -> &'static str {
     }
 }
 
-fn server_names(package: &Package) -> Vec<String> {
+fn server_names(package: &Package) -> Vec<&str> {
     package
         .mcp_servers
         .iter()
         .map(|s| match &s.origin {
-            rho_component::McpServerOrigin::Plugin { server, .. } => server.clone(),
-            rho_component::McpServerOrigin::Config => s.id.clone(),
+            rho_component::McpServerOrigin::Plugin { server, .. } => server.as_str(),
+            rho_component::McpServerOrigin::Config => s.id.as_str(),
         })
         .collect()
 }
 
 /// The stable list entry shape (documented in docs/cli-json.md).
+#[derive(Serialize)]
+struct PluginEntry<'a> {
+    name: &'a str,
+    version: Option<&'a str>,
+    description: Option<&'a str>,
+    scope: &'static str,
+    origin: &'static str,
+    path: Cow<'a, str>,
+    entry: Cow<'a, str>,
+    enabled: bool,
+    status: &'static str,
+    shadowed_by: Option<Cow<'a, str>>,
+    skills: Vec<&'a str>,
+    mcp_servers: Vec<&'a str>,
+    diagnostics: Vec<DiagnosticEntry<'a>>,
+}
+
+impl<'a> From<&'a PluginRecord> for PluginEntry<'a> {
+    fn from(record: &'a PluginRecord) -> Self {
+        let manifest = record.package.manifest.as_ref();
+        Self {
+            name: &record.name,
+            version: manifest.and_then(|m| m.version.as_deref()),
+            description: manifest.and_then(|m| m.description.as_deref()),
+            scope: record.scope.as_str(),
+            origin: origin_str(record),
+            path: record.path().to_string_lossy(),
+            entry: record.entry.to_string_lossy(),
+            enabled: record.enabled,
+            status: status_str(record.status),
+            shadowed_by: record.shadowed_by.as_deref().map(Path::to_string_lossy),
+            skills: record
+                .package
+                .skills
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect(),
+            mcp_servers: server_names(&record.package),
+            diagnostics: diagnostic_entries(&record.package.diagnostics),
+        }
+    }
+}
+
+/// `rho plugins list --json`.
+#[derive(Serialize)]
+struct ListOutput<'a> {
+    plugins: Vec<PluginEntry<'a>>,
+    diagnostics: Vec<DiagnosticEntry<'a>>,
+}
+
 fn record_json(record: &PluginRecord) -> Value {
-    let manifest = record.package.manifest.as_ref();
-    json!({
-        "name": record.name,
-        "version": manifest.and_then(|m| m.version.clone()),
-        "description": manifest.and_then(|m| m.description.clone()),
-        "scope": record.scope.as_str(),
-        "origin": origin_str(record),
-        "path": path_str(record.path()),
-        "entry": path_str(&record.entry),
-        "enabled": record.enabled,
-        "status": status_str(record.status),
-        "shadowed_by": record.shadowed_by.as_deref().map(path_str),
-        "skills": record.package.skills.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
-        "mcp_servers": server_names(&record.package),
-        "diagnostics": diagnostics_json(&record.package.diagnostics),
-    })
+    serde_json::to_value(PluginEntry::from(record)).unwrap_or(Value::Null)
 }
 
 fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
-    let inventory = ctx.plugins.discover();
+    // The process exits right after printing: freeing thousands of records would only cost time.
+    let inventory = std::mem::ManuallyDrop::new(ctx.plugins.discover());
     if ctx.json {
-        json_out(&json!({
-            "plugins": inventory.plugins.iter().map(record_json).collect::<Vec<_>>(),
-            "diagnostics": diagnostics_json(&inventory.diagnostics),
-        }));
+        json_write(&ListOutput {
+            plugins: inventory.plugins.iter().map(PluginEntry::from).collect(),
+            diagnostics: diagnostic_entries(&inventory.diagnostics),
+        });
         return Ok(ExitCode::SUCCESS);
     }
     if inventory.plugins.is_empty() && inventory.diagnostics.is_empty() {
@@ -481,6 +525,12 @@ fn validate(ctx: &Context, path: &std::path::Path) -> anyhow::Result<ExitCode> {
         bail!("{} is not a directory", path_str(&path));
     }
     let package = rho_plugins::validate_package(&path);
+    if package.not_a_plugin {
+        bail!(
+            "{} has no plugin.json, so it is not a plugin",
+            path_str(&path)
+        );
+    }
     let errors = package
         .diagnostics
         .iter()

@@ -1,0 +1,2 @@
+//! rho benchmarks (being written).
+fn main() {}

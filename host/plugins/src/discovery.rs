@@ -200,6 +200,10 @@ fn candidates(index: usize, root: &PluginRoot, diags: &mut Vec<Diagnostic>) -> V
 /// Discovers every plugin in `roots` (precedence order) and decides shadowing and enablement.
 /// Packages load in parallel; the result does not depend on scheduling.
 pub fn discover(roots: &[PluginRoot]) -> PluginInventory {
+    // Readers share each root's lock with each other and wait for a running install or remove
+    // (which hold it exclusively), so a package is seen before or after a change, never half
+    // replaced or half deleted.
+    let _locks: Vec<std::fs::File> = roots.iter().filter_map(|r| shared_lock(&r.path)).collect();
     let mut inventory = PluginInventory::default();
     let mut all = Vec::new();
     for (i, root) in roots.iter().enumerate() {
@@ -327,4 +331,25 @@ fn load_all(all: &[Candidate], roots: &[PluginRoot]) -> Vec<Package> {
         }
         out
     })
+}
+
+/// The name of the lock file in each managed root (created by lifecycle operations only).
+pub(crate) const LOCK_FILE: &str = ".rho-lock";
+
+/// Takes a shared lock on `<root>/.rho-lock` if it exists. Discovery never creates it, and a
+/// lock file planted as a symlink is not opened.
+fn shared_lock(root: &Path) -> Option<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK);
+    }
+    let file = options.open(root.join(LOCK_FILE)).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    file.lock_shared().ok()?;
+    Some(file)
 }

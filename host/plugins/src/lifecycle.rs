@@ -185,7 +185,7 @@ fn lock_root(root: &Path) -> Result<RootLock, PluginError> {
         source: e,
     };
     fs::create_dir_all(root).map_err(io)?;
-    let path = root.join(".rho-lock");
+    let path = root.join(crate::discovery::LOCK_FILE);
     let mut options = OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]

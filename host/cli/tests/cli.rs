@@ -1,0 +1,50 @@
+//! The command tree of the `rho` binary (behaviour lives in the end-to-end tests under `tests/`).
+//! Having an integration test here also makes `cargo test` build `target/<profile>/rho`, which
+//! those end-to-end tests run.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+
+fn rho(args: &[&str]) -> std::process::Output {
+    let home = std::env::temp_dir().join(format!("rho-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_rho"))
+        .args(args)
+        .env("HOME", &home)
+        .env("RHO_HOME", home.join(".rho"))
+        .current_dir(&home)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn help_lists_every_command() {
+    let out = rho(&["plugins", "--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for command in ["list", "inspect", "install", "link", "enable", "disable", "remove", "validate"] {
+        assert!(text.contains(command), "{command} missing from:\n{text}");
+    }
+    let text = String::from_utf8(rho(&["skills", "--help"]).stdout).unwrap();
+    for command in ["list", "show", "validate"] {
+        assert!(text.contains(command), "{command} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn version_and_usage_errors() {
+    let out = rho(&["--version"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8(out.stdout).unwrap().starts_with("rho "));
+    assert_eq!(rho(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(rho(&["plugins", "remove"]).status.code(), Some(2));
+}
+
+#[test]
+fn missing_project_directory_is_a_reported_failure() {
+    let out = rho(&["--cwd", "/nonexistent/project", "plugins", "list"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("/nonexistent/project"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing but output on stdout");
+}

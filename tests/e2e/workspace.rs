@@ -9,11 +9,21 @@ use serde_json::Value;
 
 fn workspace_graph() -> BTreeMap<String, BTreeSet<String>> {
     let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(repo_root())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut graph = BTreeMap::new();
     for package in meta["packages"].as_array().unwrap() {
@@ -30,7 +40,15 @@ fn workspace_graph() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 fn rho_deps(graph: &BTreeMap<String, BTreeSet<String>>, krate: &str) -> BTreeSet<String> {
-    graph.get(krate).map(|d| d.iter().filter(|n| n.starts_with("rho-")).cloned().collect()).unwrap_or_default()
+    graph
+        .get(krate)
+        .map(|d| {
+            d.iter()
+                .filter(|n| n.starts_with("rho-"))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[test]
@@ -44,10 +62,35 @@ fn crate_graph_follows_the_design() {
         ("rho-mcp", &["rho-component"]),
         ("rho-wasm", &["rho-component"]),
         ("rho-builtin-plugins", &["rho-component", "rho-skills"]),
-        ("rho-core", &["rho-component", "rho-skills", "rho-plugins", "rho-config", "rho-mcp", "rho-wasm", "rho-builtin-plugins"]),
+        (
+            "rho-core",
+            &[
+                "rho-component",
+                "rho-skills",
+                "rho-plugins",
+                "rho-config",
+                "rho-mcp",
+                "rho-wasm",
+                "rho-builtin-plugins",
+            ],
+        ),
         ("rho-rpc", &["rho-component", "rho-core"]),
         ("rho-tui", &["rho-component", "rho-core"]),
-        ("rho-cli", &["rho-component", "rho-skills", "rho-plugins", "rho-config", "rho-mcp", "rho-wasm", "rho-builtin-plugins", "rho-core", "rho-rpc", "rho-tui"]),
+        (
+            "rho-cli",
+            &[
+                "rho-component",
+                "rho-skills",
+                "rho-plugins",
+                "rho-config",
+                "rho-mcp",
+                "rho-wasm",
+                "rho-builtin-plugins",
+                "rho-core",
+                "rho-rpc",
+                "rho-tui",
+            ],
+        ),
         ("rho-plugin-sdk", &[]),
         ("rho-e2e", &["rho-component"]),
         ("rho-bench", &[]),
@@ -56,19 +99,35 @@ fn crate_graph_follows_the_design() {
         if !krate.starts_with("rho-") {
             continue;
         }
-        let rule = allowed.iter().find(|(k, _)| k == krate).unwrap_or_else(|| panic!("{krate} is not in DESIGN.md's table: add a rule"));
+        let rule = allowed
+            .iter()
+            .find(|(k, _)| k == krate)
+            .unwrap_or_else(|| panic!("{krate} is not in DESIGN.md's table: add a rule"));
         let allowed: BTreeSet<String> = rule.1.iter().map(|s| s.to_string()).collect();
-        let extra: Vec<_> = rho_deps(&graph, krate).difference(&allowed).cloned().collect();
+        let extra: Vec<_> = rho_deps(&graph, krate)
+            .difference(&allowed)
+            .cloned()
+            .collect();
         assert!(extra.is_empty(), "{krate} may not depend on {extra:?}");
         // Leaves know nothing: rho-component is plain data, no IO runtime.
         if krate == "rho-component" {
-            assert!(deps.iter().all(|d| d == "serde" || d == "serde_json"), "{deps:?}");
+            assert!(
+                deps.iter().all(|d| d == "serde" || d == "serde_json"),
+                "{deps:?}"
+            );
         }
     }
     // rmcp and wasmtime each live in exactly one crate.
     for (heavy, home) in [("rmcp", "rho-mcp"), ("wasmtime", "rho-wasm")] {
-        let users: Vec<_> = graph.iter().filter(|(_, d)| d.contains(heavy)).map(|(k, _)| k.clone()).collect();
-        assert!(users.is_empty() || users == [home.to_string()], "{heavy} used by {users:?}");
+        let users: Vec<_> = graph
+            .iter()
+            .filter(|(_, d)| d.contains(heavy))
+            .map(|(k, _)| k.clone())
+            .collect();
+        assert!(
+            users.is_empty() || users == [home.to_string()],
+            "{heavy} used by {users:?}"
+        );
     }
 }
 
@@ -81,6 +140,9 @@ fn every_diagnostic_code_is_documented_and_every_documented_code_exists() {
         .filter_map(|l| l.split('`').next())
         .map(str::to_owned)
         .collect();
-    let codes: BTreeSet<String> = rho_component::DiagnosticCode::ALL.iter().map(|c| c.as_str().to_owned()).collect();
+    let codes: BTreeSet<String> = rho_component::DiagnosticCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect();
     assert_eq!(documented, codes);
 }

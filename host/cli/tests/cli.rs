@@ -22,7 +22,9 @@ fn help_lists_every_command() {
     let out = rho(&["plugins", "--help"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    for command in ["list", "inspect", "install", "link", "enable", "disable", "remove", "validate"] {
+    for command in [
+        "list", "inspect", "install", "link", "enable", "disable", "remove", "validate",
+    ] {
         assert!(text.contains(command), "{command} missing from:\n{text}");
     }
     let text = String::from_utf8(rho(&["skills", "--help"]).stdout).unwrap();

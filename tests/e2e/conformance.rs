@@ -37,6 +37,54 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case {
+        fixture: "escape-plugin-json",
+        spec: "§4.1 boundary 1: plugin.json outside the root rejects the plugin",
+        status: "rejected",
+        codes: &["path-escape"],
+        skills: &[],
+        servers: Some(&[]),
+    },
+    Case {
+        fixture: "escape-skills-dir",
+        spec: "§4.1 boundary 2: skills/ outside the root invalidates that type only",
+        status: "loaded",
+        codes: &["path-escape"],
+        skills: &[],
+        servers: Some(&["ok"]),
+    },
+    Case {
+        fixture: "escape-skill-md",
+        spec: "§4.1 boundary 3: a SKILL.md outside the root skips that skill",
+        status: "loaded",
+        codes: &["path-escape"],
+        skills: &["local"],
+        servers: None,
+    },
+    Case {
+        fixture: "escape-mcp-json",
+        spec: "§4.1 boundary 2: mcp.json outside the root disables MCP only",
+        status: "loaded",
+        codes: &["path-escape"],
+        skills: &["hi"],
+        servers: Some(&[]),
+    },
+    Case {
+        fixture: "escape-command",
+        spec: "§4.1 boundary 4: command/cwd escaping invalidates that server",
+        status: "loaded",
+        codes: &["mcp-server-invalid"],
+        skills: &[],
+        servers: Some(&["in"]),
+    },
+    Case {
+        fixture: "inside-links",
+        spec: "§4.1.3 links that stay inside are allowed",
+        status: "loaded",
+        codes: &[],
+        skills: &["greet"],
+        servers: None,
+    },
+    Case {
         fixture: "minimal",
         spec: "§5.2 minimal manifest",
         status: "loaded",
@@ -451,8 +499,8 @@ fn mcp_server_entries_fail_one_by_one() {
     assert_eq!(server("bare")["command"], "npx");
     assert_eq!(
         server("bare")["cwd"],
-        Value::Null,
-        "default cwd is the plugin root, applied at start"
+        root,
+        "default cwd is the plugin root (§7.2.1)"
     );
     assert_eq!(server("data-cwd")["cwd"], format!("{data}/cache"));
     assert_eq!(server("rel-cwd")["cwd"], format!("{root}/config"));

@@ -72,7 +72,8 @@ pub struct StdioServerSpec {
     pub env: Vec<(String, String)>,
     /// Child variable name → ambient variable name; values are read at start and never shown.
     pub env_from_env: Vec<(String, String)>,
-    /// Working directory; `None` means the runtime's default (the plugin root for plugins).
+    /// Working directory; plugin servers always have one (the plugin root by default, §7.2.1);
+    /// `None` (config servers without `cwd`) means rho's own working directory.
     pub cwd: Option<PathBuf>,
 }
 

@@ -366,7 +366,8 @@ fn stdio_server(
     }
 
     let cwd = match str_field(fields, "cwd") {
-        None => None,
+        // §7.2.1: without `cwd` the plugin root is the working directory.
+        None => Some(ctx.root.to_path_buf()),
         Some(raw) => {
             let expanded = expand(raw, "cwd", &mut problems);
             match resolve_cwd(raw, &expanded, ctx) {

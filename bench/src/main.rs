@@ -1,2 +1,159 @@
-//! rho benchmarks (being written).
-fn main() {}
+//! `rho-bench`: benchmarks that run the real `rho` binary as a user does (whole process, stdout
+//! drained through a pipe) and report each figure next to a baseline measured in the same run,
+//! because these machines are too noisy for absolute numbers alone.
+//!
+//! Subcommands: `plugins-list` (discovery over generated corpora of 250..2000 plugins against a
+//! process that only reads the same files) and `startup` (`rho plugins list` with nothing installed
+//! against a process that does nothing). `read-files` and `noop` are the hidden baseline modes the
+//! bench re-executes itself in. Results are recorded in `docs/benchmarks.md`.
+
+// A benchmark binary owns its stdout (the result tables) and reports progress and failures on
+// stderr, so the workspace-wide print lints do not apply here.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod args;
+mod baseline;
+mod corpus;
+mod json;
+mod machine;
+mod measure;
+mod plugins_list;
+mod scratch;
+mod startup;
+mod stats;
+
+use std::process::ExitCode;
+
+use args::{Command, Options};
+
+/// Why the bench stopped: bad usage (exit 2) or a failed measurement (exit 1).
+#[derive(Debug)]
+pub enum Error {
+    /// The command line could not be understood.
+    Usage(String),
+    /// Something the bench ran or wrote failed.
+    Failed(String),
+}
+
+impl From<String> for Error {
+    fn from(message: String) -> Self {
+        Self::Failed(message)
+    }
+}
+
+const USAGE: &str = "\
+usage: rho-bench <command> [options]
+
+commands:
+  plugins-list   median wall time of `rho plugins list --json` over generated plugin roots,
+                 against a process that only reads the same files
+  startup        median wall time of `rho plugins list` with nothing installed, against a
+                 process that does nothing
+  corpus DIR N   write a corpus of N plugins to DIR/home (and an empty DIR/project), for
+                 profiling by hand with HOME=DIR/home rho --cwd DIR/project plugins list --json
+  help           print this text
+
+options:
+  --rho PATH     the rho binary (default: `rho` next to this binary, i.e. target/release/rho)
+  --runs N       timed runs per measurement (default: 21 for plugins-list, 51 for startup)
+  --warmup N     untimed runs before them (default: 3)
+  --sizes LIST   plugins-list only: comma-separated plugin counts (default: 250,500,1000,2000)
+
+build both binaries first: cargo build --release -p rho-cli -p rho-bench
+";
+
+fn main() -> ExitCode {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    match run(argv) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Error::Usage(message)) => {
+            eprintln!("rho-bench: {message}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(Error::Failed(message)) => {
+            eprintln!("rho-bench: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(argv: Vec<std::ffi::OsString>) -> Result<(), Error> {
+    match args::parse(argv)? {
+        Command::Help => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Command::PluginsList(options) => {
+            warn_if_debug_build();
+            plugins_list::run(&resolve(options)?)
+        }
+        Command::Startup(options) => {
+            warn_if_debug_build();
+            startup::run(&resolve(options)?)
+        }
+        Command::ReadFiles(root) => baseline::read_files(&root),
+        Command::Noop => Ok(()),
+        Command::Corpus { dir, plugins } => write_corpus(&dir, plugins),
+    }
+}
+
+/// Options with the rho binary located and checked.
+pub struct Resolved {
+    /// The rho binary under test.
+    pub rho: std::path::PathBuf,
+    /// This binary, re-executed for the baselines.
+    pub bench: std::path::PathBuf,
+    /// Everything else from the command line.
+    pub options: Options,
+}
+
+fn resolve(options: Options) -> Result<Resolved, Error> {
+    let bench = std::env::current_exe()
+        .map_err(|e| format!("cannot locate the rho-bench binary itself: {e}"))?;
+    let rho = match &options.rho {
+        Some(path) => path.clone(),
+        None => bench
+            .parent()
+            .map(|dir| dir.join(format!("rho{}", std::env::consts::EXE_SUFFIX)))
+            .ok_or_else(|| format!("{} has no parent directory", bench.display()))?,
+    };
+    if !rho.is_file() {
+        return Err(Error::Failed(format!(
+            "rho binary not found at {}; build it with `cargo build --release -p rho-cli` \
+             (or pass --rho PATH)",
+            rho.display()
+        )));
+    }
+    let rho = std::path::absolute(&rho)
+        .map_err(|e| format!("cannot make {} absolute: {e}", rho.display()))?;
+    Ok(Resolved {
+        rho,
+        bench,
+        options,
+    })
+}
+
+fn write_corpus(dir: &std::path::Path, plugins: usize) -> Result<(), Error> {
+    // Refuse to write into an existing directory: the corpus must be exactly what was generated.
+    std::fs::create_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let project = dir.join("project");
+    std::fs::create_dir(&project)
+        .map_err(|e| format!("cannot create {}: {e}", project.display()))?;
+    let corpus = corpus::generate(&dir.join("home"), plugins)?;
+    println!(
+        "{}: {plugins} plugins, {} files, {} bytes",
+        corpus.root.display(),
+        corpus.files,
+        corpus.bytes
+    );
+    Ok(())
+}
+
+fn warn_if_debug_build() {
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "rho-bench: warning: this is a debug build; baselines are not comparable \
+             (use cargo build --release -p rho-cli -p rho-bench)"
+        );
+    }
+}

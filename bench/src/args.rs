@@ -1,0 +1,204 @@
+//! The hand-written command-line parser (a handful of options does not justify a dependency).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use crate::Error;
+
+/// Plugin counts measured when `--sizes` is not given.
+const DEFAULT_SIZES: [usize; 4] = [250, 500, 1000, 2000];
+
+/// What to run.
+#[derive(Debug)]
+pub enum Command {
+    /// Print the usage text.
+    Help,
+    /// The discovery benchmark.
+    PluginsList(Options),
+    /// The empty-startup benchmark.
+    Startup(Options),
+    /// Hidden baseline mode: read every file under a root, print the byte count.
+    ReadFiles(PathBuf),
+    /// Hidden baseline mode: start and exit.
+    Noop,
+    /// Write one corpus to a directory (its `home/` and `project/`) for profiling by hand.
+    Corpus {
+        /// The directory to create.
+        dir: PathBuf,
+        /// How many plugins.
+        plugins: usize,
+    },
+}
+
+/// Options shared by the benchmarks.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--rho`: the binary under test (default: next to this one).
+    pub rho: Option<PathBuf>,
+    /// `--runs`: timed runs per measurement.
+    pub runs: usize,
+    /// `--warmup`: untimed runs before them.
+    pub warmup: usize,
+    /// `--sizes`: plugin counts (plugins-list only).
+    pub sizes: Vec<usize>,
+}
+
+/// Parses the arguments after the program name.
+pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
+    let mut argv = argv.into_iter();
+    let Some(command) = argv.next() else {
+        return Err(Error::Usage("missing command".into()));
+    };
+    let command = command
+        .into_string()
+        .map_err(|raw| Error::Usage(format!("unknown command {raw:?}")))?;
+    let rest: Vec<OsString> = argv.collect();
+    if !matches!(command.as_str(), "read-files" | "corpus")
+        && rest.iter().any(|a| a == "-h" || a == "--help")
+    {
+        return Ok(Command::Help);
+    }
+    let mut argv = rest.into_iter();
+    match command.as_str() {
+        "help" | "-h" | "--help" => Ok(Command::Help),
+        "plugins-list" => options(argv, 21, true).map(Command::PluginsList),
+        // Startup runs take a few milliseconds each, so more of them cost little and steady the median.
+        "startup" => options(argv, 51, false).map(Command::Startup),
+        "read-files" => {
+            let root = argv
+                .next()
+                .ok_or_else(|| Error::Usage("read-files needs a root directory".into()))?;
+            if let Some(extra) = argv.next() {
+                return Err(Error::Usage(format!("unexpected argument {extra:?}")));
+            }
+            Ok(Command::ReadFiles(PathBuf::from(root)))
+        }
+        "noop" => Ok(Command::Noop),
+        "corpus" => {
+            let (Some(dir), Some(plugins), None) = (argv.next(), argv.next(), argv.next()) else {
+                return Err(Error::Usage("corpus needs DIR and a plugin count".into()));
+            };
+            Ok(Command::Corpus {
+                dir: PathBuf::from(dir),
+                plugins: positive("corpus", plugins)?,
+            })
+        }
+        other => Err(Error::Usage(format!("unknown command `{other}`"))),
+    }
+}
+
+fn options(
+    argv: impl Iterator<Item = OsString>,
+    default_runs: usize,
+    takes_sizes: bool,
+) -> Result<Options, Error> {
+    let mut options = Options {
+        rho: None,
+        runs: default_runs,
+        warmup: 3,
+        sizes: DEFAULT_SIZES.to_vec(),
+    };
+    let mut argv = argv.peekable();
+    while let Some(arg) = argv.next() {
+        let arg = arg
+            .into_string()
+            .map_err(|raw| Error::Usage(format!("unknown option {raw:?}")))?;
+        // Accept both `--name value` and `--name=value`.
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name.to_owned(), Some(value.into())),
+            _ => (arg, None),
+        };
+        let mut value = || -> Result<OsString, Error> {
+            inline
+                .clone()
+                .or_else(|| argv.next())
+                .ok_or_else(|| Error::Usage(format!("{name} needs a value")))
+        };
+        match name.as_str() {
+            "--rho" => options.rho = Some(PathBuf::from(value()?)),
+            "--runs" => options.runs = positive(&name, value()?)?,
+            "--warmup" => options.warmup = count(&name, value()?)?,
+            "--sizes" if takes_sizes => {
+                let list = value()?;
+                let list = list
+                    .to_str()
+                    .ok_or_else(|| Error::Usage(format!("--sizes: {list:?} is not a list")))?;
+                options.sizes = list
+                    .split(',')
+                    .map(|item| positive("--sizes", item.trim().into()))
+                    .collect::<Result<_, _>>()?;
+            }
+            other => return Err(Error::Usage(format!("unknown option `{other}`"))),
+        }
+    }
+    Ok(options)
+}
+
+fn count(name: &str, value: OsString) -> Result<usize, Error> {
+    value
+        .to_str()
+        .and_then(|text| text.parse().ok())
+        .ok_or_else(|| Error::Usage(format!("{name}: {value:?} is not a number")))
+}
+
+fn positive(name: &str, value: OsString) -> Result<usize, Error> {
+    match count(name, value)? {
+        0 => Err(Error::Usage(format!("{name} must be at least 1"))),
+        n => Ok(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(args: &[&str]) -> Result<Command, Error> {
+        parse(args.iter().map(OsString::from).collect())
+    }
+
+    #[test]
+    fn plugins_list_defaults_and_overrides() {
+        let Ok(Command::PluginsList(o)) = parse_str(&["plugins-list"]) else {
+            panic!("expected plugins-list");
+        };
+        assert_eq!(
+            (o.runs, o.warmup, o.sizes),
+            (21, 3, vec![250, 500, 1000, 2000])
+        );
+        let Ok(Command::PluginsList(o)) = parse_str(&[
+            "plugins-list",
+            "--runs=5",
+            "--sizes",
+            "10, 20",
+            "--rho",
+            "/x/rho",
+        ]) else {
+            panic!("expected plugins-list");
+        };
+        assert_eq!((o.runs, o.sizes), (5, vec![10, 20]));
+        assert_eq!(o.rho, Some(PathBuf::from("/x/rho")));
+    }
+
+    #[test]
+    fn bad_usage_is_reported() {
+        assert!(matches!(parse_str(&[]), Err(Error::Usage(_))));
+        assert!(matches!(
+            parse_str(&["startup", "--sizes", "1"]),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse_str(&["startup", "--runs", "0"]),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse_str(&["startup", "--runs"]),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(parse_str(&["read-files"]), Err(Error::Usage(_))));
+        assert!(matches!(parse_str(&["corpus", "/x"]), Err(Error::Usage(_))));
+        assert!(matches!(
+            parse_str(&["corpus", "/x", "3"]),
+            Ok(Command::Corpus { plugins: 3, .. })
+        ));
+    }
+}

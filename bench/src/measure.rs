@@ -1,0 +1,116 @@
+//! Whole-process timing of one child command, the way a user's shell runs it.
+//!
+//! The clock starts just before `spawn` and stops once the child has exited and its stdout pipe
+//! has been drained to EOF (like `rho ... | jq`), so it covers exec, dynamic loading, the work
+//! and the write of the output. Everything else (building the command, opening the stderr file,
+//! checking the output) happens outside the timed window.
+
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How much of a failing child's stderr is quoted in the error.
+const STDERR_QUOTE_BYTES: usize = 4096;
+
+/// One command to time, with an explicit environment.
+pub struct Probe {
+    label: String,
+    program: PathBuf,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+    dir: PathBuf,
+    stderr_path: PathBuf,
+}
+
+impl Probe {
+    /// A probe running `program args...` in `dir`, with only `env` (plus `PATH`) in its
+    /// environment so the user's own `RHO_LOG` or `RHO_HOME` cannot leak into the figures.
+    /// Its stderr goes to a file next to `dir` so it never blocks and can be quoted on failure.
+    pub fn new(
+        label: &str,
+        program: &Path,
+        args: &[&OsStr],
+        env: &[(&str, &Path)],
+        dir: &Path,
+        stderr_path: PathBuf,
+    ) -> Self {
+        let mut env: Vec<(OsString, OsString)> = env
+            .iter()
+            .map(|(k, v)| (OsString::from(k), v.as_os_str().to_owned()))
+            .collect();
+        if let Some(path) = std::env::var_os("PATH") {
+            env.push(("PATH".into(), path));
+        }
+        Self {
+            label: label.to_owned(),
+            program: program.to_path_buf(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env,
+            dir: dir.to_path_buf(),
+            stderr_path,
+        }
+    }
+
+    /// Runs the command once; `stdout` receives everything it printed. Fails unless it exits 0.
+    pub fn run(&self, stdout: &mut Vec<u8>) -> Result<Duration, String> {
+        let stderr = std::fs::File::create(&self.stderr_path)
+            .map_err(|e| format!("cannot create {}: {e}", self.stderr_path.display()))?;
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr);
+        stdout.clear();
+
+        let start = Instant::now();
+        let mut child = command.spawn().map_err(|e| {
+            format!(
+                "{}: cannot start {}: {e}",
+                self.label,
+                self.program.display()
+            )
+        })?;
+        let drained = match child.stdout.take() {
+            Some(mut pipe) => pipe.read_to_end(stdout).map(drop),
+            None => Ok(()),
+        };
+        let status = child.wait();
+        let elapsed = start.elapsed();
+
+        drained.map_err(|e| format!("{}: cannot read its stdout: {e}", self.label))?;
+        let status = status.map_err(|e| format!("{}: cannot wait for it: {e}", self.label))?;
+        if !status.success() {
+            return Err(format!(
+                "{}: `{}` failed ({status}); stderr:\n{}",
+                self.label,
+                self.command_line(),
+                self.stderr_quote()
+            ));
+        }
+        Ok(elapsed)
+    }
+
+    /// The command as a user would type it, for messages.
+    pub fn command_line(&self) -> String {
+        std::iter::once(self.program.as_os_str())
+            .chain(self.args.iter().map(OsString::as_os_str))
+            .map(|part| part.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn stderr_quote(&self) -> String {
+        let text = std::fs::read(&self.stderr_path).unwrap_or_default();
+        let cut = text.len().min(STDERR_QUOTE_BYTES);
+        match String::from_utf8_lossy(&text[..cut]).trim_end() {
+            "" => "(empty)".into(),
+            quoted => quoted.to_owned(),
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Order statistics over timed runs and the least-squares line through (plugins, median).
+
+use std::time::Duration;
+
+/// Median, minimum and 90th percentile of a set of runs, in milliseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Summary {
+    /// The middle run (the mean of the two middle runs for an even count).
+    pub median: f64,
+    /// The fastest run.
+    pub min: f64,
+    /// The nearest-rank 90th percentile.
+    pub p90: f64,
+}
+
+impl Summary {
+    /// Summarizes `runs`; `None` when there are none.
+    pub fn of(runs: &[Duration]) -> Option<Self> {
+        let mut ms: Vec<f64> = runs.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        let n = ms.len();
+        let min = *ms.first()?;
+        let median = if n % 2 == 1 {
+            ms[n / 2]
+        } else {
+            (ms[n / 2 - 1] + ms[n / 2]) / 2.0
+        };
+        // Nearest rank: the smallest value with at least 90% of the runs at or below it.
+        let rank = (n * 9).div_ceil(10).max(1);
+        Some(Self {
+            median,
+            min,
+            p90: ms[rank - 1],
+        })
+    }
+}
+
+/// `y = intercept + slope * x` fitted by least squares, with its coefficient of determination.
+#[derive(Debug, Clone, Copy)]
+pub struct Line {
+    /// The value at x = 0 (fixed cost).
+    pub intercept: f64,
+    /// The growth per unit of x (cost per plugin).
+    pub slope: f64,
+    /// R², 1.0 for points exactly on the line.
+    pub r2: f64,
+}
+
+impl Line {
+    /// Fits the points; `None` with fewer than two distinct x values.
+    pub fn fit(points: &[(f64, f64)]) -> Option<Self> {
+        let n = points.len() as f64;
+        let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+        let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+        let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+        let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+        let syy: f64 = points.iter().map(|p| (p.1 - mean_y).powi(2)).sum();
+        if points.len() < 2 || sxx == 0.0 {
+            return None;
+        }
+        let slope = sxy / sxx;
+        let r2 = if syy == 0.0 {
+            1.0
+        } else {
+            (sxy * sxy) / (sxx * syy)
+        };
+        Some(Self {
+            intercept: mean_y - slope * mean_x,
+            slope,
+            r2,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(values: &[u64]) -> Vec<Duration> {
+        values.iter().map(|v| Duration::from_millis(*v)).collect()
+    }
+
+    #[test]
+    fn summary_of_odd_and_even_counts() {
+        let s = Summary::of(&ms(&[5, 1, 3, 2, 4])).unwrap();
+        assert_eq!((s.median, s.min, s.p90), (3.0, 1.0, 5.0));
+        let s = Summary::of(&ms(&[4, 1, 3, 2])).unwrap();
+        assert_eq!(s.median, 2.5);
+        let twenty_one: Vec<u64> = (1..=21).collect();
+        assert_eq!(Summary::of(&ms(&twenty_one)).unwrap().p90, 19.0);
+        assert!(Summary::of(&[]).is_none());
+    }
+
+    #[test]
+    fn line_through_exact_points() {
+        let line = Line::fit(&[(0.0, 2.0), (10.0, 7.0), (20.0, 12.0)]).unwrap();
+        assert!((line.slope - 0.5).abs() < 1e-12);
+        assert!((line.intercept - 2.0).abs() < 1e-12);
+        assert!((line.r2 - 1.0).abs() < 1e-12);
+        assert!(Line::fit(&[(1.0, 1.0)]).is_none());
+    }
+}

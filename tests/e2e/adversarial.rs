@@ -685,8 +685,12 @@ fn c21_planted_lock_and_state_links_are_never_written_through() {
     std::fs::create_dir_all(&sb.rho_home).unwrap();
     symlink(&canary.file, sb.rho_home.join("plugins.toml"));
     make_plugin(&sb.user_plugins().join("st"), "st");
-    let run = sb.rho(&["plugins", "disable", "st"]);
-    assert_no_panic(&run);
+    let run = sb.rho(&["plugins", "disable", "st"]).code(1);
+    assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
+    canary.assert_absent(&run.stderr);
+    let list = sb.rho(&["plugins", "list", "--json"]).ok();
+    assert_eq!(list.json()["diagnostics"][0]["code"], "state-file-invalid");
+    canary.assert_absent(&list.stdout);
     canary.assert_untouched();
 }
 

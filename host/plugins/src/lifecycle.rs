@@ -311,6 +311,87 @@ fn discard(staged: &Path) {
     }
 }
 
+/// A validated package and its destination slot, with the managed root locked.
+struct Slot {
+    /// The resolved source directory.
+    source: PathBuf,
+    root: PathBuf,
+    name: String,
+    dest: PathBuf,
+    /// Non-fatal diagnostics of the source package.
+    diagnostics: Vec<Diagnostic>,
+    /// The scope's state, loaded before anything changes (a broken file refuses early).
+    state: ActivationState,
+    _lock: RootLock,
+}
+
+/// Validates `source` and claims `<root>/<name>` for it: refused if taken without `force`.
+fn claim_slot(
+    locations: &PluginLocations,
+    source: &Path,
+    scope: Scope,
+    force: bool,
+) -> Result<Slot, PluginError> {
+    let source = resolve_source(source)?;
+    let root = locations.install_root(scope)?.to_path_buf();
+    refuse_overlap(&source, &root)?;
+    let (name, diagnostics) = validated_name(&source, &root, scope)?;
+    let dest = root.join(&name);
+    let taken = |dest: &Path| !force && fs::symlink_metadata(dest).is_ok();
+    if taken(&dest) {
+        return Err(PluginError::Exists { path: dest });
+    }
+    let state = ActivationState::load(locations.state_file(scope))?;
+    let lock = lock_root(&root)?;
+    // Checked again under the lock: another process may have taken the slot meanwhile.
+    if taken(&dest) {
+        return Err(PluginError::Exists { path: dest });
+    }
+    Ok(Slot {
+        source,
+        root,
+        name,
+        dest,
+        diagnostics,
+        state,
+        _lock: lock,
+    })
+}
+
+impl Slot {
+    /// Swaps the prepared `staged` entry into the slot (removing `staged` on failure) and
+    /// returns whether an existing entry was replaced.
+    fn put_in_place(&self, staged: &Path) -> Result<bool, PluginError> {
+        let replaced = fs::symlink_metadata(&self.dest).is_ok();
+        if let Err(e) = swap_in(&self.root, &self.name, staged, &self.dest) {
+            discard(staged);
+            return Err(e);
+        }
+        Ok(replaced)
+    }
+
+    /// Records (or clears) the install source in the scope's state file.
+    fn record_origin(
+        mut self,
+        locations: &PluginLocations,
+        scope: Scope,
+        installed_from: Option<PathBuf>,
+        replaced: bool,
+    ) -> Result<InstallReport, PluginError> {
+        if self.state.installed_from(&self.name) != installed_from.as_deref() {
+            self.state.set_installed_from(&self.name, installed_from);
+            self.state.save(locations.state_file(scope))?;
+        }
+        Ok(InstallReport {
+            name: self.name,
+            destination: self.dest,
+            scope,
+            replaced,
+            diagnostics: self.diagnostics,
+        })
+    }
+}
+
 /// Installs (copies) the package at `source` into the managed root of `scope`.
 pub fn install(
     locations: &PluginLocations,
@@ -329,54 +410,30 @@ pub fn install_with_limits(
     force: bool,
     limits: CopyLimits,
 ) -> Result<InstallReport, PluginError> {
-    let source = resolve_source(source)?;
-    let root = locations.install_root(scope)?.to_path_buf();
-    refuse_overlap(&source, &root)?;
-    let (name, _) = validated_name(&source, &root, scope)?;
-    let dest = root.join(&name);
-    if !force && fs::symlink_metadata(&dest).is_ok() {
-        return Err(PluginError::Exists { path: dest });
-    }
-    let _lock = lock_root(&root)?;
-    if !force && fs::symlink_metadata(&dest).is_ok() {
-        return Err(PluginError::Exists { path: dest });
-    }
-    let resolved_root = dunce::canonicalize(&root).unwrap_or_else(|_| root.clone());
-    let staged = temp_name(&root, "staging", &name);
-    let prepared = copy_package(&source, &staged, limits).and_then(|()| {
+    let mut slot = claim_slot(locations, source, scope, force)?;
+    let resolved_root = dunce::canonicalize(&slot.root).unwrap_or_else(|_| slot.root.clone());
+    let staged = temp_name(&slot.root, "staging", &slot.name);
+    let prepared = copy_package(&slot.source, &staged, limits).and_then(|()| {
         // Validate what was actually copied, not what the source looked like before.
         let (staged_name, diagnostics) = validated_name(&staged, &resolved_root, scope)?;
-        if staged_name != name {
+        if staged_name != slot.name {
             return Err(PluginError::Source {
-                path: source.clone(),
+                path: slot.source.clone(),
                 message: "the manifest changed during the copy".into(),
             });
         }
         Ok(diagnostics)
     });
-    let diagnostics = match prepared {
-        Ok(diagnostics) => diagnostics,
+    match prepared {
+        Ok(diagnostics) => slot.diagnostics = diagnostics,
         Err(e) => {
             discard(&staged);
             return Err(e);
         }
-    };
-    let replaced = fs::symlink_metadata(&dest).is_ok();
-    if let Err(e) = swap_in(&root, &name, &staged, &dest) {
-        discard(&staged);
-        return Err(e);
     }
-    let state_file = locations.state_file(scope);
-    let mut state = ActivationState::load(state_file)?;
-    state.set_installed_from(&name, Some(source));
-    state.save(state_file)?;
-    Ok(InstallReport {
-        name,
-        destination: dest,
-        scope,
-        replaced,
-        diagnostics,
-    })
+    let replaced = slot.put_in_place(&staged)?;
+    let source = slot.source.clone();
+    slot.record_origin(locations, scope, Some(source), replaced)
 }
 
 /// Links the package at `source` into the managed root of `scope` (a directory symlink to its
@@ -387,47 +444,20 @@ pub fn link(
     scope: Scope,
     force: bool,
 ) -> Result<InstallReport, PluginError> {
-    let source = resolve_source(source)?;
-    let root = locations.install_root(scope)?.to_path_buf();
-    refuse_overlap(&source, &root)?;
-    let (name, diagnostics) = validated_name(&source, &root, scope)?;
-    let dest = root.join(&name);
-    if !force && fs::symlink_metadata(&dest).is_ok() {
-        return Err(PluginError::Exists { path: dest });
-    }
-    let _lock = lock_root(&root)?;
-    if !force && fs::symlink_metadata(&dest).is_ok() {
-        return Err(PluginError::Exists { path: dest });
-    }
-    let staged = temp_name(&root, "staging", &name);
+    let slot = claim_slot(locations, source, scope, force)?;
+    let staged = temp_name(&slot.root, "staging", &slot.name);
     #[cfg(unix)]
-    std::os::unix::fs::symlink(&source, &staged).map_err(|e| PluginError::Io {
+    std::os::unix::fs::symlink(&slot.source, &staged).map_err(|e| PluginError::Io {
         path: staged.clone(),
         source: e,
     })?;
     #[cfg(not(unix))]
     return Err(PluginError::Source {
-        path: source,
+        path: slot.source,
         message: "links need a Unix system".into(),
     });
-    let replaced = fs::symlink_metadata(&dest).is_ok();
-    if let Err(e) = swap_in(&root, &name, &staged, &dest) {
-        discard(&staged);
-        return Err(e);
-    }
-    let state_file = locations.state_file(scope);
-    let mut state = ActivationState::load(state_file)?;
-    if state.installed_from(&name).is_some() {
-        state.set_installed_from(&name, None);
-        state.save(state_file)?;
-    }
-    Ok(InstallReport {
-        name,
-        destination: dest,
-        scope,
-        replaced,
-        diagnostics,
-    })
+    let replaced = slot.put_in_place(&staged)?;
+    slot.record_origin(locations, scope, None, replaced)
 }
 
 /// Enables or disables the highest-precedence package called `name` in its scope's state file.

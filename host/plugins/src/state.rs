@@ -47,28 +47,55 @@ impl PluginState {
 impl ActivationState {
     /// Reads a state file; a missing file is the empty state (every plugin enabled).
     pub fn load(path: &Path) -> Result<Self, PluginError> {
-        let text = match std::fs::read(path) {
-            Ok(bytes) if bytes.len() > 1024 * 1024 => {
-                return Err(PluginError::StateFile {
-                    path: path.to_path_buf(),
-                    message: "larger than 1 MiB".into(),
-                });
-            }
-            Ok(bytes) => String::from_utf8(bytes).map_err(|_| PluginError::StateFile {
-                path: path.to_path_buf(),
-                message: "not valid UTF-8".into(),
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(e) => {
-                return Err(PluginError::StateFile {
-                    path: path.to_path_buf(),
-                    message: e.to_string(),
-                });
-            }
-        };
-        toml::from_str(&text).map_err(|e| PluginError::StateFile {
+        const MAX: u64 = 1024 * 1024;
+        let fail = |message: String| PluginError::StateFile {
             path: path.to_path_buf(),
-            message: e.to_string().trim_end().to_string(),
+            message,
+        };
+        // A state file is rho's own and never a link: a `.rho/plugins.toml` planted in a
+        // repository as a link to a private file must not be read (its parse errors would
+        // quote it).
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+        }
+        let file = match options.open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(fail(
+                    "is a symbolic link; rho reads its state files only as regular files".into(),
+                ));
+            }
+            Err(e) => return Err(fail(e.to_string())),
+        };
+        let meta = file.metadata().map_err(|e| fail(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(fail("is not a regular file".into()));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX + 1), &mut bytes)
+            .map_err(|e| fail(e.to_string()))?;
+        if bytes.len() as u64 > MAX {
+            return Err(fail("larger than 1 MiB".into()));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| fail("not valid UTF-8".into()))?;
+        toml::from_str(&text).map_err(|e| {
+            // The parser's own rendering quotes the offending line; name the place instead.
+            let at = e.span().map(|span| {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                format!("line {line}, column {column}: ")
+            });
+            fail(format!(
+                "{}{}",
+                at.unwrap_or_default(),
+                e.message().trim_end()
+            ))
         })
     }
 

@@ -3,10 +3,12 @@
 //! This crate holds plain data only: where a component came from ([`Scope`], [`SkillSource`]),
 //! what went wrong with it ([`Diagnostic`] and its stable [`DiagnosticCode`]), the metadata of a
 //! skill ([`SkillMeta`]) and the resolved, transport-ready description of an MCP server
-//! ([`McpServerSpec`]). It does no IO, spawns nothing and knows no async runtime; loaders in the
+//! ([`McpServerSpec`]) with the [`endpoint`] rules every server source applies. It does no IO,
+//! spawns nothing and knows no async runtime; loaders in the
 //! adapter crates produce these values and the registry consumes them.
 
 mod diagnostic;
+pub mod endpoint;
 mod mcp_server;
 mod skill;
 mod source;

@@ -31,10 +31,7 @@ pub use lifecycle::{
     removal_target, remove, set_enabled, validate_package,
 };
 pub use manifest::{Author, MANIFEST_FILE, MANIFEST_MAX_BYTES, Manifest};
-pub use mcp_config::{
-    MAX_SERVERS_PER_PLUGIN, MCP_CONFIG_MAX_BYTES, MCP_FILE, check_headers, check_remote_url,
-    is_loopback_host,
-};
+pub use mcp_config::{MAX_SERVERS_PER_PLUGIN, MCP_CONFIG_MAX_BYTES, MCP_FILE};
 pub use package::{DATA_DIR, Package, SKILLS_DIR, load_package};
 pub use placeholder::expand_placeholders;
 pub use schema::{SpecVersion, schema_texts};

@@ -112,7 +112,8 @@ fn crate_graph_follows_the_design() {
         // Leaves know nothing: rho-component is plain data, no IO runtime.
         if krate == "rho-component" {
             assert!(
-                deps.iter().all(|d| d == "serde" || d == "serde_json"),
+                deps.iter()
+                    .all(|d| ["serde", "serde_json", "url"].contains(&d.as_str())),
                 "{deps:?}"
             );
         }

@@ -15,7 +15,9 @@ mod source;
 
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use mcp_server::{
-    HttpServerSpec, McpServerOrigin, McpServerSpec, McpTransport, StdioCommand, StdioServerSpec,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
+    LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy,
+    StdioCommand, StdioServerSpec, ToolFilter,
 };
 pub use skill::SkillMeta;
 pub use source::{Scope, SkillSource};

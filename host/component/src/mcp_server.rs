@@ -1,9 +1,17 @@
 //! The resolved MCP server specification every source (config or plugin) is translated into.
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long a server may take to connect, handshake and list its tools (`rho-mcp.md`).
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long one tool call may take (`rho-mcp.md`).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// How much of a tool result (or prompt, or resource text) reaches the model by default.
+pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 64 * 1024;
 
 /// One MCP server, ready for the runtime: identity, origin and transport with every placeholder
-/// already expanded and every package path already checked.
+/// already expanded and every package path already checked, plus the runtime settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpServerSpec {
     /// The identity shown in inventories: the table key for config servers,
@@ -13,6 +21,151 @@ pub struct McpServerSpec {
     pub origin: McpServerOrigin,
     /// How to reach the server.
     pub transport: McpTransport,
+    /// `false` keeps the entry without starting it.
+    pub enabled: bool,
+    /// Which of the server's tools are exported.
+    pub tools: ToolFilter,
+    /// Budget for connection, handshake and discovery.
+    pub startup_timeout: Duration,
+    /// Budget for one tool call.
+    pub call_timeout: Duration,
+    /// Cap on what one result contributes to the model's context.
+    pub max_output_bytes: u64,
+    /// `logging/setLevel` level to request, if any.
+    pub log_level: Option<LogLevel>,
+    /// Whether the server may ask rho's model for completions.
+    pub sampling: SamplingPolicy,
+    /// OAuth opt-in (`[oauth]` table) for Streamable HTTP servers.
+    pub oauth: Option<OAuthSpec>,
+}
+
+impl McpServerSpec {
+    /// A spec with every runtime setting at its default (enabled, all tools, 2-minute budgets,
+    /// default output cap, no log level, sampling denied, no OAuth).
+    pub fn new(id: impl Into<String>, origin: McpServerOrigin, transport: McpTransport) -> Self {
+        Self {
+            id: id.into(),
+            origin,
+            transport,
+            enabled: true,
+            tools: ToolFilter::default(),
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            log_level: None,
+            sampling: SamplingPolicy::Deny,
+            oauth: None,
+        }
+    }
+
+    /// Where it came from, as inventories print it: `config` or `plugin`.
+    pub fn source(&self) -> &'static str {
+        match self.origin {
+            McpServerOrigin::Config => "config",
+            McpServerOrigin::Plugin { .. } => "plugin",
+        }
+    }
+
+    /// The owning plugin, for plugin servers.
+    pub fn plugin(&self) -> Option<&str> {
+        match &self.origin {
+            McpServerOrigin::Plugin { plugin, .. } => Some(plugin),
+            McpServerOrigin::Config => None,
+        }
+    }
+}
+
+/// `[tools] allow/deny`: `deny` always wins; no `allow` list means every tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    /// If set, only these tool names are exported.
+    pub allow: Option<Vec<String>>,
+    /// These tool names are never exported.
+    pub deny: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether the tool called `name` (the server's own name) is exported.
+    pub fn allows(&self, name: &str) -> bool {
+        !self.deny.iter().any(|d| d == name)
+            && self
+                .allow
+                .as_ref()
+                .is_none_or(|allow| allow.iter().any(|a| a == name))
+    }
+}
+
+/// MCP logging levels (RFC 5424 severities, as MCP names them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// `debug`
+    Debug,
+    /// `info`
+    Info,
+    /// `notice`
+    Notice,
+    /// `warning`
+    Warning,
+    /// `error`
+    Error,
+    /// `critical`
+    Critical,
+    /// `alert`
+    Alert,
+    /// `emergency`
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, lowest first.
+    pub const ALL: [LogLevel; 8] = [
+        Self::Debug,
+        Self::Info,
+        Self::Notice,
+        Self::Warning,
+        Self::Error,
+        Self::Critical,
+        Self::Alert,
+        Self::Emergency,
+    ];
+
+    /// The protocol's name for the level.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+
+    /// Parses a protocol level name.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == text)
+    }
+}
+
+/// Whether a server may use `sampling/createMessage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SamplingPolicy {
+    /// Never declared, every request refused (the default, and the only value for plugins).
+    #[default]
+    Deny,
+    /// Declared; every request asks the user.
+    Ask,
+}
+
+/// The `[oauth]` opt-in of a Streamable HTTP server. Nothing in it is secret.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OAuthSpec {
+    /// A client id issued out of band; `None` means dynamic client registration.
+    pub client_id: Option<String>,
+    /// Scopes to ask for; empty means the server's metadata chooses.
+    pub scopes: Vec<String>,
 }
 
 /// Where a server entry came from.

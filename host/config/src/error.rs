@@ -17,4 +17,21 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// The configuration file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The IO error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The configuration file is not valid (syntax, unknown top-level key, wrong type).
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with line and column and the key, never the file's text.
+        message: String,
+    },
 }

@@ -147,6 +147,11 @@ impl RhoPaths {
             .collect()
     }
 
+    /// `$RHO_HOME/config.toml`: the default configuration file.
+    pub fn default_config_file(&self) -> PathBuf {
+        self.rho_home.join("config.toml")
+    }
+
     /// `$RHO_HOME/plugins.toml`: user-scope activation state.
     pub fn user_state_file(&self) -> PathBuf {
         self.rho_home.join("plugins.toml")

@@ -200,16 +200,18 @@ pub(crate) fn validate_mcp_bytes(bytes: &[u8], path: &Path, ctx: &PluginContext<
             continue;
         }
         match translate_server(name, entry, ctx) {
-            Ok(Some(transport)) => outcome.servers.push(McpServerSpec {
+            // Plugin servers get every runtime default; in particular they can never opt
+            // into sampling (only the user's config can).
+            Ok(Some(transport)) => outcome.servers.push(McpServerSpec::new(
                 id,
-                origin: McpServerOrigin::Plugin {
+                McpServerOrigin::Plugin {
                     plugin: ctx.name.to_owned(),
                     server: name.clone(),
                     root: ctx.root.to_path_buf(),
                     data_dir: ctx.data_dir.to_path_buf(),
                 },
                 transport,
-            }),
+            )),
             Ok(None) => outcome.diagnostics.push(
                 Diagnostic::warning(
                     DiagnosticCode::McpTransportUnsupported,

@@ -1,0 +1,651 @@
+//! `config.toml`: the raw `*Toml` types as the file spells them, strict parsing, and resolution
+//! into the shared [`McpServerSpec`].
+//!
+//! The file is rho's own, so it is strict: an unknown key is an error naming the file, the key
+//! and the line. Errors are isolated as narrowly as the MCP document asks: a syntax error or an
+//! unknown top-level key makes the whole file unusable, while a bad `[mcp.servers.<id>]` entry
+//! disables only that server. Messages name keys and positions and never quote values (a
+//! literal header may hold a credential).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rho_component::endpoint::{check_headers, check_remote_url};
+use rho_component::{
+    HttpServerSpec, LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec,
+    SamplingPolicy, StdioCommand, StdioServerSpec, ToolFilter,
+};
+use serde::Deserialize;
+
+use crate::ConfigError;
+
+/// `config.toml` larger than this is refused.
+pub const CONFIG_MAX_BYTES: u64 = 1024 * 1024;
+
+/// The keys an `[mcp.servers.<id>]` table accepts (kept equal to the JSON schema by a test).
+pub const SERVER_KEYS: &[&str] = &[
+    "transport",
+    "enabled",
+    "command",
+    "args",
+    "cwd",
+    "env",
+    "env_from_env",
+    "url",
+    "headers",
+    "headers_from_env",
+    "tools",
+    "log_level",
+    "sampling",
+    "oauth",
+    "startup_timeout_sec",
+    "call_timeout_sec",
+    "max_output_bytes",
+];
+
+/// The parsed configuration of one run.
+#[derive(Debug, Clone, Default)]
+pub struct RhoConfig {
+    /// The file read, if one existed.
+    pub path: Option<PathBuf>,
+    /// `[mcp.servers.*]` entries in file order of their keys (sorted by identity).
+    pub mcp_servers: Vec<ConfigServer>,
+}
+
+impl RhoConfig {
+    /// The valid, enabled MCP servers.
+    pub fn enabled_servers(&self) -> impl Iterator<Item = &McpServerSpec> {
+        self.mcp_servers
+            .iter()
+            .filter_map(|s| s.spec.as_ref().ok())
+            .filter(|s| s.enabled)
+    }
+}
+
+/// One `[mcp.servers.<id>]` entry: its resolved spec, or why it cannot be used.
+#[derive(Debug, Clone)]
+pub struct ConfigServer {
+    /// The table key.
+    pub id: String,
+    /// The line of the entry in the file (1-based).
+    pub line: usize,
+    /// The resolved server, or the problems with the entry (each naming its key).
+    pub spec: Result<McpServerSpec, Vec<String>>,
+}
+
+// ---------- raw types: exactly what the file may say ----------
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigSkeleton {
+    #[serde(default)]
+    mcp: Option<McpSkeleton>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpSkeleton {
+    #[serde(default)]
+    servers: BTreeMap<String, toml::Spanned<toml::Table>>,
+}
+
+/// `[mcp.servers.<id>]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerToml {
+    transport: Option<TransportToml>,
+    enabled: Option<bool>,
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    cwd: Option<PathBuf>,
+    env: Option<BTreeMap<String, String>>,
+    env_from_env: Option<BTreeMap<String, String>>,
+    url: Option<String>,
+    headers: Option<BTreeMap<String, String>>,
+    headers_from_env: Option<BTreeMap<String, String>>,
+    tools: Option<ToolsToml>,
+    log_level: Option<String>,
+    sampling: Option<SamplingToml>,
+    oauth: Option<OAuthToml>,
+    startup_timeout_sec: Option<f64>,
+    call_timeout_sec: Option<f64>,
+    max_output_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum TransportToml {
+    Stdio,
+    StreamableHttp,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsToml {
+    allow: Option<Vec<String>>,
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SamplingToml {
+    Deny,
+    Ask,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OAuthToml {
+    client_id: Option<String>,
+    #[serde(default)]
+    scopes: Vec<String>,
+}
+
+// ---------- loading ----------
+
+/// Where the configuration comes from for one run.
+#[derive(Debug, Clone)]
+pub enum ConfigSource {
+    /// `$RHO_HOME/config.toml`; a missing file is an empty configuration.
+    Default(PathBuf),
+    /// `--config <file>`: replaces the default (no merge); a missing file is an error.
+    Explicit(PathBuf),
+}
+
+/// Reads and resolves the configuration.
+pub fn load_config(source: &ConfigSource) -> Result<RhoConfig, ConfigError> {
+    let (path, required) = match source {
+        ConfigSource::Default(path) => (path, false),
+        ConfigSource::Explicit(path) => (path, true),
+    };
+    let text = match std::fs::read(path) {
+        Ok(bytes) if bytes.len() as u64 > CONFIG_MAX_BYTES => {
+            return Err(ConfigError::Invalid {
+                path: path.clone(),
+                message: "larger than 1 MiB".into(),
+            });
+        }
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| ConfigError::Invalid {
+            path: path.clone(),
+            message: "not valid UTF-8".into(),
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
+            return Ok(RhoConfig::default());
+        }
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.clone(),
+                source,
+            });
+        }
+    };
+    parse_config(&text, path)
+}
+
+/// Parses configuration text; `path` names the file in errors and anchors relative paths.
+pub fn parse_config(text: &str, path: &Path) -> Result<RhoConfig, ConfigError> {
+    let skeleton: ConfigSkeleton = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        message: toml_message(text, &e),
+    })?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut servers = Vec::new();
+    for (id, table) in skeleton.mcp.map(|m| m.servers).unwrap_or_default() {
+        let line = line_of(text, table.span().start);
+        let spec = resolve_server(&id, table.into_inner(), &base);
+        servers.push(ConfigServer { id, line, spec });
+    }
+    Ok(RhoConfig {
+        path: Some(path.to_path_buf()),
+        mcp_servers: servers,
+    })
+}
+
+/// `line L, column C: message`, never the offending line itself.
+fn toml_message(text: &str, e: &toml::de::Error) -> String {
+    let at = e.span().map(|span| {
+        let before = &text[..span.start.min(text.len())];
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!("line {}, column {column}: ", line_of(text, span.start))
+    });
+    format!("{}{}", at.unwrap_or_default(), e.message().trim_end())
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Server identities: ASCII letters, digits, `-` and `_`.
+pub fn valid_server_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn valid_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.as_bytes()[0].is_ascii_digit()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServerSpec, Vec<String>> {
+    let key = |k: &str| format!("mcp.servers.{id}.{k}");
+    if !valid_server_id(id) {
+        return Err(vec![format!(
+            "server identity {id:?} may contain only ASCII letters, digits, '-' and '_' \
+             (at most 64)"
+        )]);
+    }
+    let raw: McpServerToml =
+        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let inner = e.path().to_string();
+            let at = if inner == "." {
+                format!("mcp.servers.{id}")
+            } else {
+                key(&inner)
+            };
+            vec![format!("{at}: {}", e.inner().message().trim_end())]
+        })?;
+    let mut problems = Vec::new();
+    let transport = match (raw.transport, &raw.command, &raw.url) {
+        (Some(t), _, _) => t,
+        (None, Some(_), None) => TransportToml::Stdio,
+        (None, None, Some(_)) => TransportToml::StreamableHttp,
+        (None, Some(_), Some(_)) => {
+            return Err(vec![format!(
+                "{}: both command and url are set; set transport to choose",
+                key("transport")
+            )]);
+        }
+        (None, None, None) => {
+            return Err(vec![format!(
+                "mcp.servers.{id}: needs command (stdio) or url (streamable_http)"
+            )]);
+        }
+    };
+    let names = |map: &Option<BTreeMap<String, String>>, k: &str, problems: &mut Vec<String>| {
+        let map = map.clone().unwrap_or_default();
+        for (name, from) in &map {
+            if !valid_env_name(name) {
+                problems.push(format!("{}: {name:?} is not a valid variable name", key(k)));
+            }
+            if k.ends_with("_from_env") && !valid_env_name(from) {
+                problems.push(format!(
+                    "{}.{name}: {from:?} is not a valid environment variable name",
+                    key(k)
+                ));
+            }
+        }
+        map.into_iter().collect::<Vec<_>>()
+    };
+    let forbid = |set: bool, k: &str, problems: &mut Vec<String>, transport: &str| {
+        if set {
+            problems.push(format!("{}: not used by the {transport} transport", key(k)));
+        }
+    };
+    let spec_transport = match transport {
+        TransportToml::Stdio => {
+            forbid(raw.url.is_some(), "url", &mut problems, "stdio");
+            forbid(raw.headers.is_some(), "headers", &mut problems, "stdio");
+            forbid(
+                raw.headers_from_env.is_some(),
+                "headers_from_env",
+                &mut problems,
+                "stdio",
+            );
+            forbid(raw.oauth.is_some(), "oauth", &mut problems, "stdio");
+            let command = match raw.command.as_deref() {
+                None | Some("") => {
+                    problems.push(format!(
+                        "{}: required for the stdio transport",
+                        key("command")
+                    ));
+                    None
+                }
+                Some(c) if c.contains('\0') => {
+                    problems.push(format!("{}: contains a NUL character", key("command")));
+                    None
+                }
+                // A bare name is looked up on PATH at start; anything with a slash is a path,
+                // relative to the config file's directory.
+                Some(c) if !c.contains('/') => Some(StdioCommand::Bare(c.to_owned())),
+                Some(c) => Some(StdioCommand::Path(base.join(c))),
+            };
+            let args = raw.args.unwrap_or_default();
+            if args.iter().any(|a| a.contains('\0')) {
+                problems.push(format!(
+                    "{}: an argument contains a NUL character",
+                    key("args")
+                ));
+            }
+            let env = names(&raw.env, "env", &mut problems);
+            let env_from_env = names(&raw.env_from_env, "env_from_env", &mut problems);
+            let cwd = raw.cwd.map(|c| base.join(c));
+            command.map(|command| {
+                McpTransport::Stdio(StdioServerSpec {
+                    command,
+                    args,
+                    env,
+                    env_from_env,
+                    cwd,
+                })
+            })
+        }
+        TransportToml::StreamableHttp => {
+            forbid(
+                raw.command.is_some(),
+                "command",
+                &mut problems,
+                "streamable_http",
+            );
+            forbid(raw.args.is_some(), "args", &mut problems, "streamable_http");
+            forbid(raw.cwd.is_some(), "cwd", &mut problems, "streamable_http");
+            forbid(raw.env.is_some(), "env", &mut problems, "streamable_http");
+            forbid(
+                raw.env_from_env.is_some(),
+                "env_from_env",
+                &mut problems,
+                "streamable_http",
+            );
+            let url = match raw.url {
+                None => {
+                    problems.push(format!(
+                        "{}: required for the streamable_http transport",
+                        key("url")
+                    ));
+                    None
+                }
+                Some(url) => match check_remote_url(&url) {
+                    Ok(()) => Some(url),
+                    Err(e) => {
+                        problems.push(format!("{}: {e}", key("url")));
+                        None
+                    }
+                },
+            };
+            let headers: Vec<(String, String)> =
+                raw.headers.unwrap_or_default().into_iter().collect();
+            problems.extend(
+                check_headers(&headers)
+                    .into_iter()
+                    .map(|p| format!("{}: {p}", key("headers"))),
+            );
+            let from_env = names(&raw.headers_from_env, "headers_from_env", &mut Vec::new());
+            // Header names from the environment follow the header-name rules, not env rules.
+            let named: Vec<(String, String)> = from_env
+                .iter()
+                .map(|(h, _)| (h.clone(), "x".to_owned()))
+                .collect();
+            problems.extend(
+                check_headers(&named)
+                    .into_iter()
+                    .map(|p| format!("{}: {p}", key("headers_from_env"))),
+            );
+            for (_, var) in &from_env {
+                if !valid_env_name(var) {
+                    problems.push(format!(
+                        "{}: {var:?} is not a valid environment variable name",
+                        key("headers_from_env")
+                    ));
+                }
+            }
+            url.map(|url| {
+                McpTransport::StreamableHttp(HttpServerSpec {
+                    url,
+                    headers,
+                    headers_from_env: from_env,
+                })
+            })
+        }
+    };
+    let mut spec = match spec_transport {
+        Some(transport) if problems.is_empty() => {
+            McpServerSpec::new(id, McpServerOrigin::Config, transport)
+        }
+        _ => return Err(problems),
+    };
+    spec.enabled = raw.enabled.unwrap_or(true);
+    if let Some(tools) = raw.tools {
+        spec.tools = ToolFilter {
+            allow: tools.allow,
+            deny: tools.deny,
+        };
+    }
+    if let Some(level) = raw.log_level {
+        match LogLevel::parse(&level) {
+            Some(level) => spec.log_level = Some(level),
+            None => problems.push(format!(
+                "{}: {level:?} is not one of debug, info, notice, warning, error, critical, \
+                 alert, emergency",
+                key("log_level")
+            )),
+        }
+    }
+    spec.sampling = match raw.sampling {
+        Some(SamplingToml::Ask) => SamplingPolicy::Ask,
+        Some(SamplingToml::Deny) | None => SamplingPolicy::Deny,
+    };
+    spec.oauth = raw.oauth.map(|o| OAuthSpec {
+        client_id: o.client_id,
+        scopes: o.scopes,
+    });
+    for (k, value, slot) in [
+        (
+            "startup_timeout_sec",
+            raw.startup_timeout_sec,
+            &mut spec.startup_timeout,
+        ),
+        (
+            "call_timeout_sec",
+            raw.call_timeout_sec,
+            &mut spec.call_timeout,
+        ),
+    ] {
+        if let Some(secs) = value {
+            match Duration::try_from_secs_f64(secs) {
+                Ok(d) if secs > 0.0 && secs <= 86_400.0 => *slot = d,
+                _ => problems.push(format!(
+                    "{}: must be more than 0 and at most 86400 seconds",
+                    key(k)
+                )),
+            }
+        }
+    }
+    if let Some(max) = raw.max_output_bytes {
+        if max == 0 {
+            problems.push(format!("{}: must be more than 0", key("max_output_bytes")));
+        }
+        spec.max_output_bytes = max;
+    }
+    if problems.is_empty() {
+        Ok(spec)
+    } else {
+        Err(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> RhoConfig {
+        parse_config(text, Path::new("/etc/rho/config.toml")).unwrap()
+    }
+
+    fn problems(text: &str) -> Vec<String> {
+        parse(text).mcp_servers.remove(0).spec.unwrap_err()
+    }
+
+    #[test]
+    fn documented_examples_parse() {
+        let c = parse(
+            r#"
+[mcp.servers.filesystem]
+transport = "stdio"
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "/work/project"]
+cwd = "/work/project"
+
+[mcp.servers.filesystem.tools]
+allow = ["read_file", "list_directory"]
+deny = []
+
+[mcp.servers.github]
+transport = "stdio"
+command = "github-mcp-server"
+args = ["stdio"]
+env_from_env = { GITHUB_PERSONAL_ACCESS_TOKEN = "GITHUB_TOKEN" }
+
+[mcp.servers.remote]
+transport = "streamable_http"
+url = "https://mcp.example.com/mcp"
+headers_from_env = { Authorization = "MCP_AUTHORIZATION" }
+headers = { X-Tenant = "public-tenant" }
+
+[mcp.servers.remote.oauth]
+client_id = "issued-out-of-band"
+scopes = ["read", "write"]
+
+[mcp.servers.indexer]
+command = "indexer-mcp"
+log_level = "info"
+sampling = "ask"
+enabled = false
+startup_timeout_sec = 0.3
+call_timeout_sec = 5
+max_output_bytes = 1000
+"#,
+        );
+        assert_eq!(c.mcp_servers.len(), 4);
+        for s in &c.mcp_servers {
+            assert!(s.spec.is_ok(), "{}: {:?}", s.id, s.spec);
+        }
+        let fs = c.mcp_servers.iter().find(|s| s.id == "filesystem").unwrap();
+        let spec = fs.spec.as_ref().unwrap();
+        assert!(spec.tools.allows("read_file") && !spec.tools.allows("write_file"));
+        assert_eq!(fs.line, 2);
+        let idx = c
+            .mcp_servers
+            .iter()
+            .find(|s| s.id == "indexer")
+            .unwrap()
+            .spec
+            .clone()
+            .unwrap();
+        assert!(!idx.enabled);
+        assert_eq!(idx.startup_timeout, Duration::from_millis(300));
+        assert_eq!(idx.sampling, SamplingPolicy::Ask);
+        assert_eq!(idx.log_level, Some(LogLevel::Info));
+        assert_eq!(c.enabled_servers().count(), 3);
+    }
+
+    #[test]
+    fn bad_entries_fail_alone_and_name_their_key() {
+        let c = parse(
+            "[mcp.servers.ok]\ncommand = \"npx\"\n\n[mcp.servers.bad]\ncommand = \"npx\"\ncomand = \"x\"\n",
+        );
+        assert!(
+            c.mcp_servers
+                .iter()
+                .find(|s| s.id == "ok")
+                .unwrap()
+                .spec
+                .is_ok()
+        );
+        let bad = c.mcp_servers.iter().find(|s| s.id == "bad").unwrap();
+        assert_eq!(bad.line, 4);
+        let p = bad.spec.as_ref().unwrap_err();
+        assert!(
+            p[0].contains("mcp.servers.bad") && p[0].contains("comand"),
+            "{p:?}"
+        );
+        assert!(
+            problems("[mcp.servers.x]\nurl = \"http://example.com/mcp\"\n")[0].contains("https")
+        );
+        assert!(
+            problems("[mcp.servers.x]\nurl = \"https://u:hunter2@example.com/\"\n")
+                .iter()
+                .all(|p| !p.contains("hunter2"))
+        );
+        assert!(
+            problems("[mcp.servers.x]\ncommand = \"a\"\nurl = \"https://h/\"\n")[0]
+                .contains("both")
+        );
+        assert!(
+            problems("[mcp.servers.x]\ntransport = \"stdio\"\nurl = \"https://h/\"\n")
+                .iter()
+                .any(|p| p.contains("command"))
+        );
+        assert!(
+            problems("[mcp.servers.x]\ncommand = \"a\"\nlog_level = \"loud\"\n")[0]
+                .contains("log_level")
+        );
+        assert!(
+            problems("[mcp.servers.x]\ncommand = \"a\"\ncall_timeout_sec = 0\n")[0]
+                .contains("call_timeout_sec")
+        );
+        assert!(
+            problems("[mcp.servers.x]\ncommand = \"a\"\ntools = { allow = [1] }\n")[0]
+                .contains("mcp.servers.x.tools.allow")
+        );
+        assert!(problems("[mcp.servers.\"a b\"]\ncommand = \"a\"\n")[0].contains("identity"));
+        assert!(
+            problems("[mcp.servers.x]\nurl = \"https://h/\"\nheaders = { A = \"1\", a = \"2\" }\n")
+                [0]
+            .contains("more than once")
+        );
+        assert!(
+            problems("[mcp.servers.x]\ncommand = \"a\"\nenv_from_env = { X = \"not valid\" }\n")[0]
+                .contains("env_from_env")
+        );
+        assert!(problems("[mcp.servers.x]\ncommand = \"a\"\noauth = {}\n")[0].contains("oauth"));
+    }
+
+    #[test]
+    fn file_level_errors_name_file_and_line_without_quoting() {
+        let err = parse_config("[mcp]\nserverz = 1\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("/c.toml") && err.contains("serverz") && err.contains("line 2"),
+            "{err}"
+        );
+        let err = parse_config("a = \"secret-value\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 1") && !err.contains("secret-value"),
+            "{err}"
+        );
+        let err = parse_config("[providers]\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("providers"), "{err}");
+    }
+
+    #[test]
+    fn relative_paths_anchor_at_the_config_directory() {
+        let c = parse("[mcp.servers.x]\ncommand = \"./bin/server\"\ncwd = \"work\"\n");
+        let spec = c.mcp_servers[0].spec.clone().unwrap();
+        let McpTransport::Stdio(stdio) = spec.transport else {
+            panic!("stdio")
+        };
+        assert_eq!(
+            stdio.command,
+            StdioCommand::Path("/etc/rho/./bin/server".into())
+        );
+        assert_eq!(stdio.cwd, Some(PathBuf::from("/etc/rho/work")));
+    }
+
+    #[test]
+    fn missing_default_is_empty_missing_explicit_is_an_error() {
+        let default = ConfigSource::Default("/nonexistent/rho/config.toml".into());
+        assert!(load_config(&default).unwrap().mcp_servers.is_empty());
+        let explicit = ConfigSource::Explicit("/nonexistent/rho/config.toml".into());
+        assert!(load_config(&explicit).is_err());
+    }
+}

@@ -16,6 +16,10 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
+    /// Use this configuration file instead of `$RHO_HOME/config.toml` (no merge).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -29,6 +33,21 @@ pub enum Command {
     /// List, show and validate Agent Skills.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// Inspect MCP servers from config.toml and plugins.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+/// `rho mcp ...`
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// List every configured MCP server (config.toml and plugins) without starting any.
+    List,
+    /// Show one server (`<id>` or `<plugin>/<server>`).
+    Show {
+        /// The server identity.
+        id: String,
+    },
 }
 
 /// `rho plugins ...`

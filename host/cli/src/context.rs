@@ -11,10 +11,12 @@ pub struct Context {
     pub paths: RhoPaths,
     pub plugins: PluginLocations,
     pub json: bool,
+    /// `--config`, if given.
+    pub config_file: Option<PathBuf>,
 }
 
 impl Context {
-    pub fn new(cwd: Option<&Path>, json: bool) -> anyhow::Result<Self> {
+    pub fn new(cwd: Option<&Path>, json: bool, config_file: Option<&Path>) -> anyhow::Result<Self> {
         let cwd = match cwd {
             Some(dir) => dir.to_path_buf(),
             None => std::env::current_dir().context("cannot read the working directory")?,
@@ -31,7 +33,17 @@ impl Context {
             paths,
             plugins,
             json,
+            config_file: config_file.map(Path::to_path_buf),
         })
+    }
+
+    /// Reads the configuration: `--config` (required to exist) or the default file.
+    pub fn config(&self) -> anyhow::Result<rho_config::RhoConfig> {
+        let source = match &self.config_file {
+            Some(file) => rho_config::ConfigSource::Explicit(self.arg_path(file)),
+            None => rho_config::ConfigSource::Default(self.paths.default_config_file()),
+        };
+        Ok(rho_config::load_config(&source)?)
     }
 
     /// Resolves a path argument against the project directory (`--cwd`).

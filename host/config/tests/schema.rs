@@ -13,10 +13,17 @@ fn schema() -> Value {
 #[test]
 fn server_keys_match_the_schema_and_the_parser() {
     let schema = schema();
-    let mut in_schema: Vec<String> =
-        schema["$defs"]["server"]["properties"].as_object().unwrap().keys().cloned().collect();
+    let mut in_schema: Vec<String> = schema["$defs"]["server"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
     in_schema.sort();
-    let mut in_code: Vec<String> = rho_config::SERVER_KEYS.iter().map(|s| s.to_string()).collect();
+    let mut in_code: Vec<String> = rho_config::SERVER_KEYS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     in_code.sort();
     assert_eq!(in_schema, in_code);
     // serde's own list of expected fields (from an unknown-key error) is the third witness.
@@ -24,7 +31,10 @@ fn server_keys_match_the_schema_and_the_parser() {
         rho_config::parse_config("[mcp.servers.x]\nzzz = 1\n", Path::new("/c.toml")).unwrap();
     let problem = config.mcp_servers[0].spec.as_ref().unwrap_err()[0].clone();
     for key in rho_config::SERVER_KEYS {
-        assert!(problem.contains(&format!("`{key}`")), "{key} missing from {problem}");
+        assert!(
+            problem.contains(&format!("`{key}`")),
+            "{key} missing from {problem}"
+        );
     }
 }
 

@@ -41,12 +41,29 @@ pub enum Command {
 /// `rho mcp ...`
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
-    /// List every configured MCP server (config.toml and plugins) without starting any.
-    List,
+    /// List every configured MCP server (config.toml and plugins); nothing starts without
+    /// `--connect`.
+    List {
+        /// Start the enabled servers and report live status and tools.
+        #[arg(long)]
+        connect: bool,
+    },
     /// Show one server (`<id>` or `<plugin>/<server>`).
     Show {
         /// The server identity.
         id: String,
+        /// Start it and report live status and tools.
+        #[arg(long)]
+        connect: bool,
+    },
+    /// Connect to a server, call one tool and print the result as the model would read it.
+    Call {
+        /// The server identity.
+        id: String,
+        /// The tool: the server's own name or its exported `mcp__...` name.
+        tool: String,
+        /// Arguments as a JSON object (default `{}`).
+        args: Option<String>,
     },
 }
 

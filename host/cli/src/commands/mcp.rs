@@ -18,14 +18,17 @@ use crate::output::{clean, json_write, out, table};
 
 pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
     match command {
-        McpCommand::List => list(ctx),
-        McpCommand::Show { id } => show(ctx, &id),
+        McpCommand::List { connect } => list(ctx, connect),
+        McpCommand::Show { id, connect } => show(ctx, &id, connect),
+        McpCommand::Call { id, tool, args } => call(ctx, &id, &tool, args.as_deref()),
     }
 }
 
 /// One server as inventories show it (documented in docs/cli-json.md).
 #[derive(Debug, Serialize)]
 struct ServerEntry {
+    #[serde(skip)]
+    spec: Option<McpServerSpec>,
     id: String,
     source: &'static str,
     plugin: Option<String>,
@@ -47,6 +50,7 @@ struct ServerEntry {
 impl ServerEntry {
     fn from_spec(spec: &McpServerSpec, defined_in: Option<&Path>, status: &'static str) -> Self {
         Self {
+            spec: Some(spec.clone()),
             id: spec.id.clone(),
             source: spec.source(),
             plugin: spec.plugin().map(str::to_owned),
@@ -71,6 +75,7 @@ impl ServerEntry {
         at: Option<String>,
     ) -> Self {
         Self {
+            spec: None,
             id,
             source,
             plugin,
@@ -173,8 +178,11 @@ struct ListOutput<'a> {
     servers: &'a [ServerEntry],
 }
 
-fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
-    let entries = collect(ctx)?;
+fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
+    let mut entries = collect(ctx)?;
+    if connect {
+        connect_all(&mut entries)?;
+    }
     if ctx.json {
         json_write(&ListOutput { servers: &entries });
         return Ok(ExitCode::SUCCESS);
@@ -201,11 +209,15 @@ fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn show(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
-    let entries = collect(ctx)?;
-    let Some(entry) = entries.iter().find(|e| e.id == id) else {
+fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
+    let mut entries: Vec<ServerEntry> = collect(ctx)?.into_iter().filter(|e| e.id == id).collect();
+    if entries.is_empty() {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
-    };
+    }
+    if connect {
+        connect_all(&mut entries)?;
+    }
+    let entry = &entries[0];
     if ctx.json {
         json_write(entry);
         return Ok(ExitCode::SUCCESS);
@@ -233,6 +245,201 @@ fn show(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
     if let Some(error) = &entry.error {
         t.push_str(&format!("  error:     {}\n", clean(error)));
     }
+    if let Some(version) = &entry.protocol_version {
+        t.push_str(&format!("  protocol:  {version}\n"));
+    }
+    if let Some(info) = &entry.server_info {
+        t.push_str(&format!("  server:    {}\n", clean(&info.to_string())));
+    }
+    if let Some(instructions) = &entry.instructions {
+        t.push_str(&format!(
+            "  instructions: {}\n",
+            clean(&instructions.replace('\n', " "))
+        ));
+    }
+    if connect {
+        t.push_str(&format!("\ntools ({}):\n", entry.tools.len()));
+        for tool in &entry.tools {
+            t.push_str(&format!(
+                "  {}  ({})  {}\n",
+                clean(tool["exported_name"].as_str().unwrap_or_default()),
+                clean(tool["name"].as_str().unwrap_or_default()),
+                clean(&first_line(
+                    tool["description"].as_str().unwrap_or_default(),
+                    80
+                )),
+            ));
+        }
+    }
     out(&t);
     Ok(ExitCode::SUCCESS)
+}
+
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    if line.chars().count() <= max {
+        return line.to_owned();
+    }
+    let mut cut: String = line.chars().take(max - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// The one tokio runtime of a command that talks to servers (commands that do not, such as
+/// `list` without `--connect`, never build it).
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// Connects every configured, enabled entry in parallel (each within its own startup budget),
+/// records live status, then closes them all.
+fn connect_all(entries: &mut [ServerEntry]) -> anyhow::Result<()> {
+    let targets: Vec<(usize, McpServerSpec)> = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.status == "configured")
+        .filter_map(|(i, e)| e.spec.clone().map(|s| (i, s)))
+        .collect();
+    if targets.is_empty() {
+        return Ok(()); // zero-server fast path: no runtime, no task, no process
+    }
+    let results = runtime()?.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for (index, spec) in targets {
+            set.spawn(async move {
+                let outcome = match rho_mcp::connect(&spec, &rho_mcp::process_ambient).await {
+                    Ok(connection) => {
+                        let summary = connection.summary.clone();
+                        let tools = connection.tools.clone();
+                        connection.close().await;
+                        Ok((summary, tools))
+                    }
+                    Err(e) => Err(e.to_string()),
+                };
+                (index, outcome)
+            });
+        }
+        let mut results = Vec::new();
+        while let Some(joined) = set.join_next().await {
+            if let Ok(result) = joined {
+                results.push(result);
+            }
+        }
+        results
+    });
+    let mut names = rho_mcp::ExportedNames::default();
+    for (index, outcome) in results {
+        let entry = &mut entries[index];
+        match outcome {
+            Ok((summary, tools)) => {
+                entry.status = "connected";
+                entry.protocol_version = Some(summary.protocol_version);
+                entry.server_info = summary.server_info;
+                entry.instructions = summary.instructions;
+                entry.tools = tools
+                    .iter()
+                    .map(|t| {
+                        serde_json::json!({
+                            "name": t.name,
+                            "exported_name": names.assign(&entry.id, &t.name),
+                            "title": t.title(),
+                            "description": t.description(),
+                        })
+                    })
+                    .collect();
+            }
+            Err(error) => {
+                entry.status = "failed";
+                entry.error = Some(error);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Result<ExitCode> {
+    let arguments = match args {
+        None => None,
+        Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(serde_json::Value::Object(map)) => Some(map),
+            Ok(_) => bail!("arguments must be a JSON object"),
+            Err(e) => bail!("arguments are not valid JSON: {e}"),
+        },
+    };
+    let entries = collect(ctx)?;
+    let Some(entry) = entries.into_iter().find(|e| e.id == id) else {
+        bail!("no MCP server {id:?} (try `rho mcp list`)");
+    };
+    let Some(spec) = entry.spec.filter(|_| entry.status == "configured") else {
+        bail!(
+            "server {id:?} is {}{}",
+            entry.status,
+            entry.error.map(|e| format!(": {e}")).unwrap_or_default()
+        );
+    };
+    let json = ctx.json;
+    runtime()?.block_on(async move {
+        let connection = rho_mcp::connect(&spec, &rho_mcp::process_ambient).await?;
+        let mut names = rho_mcp::ExportedNames::default();
+        let exported: Vec<(String, String)> = connection
+            .tools
+            .iter()
+            .map(|t| (names.assign(&spec.id, &t.name), t.name.clone()))
+            .collect();
+        let Some(raw) = exported
+            .iter()
+            .find(|(e, raw)| e == tool || raw == tool)
+            .map(|(_, raw)| raw.clone())
+        else {
+            connection.close().await;
+            bail!("server {id:?} has no tool {tool:?} (see `rho mcp show {id} --connect`)");
+        };
+        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel::<rho_mcp::Progress>(64);
+        let printer = tokio::spawn(async move {
+            while let Some(p) = progress_rx.recv().await {
+                let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+                let message = p.message.map(|m| format!(" {}", clean(&m))).unwrap_or_default();
+                crate::output::error_line(&format!("progress {}{total}{message}", p.progress));
+            }
+        });
+        let cancel = rho_mcp::Cancel::new();
+        let on_ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_ctrl_c.cancel();
+            }
+        });
+        let result = connection.call_tool(&raw, arguments, Some(progress_tx), cancel).await;
+        connection.close().await;
+        let _ = printer.await;
+        let result = result?;
+        let rendered = rho_mcp::render_result(&result, spec.max_output_bytes);
+        if json {
+            json_write(&serde_json::json!({
+                "server": spec.id,
+                "tool": raw,
+                "is_error": rendered.is_error,
+                "text": rendered.text,
+                "truncated": rendered.truncated,
+                "structured_content": rendered.structured,
+                "image": rendered.image.as_ref().map(|i| serde_json::json!({"mime_type": i.mime_type, "bytes": i.data.len()})),
+            }));
+        } else {
+            let mut text = clean_block(&rendered.text);
+            text.push('\n');
+            if let Some(image) = &rendered.image {
+                text.push_str(&format!("[image kept for display: {}, {} encoded bytes]\n", image.mime_type, image.data.len()));
+            }
+            out(&text);
+        }
+        Ok(if rendered.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    })
+}
+
+/// Terminal-safe multi-line text.
+fn clean_block(text: &str) -> String {
+    text.lines().map(clean).collect::<Vec<_>>().join("\n")
 }

@@ -1,0 +1,306 @@
+//! One live connection to a server: connect (transport, dual-era handshake, discovery) within
+//! the startup budget, call tools with progress, cancellation and a budget, and close.
+
+use std::ffi::OsString;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use rho_component::{McpServerSpec, McpTransport};
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, PaginatedRequestParams, ProtocolVersion,
+    ServerResult,
+};
+use rmcp::serve_client_with_lifecycle;
+use rmcp::service::{ClientLifecycleMode, PeerRequestOptions, RunningService, ServiceError};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::McpError;
+use crate::environment::server_environment;
+use crate::handler::{Progress, RhoClient, progress_key};
+use crate::stdio::{ServerProcess, spawn};
+
+/// At most this many `tools/list` pages are followed (a server repeating a cursor forever
+/// would otherwise hang discovery).
+pub const MAX_LIST_PAGES: usize = 100;
+
+/// What discovery learned about a server.
+#[derive(Debug, Clone)]
+pub struct ServerSummary {
+    /// The negotiated protocol version (`2026-07-28`, `2025-11-25`, ...).
+    pub protocol_version: String,
+    /// `serverInfo` as the server sent it.
+    pub server_info: Option<Value>,
+    /// The server's instructions, if any (kept for the system prompt, fenced and attributed).
+    pub instructions: Option<String>,
+    /// Whether the server declared `logging`.
+    pub logging: bool,
+}
+
+/// One tool as the server declared it (after `allow`/`deny`).
+#[derive(Debug, Clone)]
+pub struct ServerTool {
+    /// The server's own name (sent back unchanged on calls).
+    pub name: String,
+    /// The declaration as JSON (`title`, `description`, `inputSchema`, `outputSchema`,
+    /// `annotations`, ...).
+    pub definition: Value,
+}
+
+impl ServerTool {
+    /// `title`, if declared.
+    pub fn title(&self) -> Option<&str> {
+        self.definition.get("title").and_then(Value::as_str)
+    }
+
+    /// `description`, if declared.
+    pub fn description(&self) -> Option<&str> {
+        self.definition.get("description").and_then(Value::as_str)
+    }
+}
+
+/// A connected server.
+pub struct Connection {
+    spec: McpServerSpec,
+    client: RhoClient,
+    service: RunningService<RoleClient, RhoClient>,
+    process: Option<ServerProcess>,
+    /// What the handshake and discovery returned.
+    pub summary: ServerSummary,
+    /// The exported tools (allow/deny applied), in the server's order.
+    pub tools: Vec<ServerTool>,
+}
+
+/// Looks variables up in rho's own environment.
+pub fn process_ambient(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
+fn connect_error(spec: &McpServerSpec, message: impl std::fmt::Display) -> McpError {
+    McpError::Connect {
+        server: spec.id.clone(),
+        message: message.to_string(),
+    }
+}
+
+/// Connects to `spec`'s server within its startup budget: transport, handshake (modern
+/// `server/discover` or legacy `initialize`, chosen automatically) and `tools/list`.
+pub async fn connect(
+    spec: &McpServerSpec,
+    ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
+) -> Result<Connection, McpError> {
+    let budget = spec.startup_timeout;
+    match tokio::time::timeout(budget, connect_inner(spec, ambient)).await {
+        Ok(result) => result,
+        Err(_) => {
+            tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), seconds = budget.as_secs_f64(), "startup budget exceeded");
+            Err(McpError::StartupTimeout {
+                server: spec.id.clone(),
+                seconds: budget.as_secs_f64(),
+            })
+        }
+    }
+}
+
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    }
+}
+
+async fn connect_inner(
+    spec: &McpServerSpec,
+    ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
+) -> Result<Connection, McpError> {
+    let client = RhoClient::new(&spec.id);
+    let (service, process) = match &spec.transport {
+        McpTransport::Stdio(stdio) => {
+            let env = server_environment(spec, ambient)?;
+            let secrets = stdio
+                .env_from_env
+                .iter()
+                .filter_map(|(name, _)| env.get(&OsString::from(name)))
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            let (process, stdout, stdin) = spawn(spec, stdio, env, secrets)?;
+            let service = serve_client_with_lifecycle(client.clone(), (stdout, stdin), lifecycle())
+                .await
+                .map_err(|e| connect_error(spec, format!("handshake failed: {e}")))?;
+            (service, Some(process))
+        }
+        McpTransport::StreamableHttp(http) => {
+            let transport = crate::http::transport(spec, http, ambient)?;
+            let service = serve_client_with_lifecycle(client.clone(), transport, lifecycle())
+                .await
+                .map_err(|e| connect_error(spec, format!("handshake failed: {e}")))?;
+            (service, None)
+        }
+    };
+    let info = service.peer_info();
+    let summary = ServerSummary {
+        protocol_version: info
+            .as_ref()
+            .map(|i| i.protocol_version.to_string())
+            .unwrap_or_default(),
+        server_info: info
+            .as_ref()
+            .and_then(|i| i.server_info.as_ref())
+            .and_then(|s| serde_json::to_value(s).ok()),
+        instructions: info.as_ref().and_then(|i| i.instructions.clone()),
+        logging: info
+            .as_ref()
+            .is_some_and(|i| i.capabilities.logging.is_some()),
+    };
+    let mut connection = Connection {
+        spec: spec.clone(),
+        client,
+        service,
+        process,
+        summary,
+        tools: Vec::new(),
+    };
+    connection.tools = connection.list_tools().await?;
+    Ok(connection)
+}
+
+impl Connection {
+    /// The server's spec.
+    pub fn spec(&self) -> &McpServerSpec {
+        &self.spec
+    }
+
+    /// Whether the server said its tool list changed since the last listing.
+    pub fn tools_changed(&self) -> bool {
+        self.client.tools_changed.load(Ordering::Relaxed)
+    }
+
+    /// Lists every tool, following pages with a guard against repeated cursors.
+    pub async fn list_tools(&self) -> Result<Vec<ServerTool>, McpError> {
+        self.client.tools_changed.store(false, Ordering::Relaxed);
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MAX_LIST_PAGES {
+            let params = cursor.clone().map(|c| {
+                let mut p = PaginatedRequestParams::default();
+                p.cursor = Some(c);
+                p
+            });
+            let page = self
+                .service
+                .list_tools(params)
+                .await
+                .map_err(|e| connect_error(&self.spec, format!("tools/list failed: {e}")))?;
+            for tool in page.tools {
+                let name = tool.name.to_string();
+                if tools.iter().any(|t: &ServerTool| t.name == name) {
+                    tracing::warn!(target: "rho::mcp", server = self.spec.id.as_str(), tool = name.as_str(), "duplicate tool name; the first is kept");
+                    continue;
+                }
+                if !self.spec.tools.allows(&name) {
+                    continue;
+                }
+                let definition = serde_json::to_value(&tool).unwrap_or(Value::Null);
+                tools.push(ServerTool { name, definition });
+            }
+            match page.next_cursor {
+                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+                Some(_) => {
+                    tracing::warn!(target: "rho::mcp", server = self.spec.id.as_str(), "tools/list repeated a cursor; stopped paging");
+                    return Ok(tools);
+                }
+                None => return Ok(tools),
+            }
+        }
+        tracing::warn!(target: "rho::mcp", server = self.spec.id.as_str(), pages = MAX_LIST_PAGES, "tools/list page limit reached");
+        Ok(tools)
+    }
+
+    /// Calls `tool` with `arguments` within the call budget. Every call carries a progress
+    /// token; reports go to `progress` while the call runs. On budget expiry or when `cancel`
+    /// fires, the server is sent `notifications/cancelled`.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+        progress: Option<mpsc::Sender<Progress>>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<Value, McpError> {
+        let call_error = |message: String| McpError::Call {
+            server: self.spec.id.clone(),
+            tool: tool.to_owned(),
+            message,
+        };
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
+        // Progress never extends the budget: a server reporting progress forever is still cut
+        // off (and sent a cancellation) when the budget runs out.
+        let mut options = PeerRequestOptions::with_timeout(self.spec.call_timeout);
+        options.max_total_timeout = Some(self.spec.call_timeout);
+        let started = Instant::now();
+        let handle = self
+            .service
+            .send_cancellable_request(
+                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+                options,
+            )
+            .await
+            .map_err(|e| call_error(e.to_string()))?;
+        let key = progress_key(&handle.progress_token);
+        if let Some(sender) = progress
+            && let Ok(mut routes) = self.client.progress.lock()
+        {
+            routes.insert(key.clone(), sender);
+        }
+        let result = tokio::select! {
+            result = handle.await_response() => result,
+            () = cancel.cancelled() => Err(ServiceError::Cancelled { reason: Some("cancelled by the user".into()) }),
+        };
+        // Late progress for a finished call is dropped from here on.
+        if let Ok(mut routes) = self.client.progress.lock() {
+            routes.remove(&key);
+        }
+        match result {
+            Ok(ServerResult::CallToolResult(result)) => {
+                serde_json::to_value(&result).map_err(|e| call_error(e.to_string()))
+            }
+            Ok(other) => Err(call_error(format!(
+                "unexpected response {}",
+                serde_json::to_value(&other)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            ))),
+            Err(ServiceError::Timeout { .. }) => Err(McpError::CallTimeout {
+                server: self.spec.id.clone(),
+                tool: tool.to_owned(),
+                seconds: started.elapsed().as_secs_f64(),
+            }),
+            Err(e) => Err(call_error(e.to_string())),
+        }
+    }
+
+    /// Closes the session (stdin closed or HTTP session deleted), then stops the process group.
+    pub async fn close(self) {
+        let Connection {
+            mut service,
+            process,
+            spec,
+            ..
+        } = self;
+        if tokio::time::timeout(Duration::from_secs(3), service.close())
+            .await
+            .is_err()
+        {
+            tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), "close timed out");
+        }
+        drop(service);
+        if let Some(process) = process {
+            process.shutdown().await;
+        }
+    }
+}
+
+/// A cancellation handle type re-exported for callers.
+pub type Cancel = tokio_util::sync::CancellationToken;

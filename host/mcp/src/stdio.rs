@@ -1,0 +1,179 @@
+//! Starting a stdio server: the command executed directly (never a shell), its own process
+//! group, an explicit environment, stderr drained into `tracing` (bounded, with secret values
+//! redacted), and a shutdown that closes stdin, waits, then terminates the whole group.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rho_component::{McpServerOrigin, McpServerSpec, StdioCommand, StdioServerSpec};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt as _, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::McpError;
+
+/// How long a server may take to exit after its stdin closes, and again after SIGTERM.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+
+/// The longest stderr line logged; the rest of a longer line is dropped.
+const STDERR_LINE_MAX: usize = 4096;
+
+/// A running server process. Dropping it kills the process group.
+pub struct ServerProcess {
+    server: String,
+    child: Child,
+    pgid: Option<i32>,
+}
+
+/// Starts the process of a stdio server; returns it with its stdout and stdin for the transport.
+pub(crate) fn spawn(
+    spec: &McpServerSpec,
+    stdio: &StdioServerSpec,
+    env: BTreeMap<OsString, OsString>,
+    secrets: Vec<String>,
+) -> Result<(ServerProcess, ChildStdout, ChildStdin), McpError> {
+    if let McpServerOrigin::Plugin { data_dir, .. } = &spec.origin {
+        prepare_data_dir(&spec.id, data_dir)?;
+    }
+    let program: OsString = match &stdio.command {
+        StdioCommand::Bare(name) => name.into(),
+        StdioCommand::Path(path) => path.clone().into_os_string(),
+    };
+    let mut command = Command::new(&program);
+    command
+        .args(&stdio.args)
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    if let Some(cwd) = &stdio.cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command.spawn().map_err(|e| McpError::Spawn {
+        server: spec.id.clone(),
+        command: program.to_string_lossy().into_owned(),
+        message: e.to_string(),
+    })?;
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+        return Err(McpError::Spawn {
+            server: spec.id.clone(),
+            command: program.to_string_lossy().into_owned(),
+            message: "no stdio pipes".into(),
+        });
+    };
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(drain_stderr(spec.id.clone(), stderr, secrets));
+    }
+    Ok((
+        ServerProcess {
+            server: spec.id.clone(),
+            child,
+            pgid,
+        },
+        stdout,
+        stdin,
+    ))
+}
+
+/// Creates `PLUGIN_DATA` right before a plugin server starts (Agent Plugins §9.1). Failure
+/// disables only this server.
+fn prepare_data_dir(server: &str, data_dir: &Path) -> Result<(), McpError> {
+    let fail = |message: String| McpError::DataDir {
+        server: server.to_owned(),
+        path: data_dir.display().to_string(),
+        message,
+    };
+    // The data directory sits in `<plugins root>/data/`; a link planted there would move it.
+    if let Some(parent) = data_dir.parent()
+        && std::fs::symlink_metadata(parent).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return Err(fail("data/ is a symbolic link".into()));
+    }
+    if std::fs::symlink_metadata(data_dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(fail("it is a symbolic link".into()));
+    }
+    std::fs::create_dir_all(data_dir).map_err(|e| fail(e.to_string()))
+}
+
+async fn drain_stderr(server: String, stderr: tokio::process::ChildStderr, secrets: Vec<String>) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // `read_until` on a capped reader: a 1 GB line without a newline costs at most the cap.
+        let mut capped = (&mut reader).take(STDERR_LINE_MAX as u64);
+        match capped.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let mut text = String::from_utf8_lossy(&line).trim_end().to_owned();
+                for secret in &secrets {
+                    if !secret.is_empty() {
+                        text = text.replace(secret.as_str(), "[redacted]");
+                    }
+                }
+                tracing::debug!(target: "rho::mcp::server", server = server.as_str(), stream = "stderr", "{text}");
+                if !line.ends_with(b"\n") {
+                    // Skip the rest of an over-long line.
+                    let mut rest = Vec::new();
+                    if reader.read_until(b'\n', &mut rest).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl ServerProcess {
+    /// Stops the server: waits for it to exit after its stdin was closed (by the caller
+    /// dropping the transport), then SIGTERM to the whole group, then SIGKILL.
+    pub async fn shutdown(mut self) {
+        if tokio::time::timeout(SHUTDOWN_GRACE, self.child.wait())
+            .await
+            .is_err()
+        {
+            self.signal_group(Signal::Term);
+            if tokio::time::timeout(SHUTDOWN_GRACE, self.child.wait())
+                .await
+                .is_err()
+            {
+                self.signal_group(Signal::Kill);
+                let _ = self.child.wait().await;
+            }
+        }
+        // Grandchildren left in the group (npx -> node) go too.
+        self.signal_group(Signal::Kill);
+        self.pgid = None;
+        tracing::debug!(target: "rho::mcp", server = self.server.as_str(), "stopped");
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        #[cfg(unix)]
+        if let Some(pid) = self.pgid.and_then(rustix::process::Pid::from_raw) {
+            let signal = match signal {
+                Signal::Term => rustix::process::Signal::TERM,
+                Signal::Kill => rustix::process::Signal::KILL,
+            };
+            let _ = rustix::process::kill_process_group(pid, signal);
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.signal_group(Signal::Kill);
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}

@@ -351,3 +351,58 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// A binary of the pinned npm test peers (`tests/peers`), installed by `.ci/run`.
+pub fn peer_bin(name: &str) -> PathBuf {
+    let bin = repo_root().join("tests/peers/node_modules/.bin").join(name);
+    assert!(
+        bin.exists(),
+        "{} is missing: install the test peers with `npm ci --prefix tests/peers` (bash .ci/run does)",
+        bin.display()
+    );
+    bin
+}
+
+/// A TCP port that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Processes whose command line contains `marker` (a unique argument), from /proc.
+pub fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if text.contains(marker) {
+            found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+impl Sandbox {
+    /// Runs rho with extra environment variables.
+    pub fn rho_env(&self, env: &[(&str, &str)], args: &[&str]) -> Run {
+        let mut command = Command::new(rho_bin());
+        command
+            .arg("--cwd")
+            .arg(&self.project)
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("RHO_HOME", &self.rho_home)
+            .stdin(std::process::Stdio::null());
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        Run::from(command.output().unwrap())
+    }
+}

@@ -1,0 +1,473 @@
+//! The MCP runtime against real servers: the reference `server-everything` (npm, pinned) over
+//! stdio and Streamable HTTP, plus small misbehaving commands, through the real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rho_e2e::*;
+use serde_json::Value;
+
+fn everything() -> String {
+    peer_bin("mcp-server-everything")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn server<'a>(list: &'a Value, id: &str) -> &'a Value {
+    list["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {list:#}"))
+}
+
+fn config(sb: &Sandbox, text: &str) {
+    write(&sb.rho_home.join("config.toml"), text);
+}
+
+#[test]
+fn stdio_connect_lists_tools_with_exported_names_and_instructions() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n\n[mcp.servers.narrow]\ncommand = {:?}\nargs = [\"stdio\"]\ntools = {{ allow = [\"echo\", \"get-sum\"], deny = [\"get-sum\"] }}\n",
+            everything(),
+            everything()
+        ),
+    );
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    let e = server(&list, "everything");
+    assert_eq!(e["status"], "connected", "{e:#}");
+    assert_eq!(
+        e["protocol_version"], "2025-11-25",
+        "legacy era negotiated automatically"
+    );
+    assert_eq!(e["server_info"]["name"], "mcp-servers/everything");
+    assert!(e["instructions"].as_str().unwrap().contains("Everything"));
+    let tools = e["tools"].as_array().unwrap();
+    let echo = tools.iter().find(|t| t["name"] == "echo").unwrap();
+    assert_eq!(echo["exported_name"], "mcp__everything__echo");
+    assert_eq!(echo["title"], "Echo Tool");
+    let sum = tools.iter().find(|t| t["name"] == "get-sum").unwrap();
+    assert_eq!(sum["exported_name"], "mcp__everything___rho_6765742d73756d");
+    for t in tools {
+        let name = t["exported_name"].as_str().unwrap();
+        assert!(
+            name.len() <= 64
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+            "{name}"
+        );
+    }
+    let narrow: Vec<&str> = server(&list, "narrow")["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(narrow, ["echo"], "allow list applied, deny wins");
+}
+
+#[test]
+fn call_renders_text_structured_content_images_and_progress() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n",
+            everything()
+        ),
+    );
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "everything",
+            "echo",
+            r#"{"message":"hello rho"}"#,
+        ])
+        .ok();
+    assert_eq!(run.stdout, "Echo: hello rho\n");
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "everything",
+            "mcp__everything___rho_6765742d73756d",
+            r#"{"a":2,"b":40}"#,
+        ])
+        .ok();
+    assert!(run.stdout.contains("42"), "{}", run.stdout);
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "everything",
+            "get-structured-content",
+            r#"{"location":"New York"}"#,
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert!(
+        run["structured_content"]["temperature"].is_number(),
+        "{run:#}"
+    );
+    assert!(
+        run["text"].as_str().unwrap().starts_with('{'),
+        "structured content is what the model reads"
+    );
+    let run = sb
+        .rho(&["mcp", "call", "everything", "get-tiny-image", "--json"])
+        .ok()
+        .json();
+    assert!(
+        run["text"].as_str().unwrap().contains("[image image/png,"),
+        "{run:#}"
+    );
+    assert!(
+        !run["text"].as_str().unwrap().contains("iVBOR"),
+        "no base64 reaches the model"
+    );
+    assert_eq!(run["image"]["mime_type"], "image/png");
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "everything",
+            "trigger-long-running-operation",
+            r#"{"duration":1,"steps":2}"#,
+        ])
+        .ok();
+    assert!(
+        run.stderr.contains("progress 1/2") && run.stderr.contains("progress 2/2"),
+        "{}",
+        run.stderr
+    );
+    let run = sb
+        .rho(&["mcp", "call", "everything", "no-such-tool"])
+        .code(1);
+    assert!(run.stderr.contains("no tool"), "{}", run.stderr);
+    let run = sb
+        .rho(&["mcp", "call", "everything", "echo", "[1]"])
+        .code(1);
+    assert!(run.stderr.contains("JSON object"), "{}", run.stderr);
+}
+
+#[test]
+fn output_is_capped_by_max_output_bytes() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nmax_output_bytes = 20\n",
+            everything()
+        ),
+    );
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "everything",
+            "echo",
+            r#"{"message":"a message longer than twenty bytes"}"#,
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(run["truncated"], true);
+    assert!(
+        run["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Echo: a message long\n[output truncated"),
+        "{run:#}"
+    );
+}
+
+#[test]
+fn environment_is_sanitized_and_secrets_stay_out_of_rho_output() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nenv = {{ VISIBLE = \"yes\" }}\nenv_from_env = {{ SERVER_TOKEN = \"RHO_CANARY_SOURCE\" }}\n",
+            everything()
+        ),
+    );
+    let canary = "canary-7f3a9c";
+    let env = [
+        ("RHO_CANARY_SOURCE", canary),
+        ("OPENAI_API_KEY", "leak-openai"),
+        ("AWS_SECRET_ACCESS_KEY", "leak-aws"),
+        ("LD_PRELOAD", ""),
+    ];
+    let run = sb
+        .rho_env(&env, &["mcp", "call", "everything", "get-env", "--json"])
+        .ok();
+    let text = run.json()["text"].as_str().unwrap().to_owned();
+    let child_env: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(child_env["VISIBLE"], "yes");
+    assert_eq!(
+        child_env["SERVER_TOKEN"], canary,
+        "env_from_env restores on purpose"
+    );
+    assert!(
+        child_env.get("OPENAI_API_KEY").is_none()
+            && child_env.get("AWS_SECRET_ACCESS_KEY").is_none()
+    );
+    assert!(child_env.get("RHO_CANARY_SOURCE").is_none());
+    let list = sb
+        .rho_env(&env, &["mcp", "list", "--connect", "--json"])
+        .ok();
+    assert!(!list.stdout.contains(canary) && !list.stderr.contains(canary));
+    let show = sb
+        .rho_env(&env, &["mcp", "show", "everything", "--connect"])
+        .ok();
+    assert!(!show.stdout.contains(canary));
+    // An unset env_from_env variable fails that server, naming the variable only.
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    let e = server(&list, "everything");
+    assert_eq!(e["status"], "failed");
+    assert!(
+        e["error"].as_str().unwrap().contains("RHO_CANARY_SOURCE"),
+        "{e}"
+    );
+}
+
+#[test]
+fn plugin_servers_get_plugin_root_and_a_fresh_plugin_data() {
+    let sb = Sandbox::new();
+    let dir = sb.user_plugins().join("ev");
+    make_plugin(&dir, "ev");
+    let bin = peer_bin("mcp-server-everything");
+    let bin_dir = bin.parent().unwrap().to_str().unwrap().to_owned();
+    make_mcp(
+        &dir,
+        r#"{"all":{"type":"stdio","command":"mcp-server-everything","args":["stdio"],"env":{"CACHE":"${PLUGIN_DATA}/cache"}}}"#,
+    );
+    let data = sb.user_plugins().join("data/ev");
+    assert!(!data.exists());
+    let path = format!("{bin_dir}:{}", std::env::var("PATH").unwrap_or_default());
+    let run = sb
+        .rho_env(
+            &[("PATH", &path)],
+            &["mcp", "call", "ev/all", "get-env", "--json"],
+        )
+        .ok();
+    let child_env: Value = serde_json::from_str(run.json()["text"].as_str().unwrap()).unwrap();
+    assert_eq!(child_env["PLUGIN_ROOT"], dir.to_str().unwrap());
+    assert_eq!(child_env["PLUGIN_DATA"], data.to_str().unwrap());
+    assert_eq!(child_env["CACHE"], format!("{}/cache", data.display()));
+    assert!(data.is_dir(), "created right before the start");
+}
+
+#[test]
+fn one_failing_server_never_takes_down_its_siblings() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.good]\ncommand = {:?}\nargs = [\"stdio\"]\n\n[mcp.servers.missing]\ncommand = \"rho-no-such-executable\"\n\n[mcp.servers.exits]\ncommand = \"true\"\n\n[mcp.servers.refused]\nurl = \"http://127.0.0.1:{}/mcp\"\n",
+            everything(),
+            free_port()
+        ),
+    );
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    assert_eq!(server(&list, "good")["status"], "connected");
+    let missing = server(&list, "missing");
+    assert_eq!(missing["status"], "failed");
+    assert!(
+        missing["error"]
+            .as_str()
+            .unwrap()
+            .contains("rho-no-such-executable"),
+        "{missing}"
+    );
+    assert_eq!(server(&list, "exits")["status"], "failed");
+    assert_eq!(server(&list, "refused")["status"], "failed");
+}
+
+#[test]
+fn startup_budget_stops_a_silent_server_and_its_process_group() {
+    let sb = Sandbox::new();
+    let marker = format!("31.{}", std::process::id());
+    let script = sb.outside("bin").join("silent");
+    write(
+        &script,
+        format!("#!/bin/sh\nsleep {marker} &\nexec sleep {marker}\n"),
+    );
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.silent]\ncommand = {:?}\nstartup_timeout_sec = 0.5\n",
+            script.to_str().unwrap()
+        ),
+    );
+    let started = Instant::now();
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    let s = server(&list, "silent");
+    assert_eq!(s["status"], "failed");
+    assert!(
+        s["error"].as_str().unwrap().contains("startup budget"),
+        "{s}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        processes_with(&marker).is_empty(),
+        "orphans: {:?}",
+        processes_with(&marker)
+    );
+}
+
+#[test]
+fn grandchildren_of_a_server_are_stopped_with_it() {
+    let sb = Sandbox::new();
+    let marker = format!("45.{}", std::process::id());
+    let script = sb.outside("bin").join("forking");
+    write(
+        &script,
+        format!("#!/bin/sh\nsleep {marker} &\nexec {} stdio\n", everything()),
+    );
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.forking]\ncommand = {:?}\n",
+            script.to_str().unwrap()
+        ),
+    );
+    sb.rho(&["mcp", "call", "forking", "echo", r#"{"message":"x"}"#])
+        .ok();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        processes_with(&marker).is_empty(),
+        "orphans: {:?}",
+        processes_with(&marker)
+    );
+}
+
+struct HttpPeer(Child);
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn http_everything(port: u16) -> HttpPeer {
+    let child = Command::new(everything())
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "server-everything did not listen on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    HttpPeer(child)
+}
+
+#[test]
+fn streamable_http_connects_and_calls_with_headers_from_the_environment() {
+    let port = free_port();
+    let _peer = http_everything(port);
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ X-Tenant = \"public\" }}\nheaders_from_env = {{ X-Api-Key = \"RHO_TEST_API_KEY\" }}\n"
+        ),
+    );
+    let env = [("RHO_TEST_API_KEY", "canary-header-secret")];
+    let list = sb
+        .rho_env(&env, &["mcp", "list", "--connect", "--json"])
+        .ok();
+    assert!(!list.stdout.contains("canary-header-secret"));
+    let web = server(&list.json(), "web").clone();
+    assert_eq!(web["status"], "connected", "{web:#}");
+    assert_eq!(web["transport"], "streamable_http");
+    let run = sb
+        .rho_env(
+            &env,
+            &["mcp", "call", "web", "echo", r#"{"message":"over http"}"#],
+        )
+        .ok();
+    assert_eq!(run.stdout, "Echo: over http\n");
+}
+
+#[test]
+fn redirects_are_not_followed_so_headers_never_reach_another_origin() {
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    other.set_nonblocking(true).unwrap();
+    let other_port = other.local_addr().unwrap().port();
+    let redirector = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = redirector.local_addr().unwrap().port();
+    let serve = std::thread::spawn(move || {
+        redirector.set_nonblocking(true).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok((mut stream, _)) = redirector.accept() {
+                stream.set_nonblocking(false).unwrap();
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf);
+                let reply = format!(
+                    "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{other_port}/mcp\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = stream.write_all(reply.as_bytes());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.hop]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ Authorization = \"Bearer canary\" }}\nstartup_timeout_sec = 5\n"
+        ),
+    );
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    assert_eq!(server(&list, "hop")["status"], "failed");
+    assert!(other.accept().is_err(), "the other origin was contacted");
+    drop(serve);
+}
+
+#[test]
+fn zero_enabled_servers_connect_nothing() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        "[mcp.servers.off]\ncommand = \"npx\"\nenabled = false\n",
+    );
+    let started = Instant::now();
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(server(&list, "off")["status"], "disabled");
+}

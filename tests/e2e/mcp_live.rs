@@ -471,3 +471,95 @@ fn zero_enabled_servers_connect_nothing() {
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(server(&list, "off")["status"], "disabled");
 }
+
+#[test]
+fn call_budget_cancels_and_fails_the_call() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\ncall_timeout_sec = 0.8\n",
+            everything()
+        ),
+    );
+    let started = Instant::now();
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "everything",
+            "trigger-long-running-operation",
+            r#"{"duration":10,"steps":10}"#,
+        ])
+        .code(1);
+    assert!(run.stderr.contains("call budget"), "{}", run.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn server_stderr_reaches_the_log_with_secrets_redacted() {
+    let sb = Sandbox::new();
+    let script = sb.outside("bin").join("chatty");
+    write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"booting with token=$SERVER_TOKEN\" >&2\nexec {} stdio\n",
+            everything()
+        ),
+    );
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.chatty]\ncommand = {:?}\nenv_from_env = {{ SERVER_TOKEN = \"RHO_TEST_SECRET\" }}\nlog_level = \"debug\"\n",
+            script.to_str().unwrap()
+        ),
+    );
+    let run = sb
+        .rho_env(
+            &[
+                ("RHO_TEST_SECRET", "canary-s3cr3t"),
+                ("RHO_LOG", "rho::mcp::server=debug"),
+            ],
+            &["mcp", "call", "chatty", "echo", r#"{"message":"x"}"#],
+        )
+        .ok();
+    assert!(
+        run.stderr.contains("booting with token=[redacted]"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("canary-s3cr3t") && !run.stdout.contains("canary-s3cr3t"));
+    assert!(run.stderr.contains("chatty"), "the log names the server");
+}
+
+#[test]
+fn declared_output_schemas_are_enforced() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n",
+            everything()
+        ),
+    );
+    // server-everything declares an outputSchema for this tool and honours it.
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "everything",
+            "get-structured-content",
+            r#"{"location":"Chicago"}"#,
+        ])
+        .ok();
+    assert!(run.stdout.contains("temperature"), "{}", run.stdout);
+}

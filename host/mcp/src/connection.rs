@@ -153,6 +153,15 @@ async fn connect_inner(
             .as_ref()
             .is_some_and(|i| i.capabilities.logging.is_some()),
     };
+    let legacy = info
+        .as_ref()
+        .is_some_and(|i| i.protocol_version.has_initialize());
+    if let Some(level) = spec.log_level
+        && summary.logging
+        && legacy
+    {
+        set_log_level(&service, spec, level).await;
+    }
     let mut connection = Connection {
         spec: spec.clone(),
         client,
@@ -163,6 +172,30 @@ async fn connect_inner(
     };
     connection.tools = connection.list_tools().await?;
     Ok(connection)
+}
+
+/// `logging/setLevel` for a legacy (2025-11-25) server that declared logging. Modern servers
+/// take the level per request, which rho does not send yet. A refusal is logged, not fatal.
+#[allow(deprecated)] // rmcp deprecates logging with SEP-2577; legacy servers still use it
+async fn set_log_level(
+    service: &RunningService<RoleClient, RhoClient>,
+    spec: &McpServerSpec,
+    level: rho_component::LogLevel,
+) {
+    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    let level = match level {
+        rho_component::LogLevel::Debug => LoggingLevel::Debug,
+        rho_component::LogLevel::Info => LoggingLevel::Info,
+        rho_component::LogLevel::Notice => LoggingLevel::Notice,
+        rho_component::LogLevel::Warning => LoggingLevel::Warning,
+        rho_component::LogLevel::Error => LoggingLevel::Error,
+        rho_component::LogLevel::Critical => LoggingLevel::Critical,
+        rho_component::LogLevel::Alert => LoggingLevel::Alert,
+        rho_component::LogLevel::Emergency => LoggingLevel::Emergency,
+    };
+    if let Err(e) = service.set_level(SetLevelRequestParams::new(level)).await {
+        tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), "logging/setLevel refused: {e}");
+    }
 }
 
 impl Connection {
@@ -220,7 +253,8 @@ impl Connection {
 
     /// Calls `tool` with `arguments` within the call budget. Every call carries a progress
     /// token; reports go to `progress` while the call runs. On budget expiry or when `cancel`
-    /// fires, the server is sent `notifications/cancelled`.
+    /// fires, the server is sent `notifications/cancelled` and the call fails; a result that
+    /// arrives afterwards is dropped.
     pub async fn call_tool(
         &self,
         tool: &str,
@@ -240,11 +274,11 @@ impl Connection {
         let mut options = PeerRequestOptions::with_timeout(self.spec.call_timeout);
         options.max_total_timeout = Some(self.spec.call_timeout);
         let started = Instant::now();
-        let handle = self
+        let mut handle = self
             .service
             .send_cancellable_request(
                 ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-                options,
+                PeerRequestOptions::no_options(),
             )
             .await
             .map_err(|e| call_error(e.to_string()))?;
@@ -254,31 +288,61 @@ impl Connection {
         {
             routes.insert(key.clone(), sender);
         }
-        let result = tokio::select! {
-            result = handle.await_response() => result,
-            () = cancel.cancelled() => Err(ServiceError::Cancelled { reason: Some("cancelled by the user".into()) }),
+        // The budget is a hard limit: progress reports never extend it.
+        let budget = tokio::time::sleep(self.spec.call_timeout);
+        let outcome = tokio::select! {
+            received = &mut handle.rx => Outcome::Done(received),
+            () = budget => Outcome::TimedOut,
+            () = cancel.cancelled() => Outcome::Cancelled,
         };
         // Late progress for a finished call is dropped from here on.
         if let Ok(mut routes) = self.client.progress.lock() {
             routes.remove(&key);
         }
-        match result {
-            Ok(ServerResult::CallToolResult(result)) => {
-                serde_json::to_value(&result).map_err(|e| call_error(e.to_string()))
+        let result = match outcome {
+            Outcome::Done(Ok(result)) => result,
+            Outcome::Done(Err(_)) => Err(ServiceError::TransportClosed),
+            Outcome::TimedOut => {
+                // Tell the server to stop working on an abandoned request.
+                let _ = handle.cancel(Some("call budget exceeded".into())).await;
+                return Err(McpError::CallTimeout {
+                    server: self.spec.id.clone(),
+                    tool: tool.to_owned(),
+                    seconds: started.elapsed().as_secs_f64(),
+                });
             }
-            Ok(other) => Err(call_error(format!(
-                "unexpected response {}",
-                serde_json::to_value(&other)
-                    .map(|v| v.to_string())
-                    .unwrap_or_default()
-            ))),
-            Err(ServiceError::Timeout { .. }) => Err(McpError::CallTimeout {
-                server: self.spec.id.clone(),
-                tool: tool.to_owned(),
-                seconds: started.elapsed().as_secs_f64(),
-            }),
-            Err(e) => Err(call_error(e.to_string())),
+            Outcome::Cancelled => {
+                let _ = handle.cancel(Some("cancelled by the user".into())).await;
+                return Err(call_error("cancelled".into()));
+            }
+        };
+        let value = match result {
+            Ok(ServerResult::CallToolResult(result)) => {
+                serde_json::to_value(&result).map_err(|e| call_error(e.to_string()))?
+            }
+            Ok(other) => {
+                return Err(call_error(format!(
+                    "unexpected response {}",
+                    serde_json::to_value(&other)
+                        .map(|v| v.to_string())
+                        .unwrap_or_default()
+                )));
+            }
+            Err(e) => return Err(call_error(e.to_string())),
+        };
+        // A declared outputSchema is a contract: a missing or invalid structuredContent fails
+        // the call instead of handing the model half an answer (error results are exempt).
+        if let Some(schema) = self
+            .tools
+            .iter()
+            .find(|t| t.name == tool)
+            .and_then(|t| t.definition.get("outputSchema"))
+            && value.get("isError").and_then(Value::as_bool) != Some(true)
+        {
+            crate::output_schema::check(schema, value.get("structuredContent"))
+                .map_err(call_error)?;
         }
+        Ok(value)
     }
 
     /// Closes the session (stdin closed or HTTP session deleted), then stops the process group.
@@ -300,6 +364,12 @@ impl Connection {
             process.shutdown().await;
         }
     }
+}
+
+enum Outcome {
+    Done(Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>),
+    TimedOut,
+    Cancelled,
 }
 
 /// A cancellation handle type re-exported for callers.

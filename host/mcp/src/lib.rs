@@ -14,8 +14,10 @@ mod error;
 mod export_names;
 mod handler;
 mod http;
+mod output_schema;
 mod render;
 mod stdio;
+mod tool_description;
 
 pub use connection::{
     Cancel, Connection, MAX_LIST_PAGES, ServerSummary, ServerTool, connect, process_ambient,
@@ -28,3 +30,4 @@ pub use export_names::{
 pub use handler::Progress;
 pub use render::{IMAGE_ASSET_BUDGET, ImageAsset, RenderedResult, human_size, render_result};
 pub use stdio::SHUTDOWN_GRACE;
+pub use tool_description::exported_description;

@@ -291,7 +291,7 @@ impl Connection {
         // The budget is a hard limit: progress reports never extend it.
         let budget = tokio::time::sleep(self.spec.call_timeout);
         let outcome = tokio::select! {
-            received = &mut handle.rx => Outcome::Done(received),
+            received = &mut handle.rx => Outcome::Done(Box::new(received)),
             () = budget => Outcome::TimedOut,
             () = cancel.cancelled() => Outcome::Cancelled,
         };
@@ -300,8 +300,10 @@ impl Connection {
             routes.remove(&key);
         }
         let result = match outcome {
-            Outcome::Done(Ok(result)) => result,
-            Outcome::Done(Err(_)) => Err(ServiceError::TransportClosed),
+            Outcome::Done(received) => match *received {
+                Ok(result) => result,
+                Err(_) => Err(ServiceError::TransportClosed),
+            },
             Outcome::TimedOut => {
                 // Tell the server to stop working on an abandoned request.
                 let _ = handle.cancel(Some("call budget exceeded".into())).await;
@@ -367,7 +369,7 @@ impl Connection {
 }
 
 enum Outcome {
-    Done(Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>),
+    Done(Box<Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>>),
     TimedOut,
     Cancelled,
 }

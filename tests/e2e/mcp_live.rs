@@ -563,3 +563,102 @@ fn declared_output_schemas_are_enforced() {
         .ok();
     assert!(run.stdout.contains("temperature"), "{}", run.stdout);
 }
+
+fn modern_server() -> String {
+    let script = repo_root().join("tests/peers/modern_server.py");
+    let probe = Command::new("python3")
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output()
+        .unwrap();
+    assert!(
+        probe.status.success(),
+        "the Python MCP SDK is missing: pip install -r .ci/requirements.txt (bash .ci/run does)"
+    );
+    script.to_string_lossy().into_owned()
+}
+
+#[test]
+fn modern_era_server_over_stdio_negotiates_2026_07_28() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.modern]\ncommand = \"python3\"\nargs = [{:?}, \"stdio\"]\n",
+            modern_server()
+        ),
+    );
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    let m = server(&list, "modern");
+    assert_eq!(m["status"], "connected", "{m:#}");
+    assert_eq!(m["protocol_version"], "2026-07-28");
+    assert_eq!(
+        m["instructions"],
+        "Test server for rho: tools add, shout and weather."
+    );
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "modern",
+            "add",
+            r#"{"a":20,"b":22}"#,
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(run["structured_content"]["result"], 42);
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "modern",
+            "mcp__modern__weather",
+            r#"{"city":"Oslo"}"#,
+        ])
+        .ok();
+    assert!(run.stdout.contains("\"city\": \"Oslo\""), "{}", run.stdout);
+}
+
+#[test]
+fn modern_era_server_over_streamable_http() {
+    let script = modern_server();
+    let port = free_port();
+    let child = Command::new("python3")
+        .args([script.as_str(), "http", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _peer = HttpPeer(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the Python server did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!("[mcp.servers.web]\nurl = \"http://localhost:{port}/mcp\"\n"),
+    );
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    assert_eq!(
+        server(&list, "web")["protocol_version"],
+        "2026-07-28",
+        "{list:#}"
+    );
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "web",
+            "shout",
+            r#"{"text":"quiet"}"#,
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(run["structured_content"]["result"], "QUIET");
+}

@@ -1,0 +1,233 @@
+//! Misbehaving stdio servers (`fake-mcp --mode ...`, adversarial catalogue §D): each one fails
+//! alone, with a clear error naming it, within its budget, leaving no process behind.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rho_e2e::*;
+use serde_json::Value;
+
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
+
+fn server<'a>(list: &'a Value, id: &str) -> &'a Value {
+    list["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {list:#}"))
+}
+
+fn fake(id: &str, mode: &str, extra: &str) -> String {
+    format!("[mcp.servers.{id}]\ncommand = {FAKE:?}\nargs = [\"--mode\", {mode:?}]\n{extra}\n")
+}
+
+fn config(sb: &Sandbox, text: &str) {
+    write(&sb.rho_home.join("config.toml"), text);
+}
+
+#[test]
+fn non_json_lines_and_banners_are_skipped() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &(fake("chatty", "non-json", "") + &fake("banner", "banner", "")),
+    );
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    assert_eq!(server(&list, "chatty")["status"], "connected", "{list:#}");
+    assert_eq!(server(&list, "banner")["status"], "connected", "{list:#}");
+    let run = sb
+        .rho(&["mcp", "call", "chatty", "echo", r#"{"x":1}"#])
+        .ok();
+    assert!(run.stdout.starts_with("called echo"), "{}", run.stdout);
+}
+
+#[test]
+fn a_crash_mid_call_fails_the_call_at_once() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &fake("crashy", "crash-on-call", "call_timeout_sec = 60"),
+    );
+    let started = Instant::now();
+    let run = sb.rho(&["mcp", "call", "crashy", "echo"]).code(1);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "failed at once, not at the 60 s budget"
+    );
+    assert!(run.stderr.contains("crashy"), "{}", run.stderr);
+}
+
+#[test]
+fn odd_and_duplicate_tool_names_get_distinct_valid_exported_names() {
+    let sb = Sandbox::new();
+    config(&sb, &fake("odd", "odd-names", ""));
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    let tools = server(&list, "odd")["tools"].as_array().unwrap().clone();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names.iter().filter(|n| **n == "dup").count(),
+        1,
+        "duplicates dropped"
+    );
+    let mut exported: Vec<&str> = tools
+        .iter()
+        .map(|t| t["exported_name"].as_str().unwrap())
+        .collect();
+    for name in &exported {
+        assert!(
+            name.len() <= 64
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+            "{name}"
+        );
+    }
+    exported.sort();
+    exported.dedup();
+    assert_eq!(exported.len(), tools.len(), "exported names are unique");
+    // Calls route by table and send the raw name back.
+    let long = tools
+        .iter()
+        .find(|t| t["name"].as_str().unwrap().len() == 300)
+        .unwrap();
+    let run = sb
+        .rho(&[
+            "mcp",
+            "call",
+            "odd",
+            long["exported_name"].as_str().unwrap(),
+        ])
+        .ok();
+    assert!(
+        run.stdout
+            .starts_with(&format!("called {}", "x".repeat(300))),
+        "{}",
+        run.stdout
+    );
+    let run = sb.rho(&["mcp", "call", "odd", "a__b"]).ok();
+    assert!(run.stdout.starts_with("called a__b"), "{}", run.stdout);
+}
+
+#[test]
+fn pages_are_followed_and_repeated_cursors_stop() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &(fake("paged", "paged", "") + &fake("loop", "repeat-cursor", "startup_timeout_sec = 20")),
+    );
+    let started = Instant::now();
+    let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let paged: Vec<&str> = server(&list, "paged")["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(paged, ["t0", "t1", "t2", "last"]);
+    let looping = server(&list, "loop");
+    assert_eq!(looping["status"], "connected");
+    assert_eq!(looping["tools"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn an_oversized_message_fails_the_call_within_budget() {
+    let sb = Sandbox::new();
+    config(&sb, &fake("huge", "huge-line", "call_timeout_sec = 3"));
+    let started = Instant::now();
+    let run = sb.rho(&["mcp", "call", "huge", "echo"]).code(1);
+    assert!(
+        started.elapsed() < Duration::from_secs(12),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(run.stderr.contains("huge"), "{}", run.stderr);
+}
+
+#[test]
+fn cancellation_is_sent_when_the_budget_runs_out() {
+    let sb = Sandbox::new();
+    let record = sb.outside("rec").join("methods.log");
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.slow]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"slow-call\", \"--record\", {:?}]\ncall_timeout_sec = 0.5\nlog_level = \"warning\"\n",
+            record.to_str().unwrap()
+        ),
+    );
+    let run = sb.rho(&["mcp", "call", "slow", "echo"]).code(1);
+    assert!(run.stderr.contains("call budget"), "{}", run.stderr);
+    let deadline = Instant::now() + Duration::from_secs(6);
+    loop {
+        let log = std::fs::read_to_string(&record).unwrap_or_default();
+        if log.contains("notifications/cancelled") {
+            assert!(
+                log.lines()
+                    .any(|l| l.starts_with("logging/setLevel")
+                        && l.contains("\"level\":\"warning\"")),
+                "{log}"
+            );
+            assert!(
+                log.lines()
+                    .any(|l| l.starts_with("tools/call") && l.contains("progressToken")),
+                "every call carries a progress token: {log}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no notifications/cancelled reached the server: {log}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_broken_output_contract_fails_the_call() {
+    let sb = Sandbox::new();
+    config(&sb, &fake("contract", "bad-structured", ""));
+    let run = sb.rho(&["mcp", "call", "contract", "temp"]).code(1);
+    assert!(
+        run.stderr.contains("outputSchema") && run.stderr.contains("/temp"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn servers_ignoring_stdin_close_and_sigterm_are_still_stopped() {
+    let sb = Sandbox::new();
+    let marker = format!("--marker-{}", std::process::id());
+    let script = sb.outside("bin").join("stubborn");
+    write(
+        &script,
+        format!("#!/bin/sh\ntrap '' TERM\nexec {FAKE} --mode ignore-stdin-close {marker}\n"),
+    );
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.stubborn]\ncommand = {:?}\n",
+            script.to_str().unwrap()
+        ),
+    );
+    let started = Instant::now();
+    sb.rho(&["mcp", "call", "stubborn", "echo"]).ok();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        processes_with(&marker).is_empty(),
+        "survivors: {:?}",
+        processes_with(&marker)
+    );
+}

@@ -231,3 +231,33 @@ fn servers_ignoring_stdin_close_and_sigterm_are_still_stopped() {
         processes_with(&marker)
     );
 }
+
+#[test]
+fn daemons_escaping_the_process_group_are_stopped_too() {
+    let sb = Sandbox::new();
+    let marker = format!("47.{}", std::process::id());
+    let script = sb.outside("bin").join("daemonizing");
+    write(
+        &script,
+        format!("#!/bin/sh\nsetsid sleep {marker} &\nexec {FAKE} --mode ok\n"),
+    );
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.daemon]\ncommand = {:?}\n",
+            script.to_str().unwrap()
+        ),
+    );
+    sb.rho(&["mcp", "call", "daemon", "echo"]).ok();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        processes_with(&marker).is_empty(),
+        "survivors: {:?}",
+        processes_with(&marker)
+    );
+}

@@ -20,20 +20,38 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 /// The longest stderr line logged; the rest of a longer line is dropped.
 const STDERR_LINE_MAX: usize = 4096;
 
+/// The variable every server process (and whatever it starts) inherits, so processes that
+/// escape the process group (`setsid` daemons) can still be found and stopped.
+pub const INSTANCE_VARIABLE: &str = "RHO_MCP_INSTANCE";
+
 /// A running server process. Dropping it kills the process group.
 pub struct ServerProcess {
     server: String,
     child: Child,
     pgid: Option<i32>,
+    /// `RHO_MCP_INSTANCE=<value>` as it appears in `/proc/<pid>/environ`.
+    marker: String,
+}
+
+fn instance_value() -> String {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{nanos}-{n}", std::process::id())
 }
 
 /// Starts the process of a stdio server; returns it with its stdout and stdin for the transport.
 pub(crate) fn spawn(
     spec: &McpServerSpec,
     stdio: &StdioServerSpec,
-    env: BTreeMap<OsString, OsString>,
+    mut env: BTreeMap<OsString, OsString>,
     secrets: Vec<String>,
 ) -> Result<(ServerProcess, ChildStdout, ChildStdin), McpError> {
+    let instance = instance_value();
+    env.insert(INSTANCE_VARIABLE.into(), instance.clone().into());
     if let McpServerOrigin::Plugin { data_dir, .. } = &spec.origin {
         prepare_data_dir(&spec.id, data_dir)?;
     }
@@ -71,11 +89,13 @@ pub(crate) fn spawn(
     if let Some(stderr) = child.stderr.take() {
         tokio::spawn(drain_stderr(spec.id.clone(), stderr, secrets));
     }
+    let marker = format!("{INSTANCE_VARIABLE}={instance}");
     Ok((
         ServerProcess {
             server: spec.id.clone(),
             child,
             pgid,
+            marker,
         },
         stdout,
         stdin,
@@ -148,9 +168,11 @@ impl ServerProcess {
                 let _ = self.child.wait().await;
             }
         }
-        // Grandchildren left in the group (npx -> node) go too.
+        // Grandchildren left in the group (npx -> node) go too, and so do processes that left
+        // the group but still carry this server's instance marker.
         self.signal_group(Signal::Kill);
         self.pgid = None;
+        kill_marked(&self.marker);
         tracing::debug!(target: "rho::mcp", server = self.server.as_str(), "stopped");
     }
 
@@ -168,8 +190,43 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        self.signal_group(Signal::Kill);
+        if self.pgid.is_some() {
+            self.signal_group(Signal::Kill);
+            kill_marked(&self.marker);
+        }
     }
+}
+
+/// SIGKILLs every process of this user whose environment holds `marker` exactly (Linux
+/// `/proc`; elsewhere a no-op). Escaping both the group and the marker (`setsid` plus a cleared
+/// environment) is the residual case.
+fn kill_marked(marker: &str) {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let needle = marker.as_bytes();
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+                continue;
+            };
+            if environ.split(|b| *b == 0).any(|var| var == needle)
+                && let Some(pid) = rustix::process::Pid::from_raw(pid)
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = marker;
 }
 
 #[derive(Clone, Copy)]

@@ -22,6 +22,7 @@ fn main() {
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     let mut lines = stdin.lock().lines();
+    let mut calls = 0;
     if mode == "banner" {
         writeln!(stdout, "Starting fake server v1.0 ...").unwrap();
         writeln!(stdout, "\u{1b}[32mready\u{1b}[0m").unwrap();
@@ -63,6 +64,13 @@ fn main() {
                 "instructions": "fake server for rho tests"
             })),
             "ping" | "logging/setLevel" => reply(json!({})),
+            "tools/list" if mode == "list-changed" && calls > 0 => reply(json!({"tools": [
+                json!({"name": "echo", "description": "echo, revised", "inputSchema": {"type": "object"}}),
+                tool("newcomer")
+            ]})),
+            "tools/list" if mode == "list-changed" => {
+                reply(json!({"tools": [tool("echo"), tool("retired")]}))
+            }
             "tools/list" => reply(tools_list(&mode, &message)),
             "tools/call" => {
                 let name = message["params"]["name"].as_str().unwrap_or("").to_owned();
@@ -92,6 +100,12 @@ fn main() {
             writeln!(stdout, "{{not json").unwrap();
         }
         writeln!(stdout, "{response}").unwrap();
+        if mode == "list-changed" && method == "tools/call" {
+            calls += 1;
+            let notification =
+                json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+            writeln!(stdout, "{notification}").unwrap();
+        }
         stdout.flush().unwrap();
     }
 }

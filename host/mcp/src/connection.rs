@@ -68,8 +68,32 @@ pub struct Connection {
     process: Option<ServerProcess>,
     /// What the handshake and discovery returned.
     pub summary: ServerSummary,
-    /// The exported tools (allow/deny applied), in the server's order.
+    /// The exported tools (allow/deny applied), in the server's order. The set of names is
+    /// fixed when the connection is made (a session's tool set never grows mid-session);
+    /// definitions may be revised by [`Connection::reconcile_tools`].
     pub tools: Vec<ServerTool>,
+    /// Tools the server withdrew after a `tools/list_changed`; calling them fails clearly.
+    withdrawn: std::collections::BTreeSet<String>,
+    /// Tools the server added after the connection was made; they need a restart.
+    added: Vec<ServerTool>,
+}
+
+/// What a re-listing after `notifications/tools/list_changed` changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolChanges {
+    /// Still offered with a new definition (used from the next turn on).
+    pub revised: Vec<String>,
+    /// No longer offered: kept under their exported names, and calls fail with a reason.
+    pub withdrawn: Vec<String>,
+    /// Newly offered: not exported until the session restarts.
+    pub added: Vec<String>,
+}
+
+impl ToolChanges {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.revised.is_empty() && self.withdrawn.is_empty() && self.added.is_empty()
+    }
 }
 
 /// Looks variables up in rho's own environment.
@@ -169,6 +193,8 @@ async fn connect_inner(
         process,
         summary,
         tools: Vec::new(),
+        withdrawn: std::collections::BTreeSet::new(),
+        added: Vec::new(),
     };
     connection.tools = connection.list_tools().await?;
     Ok(connection)
@@ -207,6 +233,42 @@ impl Connection {
     /// Whether the server said its tool list changed since the last listing.
     pub fn tools_changed(&self) -> bool {
         self.client.tools_changed.load(Ordering::Relaxed)
+    }
+
+    /// Tools the server added after the connection was made (they need a restart).
+    pub fn added_tools(&self) -> &[ServerTool] {
+        &self.added
+    }
+
+    /// Re-lists the tools and reconciles them with the fixed set of this connection
+    /// (`rho-mcp.md`, "Tool lists that change mid-session").
+    pub async fn reconcile_tools(&mut self) -> Result<ToolChanges, McpError> {
+        let fresh = self.list_tools().await?;
+        let mut changes = ToolChanges::default();
+        for tool in &mut self.tools {
+            match fresh.iter().find(|f| f.name == tool.name) {
+                Some(new) => {
+                    if self.withdrawn.remove(&tool.name) || new.definition != tool.definition {
+                        changes.revised.push(tool.name.clone());
+                    }
+                    tool.definition = new.definition.clone();
+                }
+                None => {
+                    if self.withdrawn.insert(tool.name.clone()) {
+                        changes.withdrawn.push(tool.name.clone());
+                    }
+                }
+            }
+        }
+        self.added = fresh
+            .into_iter()
+            .filter(|f| !self.tools.iter().any(|t| t.name == f.name))
+            .collect();
+        changes.added = self.added.iter().map(|t| t.name.clone()).collect();
+        if !changes.is_empty() {
+            tracing::info!(target: "rho::mcp", server = self.spec.id.as_str(), revised = changes.revised.len(), withdrawn = changes.withdrawn.len(), added = changes.added.len(), "tool list reconciled");
+        }
+        Ok(changes)
     }
 
     /// Lists every tool, following pages with a guard against repeated cursors.
@@ -267,6 +329,19 @@ impl Connection {
             tool: tool.to_owned(),
             message,
         };
+        if self.withdrawn.contains(tool) {
+            return Err(call_error(
+                "the server withdrew this tool during the session".into(),
+            ));
+        }
+        if !self.tools.iter().any(|t| t.name == tool) {
+            let reason = if self.added.iter().any(|t| t.name == tool) {
+                "the server added this tool after the session started; restart to use it"
+            } else {
+                "the server does not offer this tool"
+            };
+            return Err(call_error(reason.into()));
+        }
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         // Progress never extends the budget: a server reporting progress forever is still cut

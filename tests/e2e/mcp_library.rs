@@ -1,0 +1,114 @@
+//! rho-mcp used as a library (the way sessions will use it), against `fake-mcp`: behaviour that
+//! needs a connection kept open across several calls.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use rho_component::{McpServerOrigin, McpServerSpec, McpTransport, StdioCommand, StdioServerSpec};
+
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
+
+fn spec(mode: &str) -> McpServerSpec {
+    let mut spec = McpServerSpec::new(
+        "fake",
+        McpServerOrigin::Config,
+        McpTransport::Stdio(StdioServerSpec {
+            command: StdioCommand::Path(FAKE.into()),
+            args: vec!["--mode".into(), mode.into()],
+            env: vec![],
+            env_from_env: vec![],
+            cwd: None,
+        }),
+    );
+    spec.startup_timeout = Duration::from_secs(10);
+    spec.call_timeout = Duration::from_secs(10);
+    spec
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changed_is_reconciled_without_growing_the_tool_set() {
+    let mut connection = rho_mcp::connect(&spec("list-changed"), &rho_mcp::process_ambient)
+        .await
+        .unwrap();
+    let names: Vec<&str> = connection.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["echo", "retired"]);
+    let cancel = rho_mcp::Cancel::new();
+    connection
+        .call_tool("echo", None, None, cancel.clone())
+        .await
+        .unwrap();
+    // The server announced a change after the call.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !connection.tools_changed() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no tools/list_changed seen"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let changes = connection.reconcile_tools().await.unwrap();
+    assert_eq!(changes.revised, ["echo"]);
+    assert_eq!(changes.withdrawn, ["retired"]);
+    assert_eq!(changes.added, ["newcomer"]);
+    assert_eq!(connection.tools.len(), 2, "the session's tool set is fixed");
+    assert_eq!(
+        connection.tools[0].description(),
+        Some("echo, revised"),
+        "revised tools keep working"
+    );
+    connection
+        .call_tool("echo", None, None, cancel.clone())
+        .await
+        .unwrap();
+    let withdrawn = connection
+        .call_tool("retired", None, None, cancel.clone())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(withdrawn.contains("withdrew"), "{withdrawn}");
+    let added = connection
+        .call_tool("newcomer", None, None, cancel.clone())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(added.contains("restart"), "{added}");
+    assert_eq!(connection.added_tools().len(), 1);
+    connection.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_for_a_finished_call_goes_nowhere_and_calls_are_independent() {
+    let connection = rho_mcp::connect(&spec("ok"), &rho_mcp::process_ambient)
+        .await
+        .unwrap();
+    let cancel = rho_mcp::Cancel::new();
+    let (tx, mut rx) = tokio::sync::mpsc::channel(8);
+    let a = connection.call_tool("echo", None, Some(tx), cancel.clone());
+    let b = connection.call_tool("echo", None, None, cancel.clone());
+    let (a, b) = tokio::join!(a, b);
+    assert!(a.is_ok() && b.is_ok());
+    connection.close().await;
+    assert!(rx.try_recv().is_err(), "fake-mcp sends no progress");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_cancellation_fails_the_call_promptly() {
+    let connection = rho_mcp::connect(&spec("slow-call"), &rho_mcp::process_ambient)
+        .await
+        .unwrap();
+    let cancel = rho_mcp::Cancel::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        trigger.cancel();
+    });
+    let started = std::time::Instant::now();
+    let err = connection
+        .call_tool("echo", None, None, cancel)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cancelled"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    connection.close().await;
+}

@@ -112,3 +112,59 @@ async fn user_cancellation_fails_the_call_promptly() {
     assert!(started.elapsed() < Duration::from_secs(3));
     connection.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_http_sessions_are_pinged_and_a_failed_ping_is_reported() {
+    let port = rho_e2e::free_port();
+    let mut server = std::process::Command::new(rho_e2e::peer_bin("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut spec = McpServerSpec::new(
+        "web",
+        McpServerOrigin::Config,
+        McpTransport::StreamableHttp(rho_component::HttpServerSpec {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: vec![],
+            headers_from_env: vec![],
+        }),
+    );
+    spec.startup_timeout = Duration::from_secs(10);
+    let connection = std::sync::Arc::new(
+        rho_mcp::connect(&spec, &rho_mcp::process_ambient)
+            .await
+            .unwrap(),
+    );
+    assert!(connection.is_legacy());
+    let stop = rho_mcp::Cancel::new();
+    let status = connection.keep_alive(Duration::from_millis(100), stop.clone());
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(
+        status.last_failure(),
+        None,
+        "pings succeed while the server runs"
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while status.last_failure().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no failed ping reported"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(status.last_failure().unwrap().contains("ping failed"));
+    stop.cancel();
+}

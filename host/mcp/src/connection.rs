@@ -235,6 +235,57 @@ impl Connection {
         self.client.tools_changed.load(Ordering::Relaxed)
     }
 
+    /// Whether this is a legacy (2025-11-25 or older) session, which keeps server state and
+    /// so benefits from keep-alive pings.
+    pub fn is_legacy(&self) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|i| i.protocol_version.has_initialize())
+    }
+
+    /// Sends one `ping` and waits at most `timeout` for the answer.
+    pub async fn ping(&self, timeout: Duration) -> Result<(), McpError> {
+        let request = ClientRequest::PingRequest(rmcp::model::PingRequest {
+            method: Default::default(),
+            extensions: Default::default(),
+        });
+        let fail = |message: String| connect_error(&self.spec, format!("ping failed: {message}"));
+        match tokio::time::timeout(timeout, self.service.send_request(request)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(fail(e.to_string())),
+            Err(_) => Err(fail(format!(
+                "no answer within {:.1} s",
+                timeout.as_secs_f64()
+            ))),
+        }
+    }
+
+    /// Starts keep-alive pings every `interval` for a legacy Streamable HTTP session (an idle
+    /// proxy can drop a remote connection with no local signal); stdio and modern sessions need
+    /// none. The returned status holds the last ping failure, shown by inventories; the task
+    /// ends when `stop` is cancelled.
+    pub fn keep_alive(self: &std::sync::Arc<Self>, interval: Duration, stop: Cancel) -> PingStatus {
+        let status = PingStatus::default();
+        if !matches!(self.spec.transport, McpTransport::StreamableHttp(_)) || !self.is_legacy() {
+            return status;
+        }
+        let connection = std::sync::Arc::clone(self);
+        let shared = status.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(interval) => {}
+                }
+                let outcome = connection.ping(interval.min(Duration::from_secs(10))).await;
+                if let Ok(mut last) = shared.0.lock() {
+                    *last = outcome.err().map(|e| e.to_string());
+                }
+            }
+        });
+        status
+    }
+
     /// Tools the server added after the connection was made (they need a restart).
     pub fn added_tools(&self) -> &[ServerTool] {
         &self.added
@@ -447,6 +498,17 @@ enum Outcome {
     Done(Box<Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>>),
     TimedOut,
     Cancelled,
+}
+
+/// The outcome of the latest keep-alive ping: `None` while pings succeed (or none ran yet).
+#[derive(Debug, Clone, Default)]
+pub struct PingStatus(std::sync::Arc<std::sync::Mutex<Option<String>>>);
+
+impl PingStatus {
+    /// The latest ping failure, if the latest ping failed.
+    pub fn last_failure(&self) -> Option<String> {
+        self.0.lock().ok().and_then(|last| last.clone())
+    }
 }
 
 /// A cancellation handle type re-exported for callers.

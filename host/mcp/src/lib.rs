@@ -20,8 +20,8 @@ mod stdio;
 mod tool_description;
 
 pub use connection::{
-    Cancel, Connection, MAX_LIST_PAGES, ServerSummary, ServerTool, ToolChanges, connect,
-    process_ambient,
+    Cancel, Connection, MAX_LIST_PAGES, PingStatus, ServerSummary, ServerTool, ToolChanges,
+    connect, process_ambient,
 };
 pub use environment::{BASE_VARIABLES, server_environment};
 pub use error::McpError;

@@ -662,3 +662,36 @@ fn modern_era_server_over_streamable_http() {
         .json();
     assert_eq!(run["structured_content"]["result"], "QUIET");
 }
+
+#[test]
+fn log_level_reaches_modern_servers_per_request_and_logs_land_in_tracing() {
+    let sb = Sandbox::new();
+    let script = modern_server();
+    let env = [("RHO_LOG", "rho::mcp::server=info")];
+    config(
+        &sb,
+        &format!("[mcp.servers.modern]\ncommand = \"python3\"\nargs = [{script:?}, \"stdio\"]\n"),
+    );
+    let quiet = sb.rho_env(&env, &["mcp", "call", "modern", "chatter"]).ok();
+    assert!(
+        !quiet.stderr.contains("modern log line"),
+        "no level asked, no log sent: {}",
+        quiet.stderr
+    );
+    config(
+        &sb,
+        &format!(
+            "[mcp.servers.modern]\ncommand = \"python3\"\nargs = [{script:?}, \"stdio\"]\nlog_level = \"info\"\n"
+        ),
+    );
+    let run = sb.rho_env(&env, &["mcp", "call", "modern", "chatter"]).ok();
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("modern log line"))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(
+        line.contains("rho::mcp::server") && line.contains("modern"),
+        "{line}"
+    );
+}

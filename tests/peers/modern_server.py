@@ -6,7 +6,7 @@ Usage: python3 modern_server.py stdio
 
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("rho-test-modern", instructions="Test server for rho: tools add, shout and weather.")
 
@@ -27,6 +27,13 @@ def shout(text: str) -> str:
 def weather(city: str) -> dict:
     """Structured weather for a city."""
     return {"city": city, "temperature": 21.5}
+
+
+@server.tool()
+async def chatter(ctx: Context) -> str:
+    """Send one log message (delivered only when the request asks for a log level)."""
+    await ctx.info("modern log line")
+    return "done"
 
 
 if __name__ == "__main__":

@@ -200,16 +200,11 @@ async fn connect_inner(
     Ok(connection)
 }
 
-/// `logging/setLevel` for a legacy (2025-11-25) server that declared logging. Modern servers
-/// take the level per request, which rho does not send yet. A refusal is logged, not fatal.
-#[allow(deprecated)] // rmcp deprecates logging with SEP-2577; legacy servers still use it
-async fn set_log_level(
-    service: &RunningService<RoleClient, RhoClient>,
-    spec: &McpServerSpec,
-    level: rho_component::LogLevel,
-) {
-    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
-    let level = match level {
+/// The protocol's level for a configured one.
+#[allow(deprecated)] // rmcp deprecates logging with SEP-2577; both eras still carry levels
+fn protocol_level(level: rho_component::LogLevel) -> rmcp::model::LoggingLevel {
+    use rmcp::model::LoggingLevel;
+    match level {
         rho_component::LogLevel::Debug => LoggingLevel::Debug,
         rho_component::LogLevel::Info => LoggingLevel::Info,
         rho_component::LogLevel::Notice => LoggingLevel::Notice,
@@ -218,8 +213,22 @@ async fn set_log_level(
         rho_component::LogLevel::Critical => LoggingLevel::Critical,
         rho_component::LogLevel::Alert => LoggingLevel::Alert,
         rho_component::LogLevel::Emergency => LoggingLevel::Emergency,
-    };
-    if let Err(e) = service.set_level(SetLevelRequestParams::new(level)).await {
+    }
+}
+
+/// `logging/setLevel` for a legacy (2025-11-25) server that declared logging (modern servers
+/// get the level in each call's `_meta`). A refusal is logged, not fatal.
+#[allow(deprecated)] // rmcp deprecates logging with SEP-2577; legacy servers still use it
+async fn set_log_level(
+    service: &RunningService<RoleClient, RhoClient>,
+    spec: &McpServerSpec,
+    level: rho_component::LogLevel,
+) {
+    use rmcp::model::SetLevelRequestParams;
+    if let Err(e) = service
+        .set_level(SetLevelRequestParams::new(protocol_level(level)))
+        .await
+    {
         tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), "logging/setLevel refused: {e}");
     }
 }
@@ -284,6 +293,21 @@ impl Connection {
             }
         });
         status
+    }
+
+    /// Options of a request: on a modern session with a configured `log_level`, the level rides
+    /// in the request's `_meta` (2026-07-28 has no `logging/setLevel`).
+    #[allow(deprecated)] // the level type is marked deprecated by rmcp (SEP-2577)
+    fn request_options(&self) -> PeerRequestOptions {
+        let mut options = PeerRequestOptions::no_options();
+        if let Some(level) = self.spec.log_level
+            && !self.is_legacy()
+        {
+            let mut meta = rmcp::model::RequestMetaObject::new();
+            meta.set_log_level(protocol_level(level));
+            options.meta = Some(meta);
+        }
+        options
     }
 
     /// Tools the server added after the connection was made (they need a restart).
@@ -404,7 +428,7 @@ impl Connection {
             .service
             .send_cancellable_request(
                 ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-                PeerRequestOptions::no_options(),
+                self.request_options(),
             )
             .await
             .map_err(|e| call_error(e.to_string()))?;

@@ -294,3 +294,12 @@ fn skills_ref_agrees_through_the_binary() {
         assert_eq!((theirs, ours), (valid, valid), "{}", dir.display());
     }
 }
+
+#[test]
+fn show_reads_plugin_skills_under_containment() {
+    let sb = Sandbox::new();
+    copy_tree(&fixture("plugins/full"), &sb.user_plugins().join("full"));
+    let shown = sb.rho(&["skills", "show", "summarize", "--json"]).ok().json();
+    assert_eq!(shown["plugin"], "full.plugin");
+    assert_eq!(shown["body"], "# summarize\n\nBody.");
+}

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use rho_component::{Diagnostic, DiagnosticCode, Scope};
 use serde::Serialize;
 
+use crate::PluginError;
 use crate::package::{DATA_DIR, Package, load_package_resolved};
 use crate::state::ActivationState;
 
@@ -80,6 +81,35 @@ impl PluginRecord {
     /// The resolved plugin root (the entry itself when it could not be resolved).
     pub fn path(&self) -> &Path {
         self.package.root.as_deref().unwrap_or(&self.entry)
+    }
+
+    /// Reads the instructions of this plugin's skill `name`, opening its `SKILL.md` again under
+    /// the containment rules (a link swapped in since discovery cannot lead outside the root).
+    pub fn read_skill_body(&self, name: &str) -> Result<String, PluginError> {
+        let unsafe_path = |message: String| PluginError::Unsafe {
+            path: self.path().join(crate::package::SKILLS_DIR).join(name),
+            message,
+        };
+        if !self.package.skills.iter().any(|s| s.name == name) {
+            return Err(unsafe_path(format!(
+                "plugin {} has no skill {name:?}",
+                self.name
+            )));
+        }
+        let root = self
+            .package
+            .root
+            .clone()
+            .ok_or_else(|| unsafe_path("unresolved plugin root".into()))?;
+        let beneath = crate::containment::Beneath::new(root);
+        let rel = Path::new(crate::package::SKILLS_DIR)
+            .join(name)
+            .join(rho_skills::SKILL_FILE);
+        let (mut file, _) = beneath
+            .open_regular(&rel, u64::MAX)
+            .map_err(|e| unsafe_path(format!("SKILL.md {e}")))?;
+        rho_skills::read_body_from(&mut file, &beneath.root().join(&rel))
+            .map_err(|e| unsafe_path(e.to_string()))
     }
 
     /// `<plugins root>/data/<name>`: this plugin's `PLUGIN_DATA`.

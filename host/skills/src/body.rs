@@ -50,9 +50,20 @@ pub fn read_body(meta: &SkillMeta) -> Result<String, SkillError> {
     }
     let path = &meta.location;
     let mut file = open_regular(path)?;
-    let bytes = read_capped(&mut file, HEAD_MAX_BYTES + BODY_MAX_BYTES + 1)
+    read_body_from(&mut file, path)
+}
+
+/// Reads the body from an already opened `SKILL.md` (for callers that open it themselves under
+/// their own containment rules, such as plugin skills); `path` names it in errors. Same caps
+/// and result as [`read_body`].
+///
+/// # Errors
+///
+/// Read errors, frontmatter delimiter errors and [`SkillError::NotUtf8`].
+pub fn read_body_from(file: &mut impl std::io::Read, path: &Path) -> Result<String, SkillError> {
+    let bytes = read_capped(file, HEAD_MAX_BYTES + BODY_MAX_BYTES + 1)
         .map_err(|e| SkillError::io(path, e))?;
-    let parts = split(&bytes).map_err(|e| split_error(e, path.clone()))?;
+    let parts = split(&bytes).map_err(|e| split_error(e, path.to_path_buf()))?;
     body_text(parts.body, parts.body_offset, path)
 }
 

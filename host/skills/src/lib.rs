@@ -69,7 +69,9 @@ mod resources;
 mod validate;
 mod yaml;
 
-pub use body::{BUILTIN_PREFIX, TRUNCATION_MARKER, builtin_location, is_builtin, read_body};
+pub use body::{
+    BUILTIN_PREFIX, TRUNCATION_MARKER, builtin_location, is_builtin, read_body, read_body_from,
+};
 pub use discover::discover_root;
 pub use error::SkillError;
 pub use fields::{

@@ -138,6 +138,17 @@ fn show(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
                 .to_owned(),
             Vec::new(),
         )
+    } else if let Some(plugin) = skill.source.plugin() {
+        // Plugin skills are read again under the plugin's containment rules.
+        let inventory = ctx.plugins.discover();
+        let record = inventory
+            .loaded()
+            .find(|r| r.name == plugin)
+            .ok_or_else(|| anyhow::anyhow!("plugin {plugin:?} is no longer loaded"))?;
+        (
+            record.read_skill_body(name)?,
+            rho_skills::list_resources(skill, 200),
+        )
     } else {
         (
             rho_skills::read_body(skill)?,

@@ -37,6 +37,10 @@ pub struct McpServerSpec {
     pub sampling: SamplingPolicy,
     /// OAuth opt-in (`[oauth]` table) for Streamable HTTP servers.
     pub oauth: Option<OAuthSpec>,
+    /// The protocol revision to speak, when it is known (`2025-11-25`, `2026-07-28`, ...):
+    /// the lifecycle follows from it (`initialize` up to 2025-11-25, `server/discover` and
+    /// per-request metadata from 2026-07-28). `None` detects the era by probing.
+    pub protocol_version: Option<String>,
 }
 
 impl McpServerSpec {
@@ -55,6 +59,7 @@ impl McpServerSpec {
             log_level: None,
             sampling: SamplingPolicy::Deny,
             oauth: None,
+            protocol_version: None,
         }
     }
 

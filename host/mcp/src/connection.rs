@@ -25,6 +25,10 @@ use crate::stdio::{ServerProcess, spawn};
 /// would otherwise hang discovery).
 pub const MAX_LIST_PAGES: usize = 100;
 
+/// At most this many rounds of one call (the first request and its MRTR retries): a server
+/// asking for input forever would otherwise keep the call alive until its budget.
+pub const MAX_INPUT_ROUNDS: usize = 10;
+
 /// What discovery learned about a server.
 #[derive(Debug, Clone)]
 pub struct ServerSummary {
@@ -127,18 +131,43 @@ pub async fn connect(
     }
 }
 
-fn lifecycle() -> ClientLifecycleMode {
-    ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::V_2025_11_25),
-    }
+/// The handshake to run: pinned by `spec.protocol_version` when the revision is known (the
+/// `initialize` handshake up to 2025-11-25, `server/discover` from 2026-07-28), otherwise
+/// detected (2026-07-28 `server/discover` probe, falling back to 2025-11-25 `initialize`).
+/// Also returns the version `initialize` carries.
+fn lifecycle(spec: &McpServerSpec) -> Result<(ClientLifecycleMode, ProtocolVersion), McpError> {
+    let Some(pinned) = &spec.protocol_version else {
+        let mode = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        };
+        return Ok((mode, ProtocolVersion::V_2025_11_25));
+    };
+    let Some(version) = ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|v| v.as_str() == pinned)
+    else {
+        return Err(connect_error(
+            spec,
+            format!("protocol version {pinned} is not one rho speaks"),
+        ));
+    };
+    let mode = if version.has_initialize() {
+        ClientLifecycleMode::Initialize
+    } else {
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![version.clone()],
+        }
+    };
+    Ok((mode, version.clone()))
 }
 
 async fn connect_inner(
     spec: &McpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
 ) -> Result<Connection, McpError> {
-    let client = RhoClient::new(&spec.id);
+    let (lifecycle, handshake_version) = lifecycle(spec)?;
+    let client = RhoClient::new(&spec.id, handshake_version);
     let (service, process) = match &spec.transport {
         McpTransport::Stdio(stdio) => {
             let env = server_environment(spec, ambient)?;
@@ -149,14 +178,14 @@ async fn connect_inner(
                 .map(|v| v.to_string_lossy().into_owned())
                 .collect();
             let (process, stdout, stdin) = spawn(spec, stdio, env, secrets)?;
-            let service = serve_client_with_lifecycle(client.clone(), (stdout, stdin), lifecycle())
+            let service = serve_client_with_lifecycle(client.clone(), (stdout, stdin), lifecycle)
                 .await
                 .map_err(|e| connect_error(spec, format!("handshake failed: {e}")))?;
             (service, Some(process))
         }
         McpTransport::StreamableHttp(http) => {
             let transport = crate::http::transport(spec, http, ambient)?;
-            let service = serve_client_with_lifecycle(client.clone(), transport, lifecycle())
+            let service = serve_client_with_lifecycle(client.clone(), transport, lifecycle)
                 .await
                 .map_err(|e| connect_error(spec, format!("handshake failed: {e}")))?;
             (service, None)
@@ -419,68 +448,101 @@ impl Connection {
         }
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
-        // Progress never extends the budget: a server reporting progress forever is still cut
-        // off (and sent a cancellation) when the budget runs out.
-        let mut options = PeerRequestOptions::with_timeout(self.spec.call_timeout);
-        options.max_total_timeout = Some(self.spec.call_timeout);
         let started = Instant::now();
-        let mut handle = self
-            .service
-            .send_cancellable_request(
-                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-                self.request_options(),
-            )
-            .await
-            .map_err(|e| call_error(e.to_string()))?;
-        let key = progress_key(&handle.progress_token);
-        if let Some(sender) = progress
-            && let Ok(mut routes) = self.client.progress.lock()
-        {
-            routes.insert(key.clone(), sender);
-        }
-        // The budget is a hard limit: progress reports never extend it.
-        let budget = tokio::time::sleep(self.spec.call_timeout);
-        let outcome = tokio::select! {
-            received = &mut handle.rx => Outcome::Done(Box::new(received)),
-            () = budget => Outcome::TimedOut,
-            () = cancel.cancelled() => Outcome::Cancelled,
-        };
-        // Late progress for a finished call is dropped from here on.
-        if let Ok(mut routes) = self.client.progress.lock() {
-            routes.remove(&key);
-        }
-        let result = match outcome {
-            Outcome::Done(received) => match *received {
-                Ok(result) => result,
-                Err(_) => Err(ServiceError::TransportClosed),
-            },
-            Outcome::TimedOut => {
-                // Tell the server to stop working on an abandoned request.
-                let _ = handle.cancel(Some("call budget exceeded".into())).await;
-                return Err(McpError::CallTimeout {
-                    server: self.spec.id.clone(),
-                    tool: tool.to_owned(),
-                    seconds: started.elapsed().as_secs_f64(),
-                });
-            }
-            Outcome::Cancelled => {
-                let _ = handle.cancel(Some("cancelled by the user".into())).await;
-                return Err(call_error("cancelled".into()));
-            }
-        };
-        let value = match result {
-            Ok(ServerResult::CallToolResult(result)) => {
-                serde_json::to_value(&result).map_err(|e| call_error(e.to_string()))?
-            }
-            Ok(other) => {
+        // The budget is a hard limit for the whole call, every MRTR round included: progress
+        // reports never extend it.
+        let deadline = tokio::time::Instant::now() + self.spec.call_timeout;
+        let mut state_only_rounds: u32 = 0;
+        let mut round = 0;
+        let value = loop {
+            round += 1;
+            if round > MAX_INPUT_ROUNDS {
                 return Err(call_error(format!(
-                    "unexpected response {}",
-                    serde_json::to_value(&other)
-                        .map(|v| v.to_string())
-                        .unwrap_or_default()
+                    "the server asked for input more than {MAX_INPUT_ROUNDS} times"
                 )));
             }
-            Err(e) => return Err(call_error(e.to_string())),
+            let mut handle = self
+                .service
+                .send_cancellable_request(
+                    ClientRequest::CallToolRequest(CallToolRequest::new(params.clone())),
+                    self.request_options(),
+                )
+                .await
+                .map_err(|e| call_error(e.to_string()))?;
+            let key = progress_key(&handle.progress_token);
+            if let Some(sender) = &progress
+                && let Ok(mut routes) = self.client.progress.lock()
+            {
+                routes.insert(key.clone(), sender.clone());
+            }
+            let outcome = tokio::select! {
+                received = &mut handle.rx => Outcome::Done(Box::new(received)),
+                () = tokio::time::sleep_until(deadline) => Outcome::TimedOut,
+                () = cancel.cancelled() => Outcome::Cancelled,
+            };
+            // Late progress for a finished round is dropped from here on.
+            if let Ok(mut routes) = self.client.progress.lock() {
+                routes.remove(&key);
+            }
+            let result = match outcome {
+                Outcome::Done(received) => match *received {
+                    Ok(result) => result,
+                    Err(_) => Err(ServiceError::TransportClosed),
+                },
+                Outcome::TimedOut => {
+                    // Tell the server to stop working on an abandoned request.
+                    let _ = handle.cancel(Some("call budget exceeded".into())).await;
+                    return Err(McpError::CallTimeout {
+                        server: self.spec.id.clone(),
+                        tool: tool.to_owned(),
+                        seconds: started.elapsed().as_secs_f64(),
+                    });
+                }
+                Outcome::Cancelled => {
+                    let _ = handle.cancel(Some("cancelled by the user".into())).await;
+                    return Err(call_error("cancelled".into()));
+                }
+            };
+            match result {
+                Ok(ServerResult::CallToolResult(result)) => {
+                    break serde_json::to_value(&result).map_err(|e| call_error(e.to_string()))?;
+                }
+                // 2026-07-28 multi round-trip requests (SEP-2322, basic/utilities/mrtr): answer
+                // every input request, then retry as a new request carrying the answers and
+                // the server's requestState exactly as received (absent when it sent none).
+                Ok(ServerResult::InputRequiredResult(input)) => {
+                    let requests = input.input_requests.unwrap_or_default();
+                    if requests.is_empty() && input.request_state.is_none() {
+                        return Err(call_error(
+                            "the server asked for input without saying what".into(),
+                        ));
+                    }
+                    if requests.is_empty() {
+                        // A state-only round: back off a little so a server polling through
+                        // requestState cannot spin the call.
+                        let pause = 50u64.saturating_mul(1 << state_only_rounds.min(3)).min(250);
+                        tokio::time::sleep(Duration::from_millis(pause)).await;
+                        state_only_rounds += 1;
+                    } else {
+                        state_only_rounds = 0;
+                    }
+                    let mut responses = rmcp::model::InputResponses::new();
+                    for (key, request) in requests {
+                        responses.insert(key, crate::input::answer(&request).map_err(call_error)?);
+                    }
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    params.request_state = input.request_state;
+                }
+                Ok(other) => {
+                    return Err(call_error(format!(
+                        "unexpected response {}",
+                        serde_json::to_value(&other)
+                            .map(|v| v.to_string())
+                            .unwrap_or_default()
+                    )));
+                }
+                Err(e) => return Err(call_error(e.to_string())),
+            }
         };
         // A declared outputSchema is a contract: a missing or invalid structuredContent fails
         // the call instead of handing the model half an answer (error results are exempt).

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RoleClient};
 use tokio::sync::mpsc;
@@ -35,14 +35,17 @@ pub(crate) type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::Sender<Progress
 #[derive(Clone)]
 pub(crate) struct RhoClient {
     pub server: String,
+    /// The version sent in `initialize` when the lifecycle is pinned to a legacy revision.
+    pub protocol_version: ProtocolVersion,
     pub progress: ProgressRoutes,
     pub tools_changed: Arc<AtomicBool>,
 }
 
 impl RhoClient {
-    pub fn new(server: &str) -> Self {
+    pub fn new(server: &str, protocol_version: ProtocolVersion) -> Self {
         Self {
             server: server.to_owned(),
+            protocol_version,
             progress: Arc::default(),
             tools_changed: Arc::default(),
         }
@@ -50,16 +53,17 @@ impl RhoClient {
 }
 
 /// rho's identity in `initialize` (and in every modern request's metadata).
-pub(crate) fn client_config() -> ClientConfig {
+pub(crate) fn client_config(protocol_version: ProtocolVersion) -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("rho", env!("CARGO_PKG_VERSION")),
     )
+    .with_protocol_version(protocol_version)
 }
 
 impl ClientHandler for RhoClient {
     fn get_info(&self) -> ClientConfig {
-        client_config()
+        client_config(self.protocol_version.clone())
     }
 
     async fn on_logging_message(

@@ -14,14 +14,15 @@ mod error;
 mod export_names;
 mod handler;
 mod http;
+mod input;
 mod output_schema;
 mod render;
 mod stdio;
 mod tool_description;
 
 pub use connection::{
-    Cancel, Connection, MAX_LIST_PAGES, PingStatus, ServerSummary, ServerTool, ToolChanges,
-    connect, process_ambient,
+    Cancel, Connection, MAX_INPUT_ROUNDS, MAX_LIST_PAGES, PingStatus, ServerSummary, ServerTool,
+    ToolChanges, connect, process_ambient,
 };
 pub use environment::{BASE_VARIABLES, server_environment};
 pub use error::McpError;

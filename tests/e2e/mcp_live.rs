@@ -414,6 +414,7 @@ fn streamable_http_connects_and_calls_with_headers_from_the_environment() {
     let web = server(&list.json(), "web").clone();
     assert_eq!(web["status"], "connected", "{web:#}");
     assert_eq!(web["transport"], "streamable_http");
+    assert_eq!(web["ping"], "ok", "legacy HTTP sessions are pinged");
     let run = sb
         .rho_env(
             &env,

@@ -15,6 +15,7 @@ mod export_names;
 mod handler;
 mod http;
 mod input;
+mod instructions;
 mod output_schema;
 mod render;
 mod stdio;
@@ -30,6 +31,7 @@ pub use export_names::{
     ENCODED_PREFIX, ExportTarget, ExportedNames, MAX_NAME_LEN, PREFIX, encode_component, full_name,
 };
 pub use handler::Progress;
+pub use instructions::{INSTRUCTIONS_MAX_BYTES, instructions_section};
 pub use render::{IMAGE_ASSET_BUDGET, ImageAsset, RenderedResult, human_size, render_result};
 pub use stdio::SHUTDOWN_GRACE;
 pub use tool_description::exported_description;

@@ -41,6 +41,8 @@ struct ServerEntry {
     server_info: Option<serde_json::Value>,
     tools: Vec<serde_json::Value>,
     instructions: Option<String>,
+    /// Legacy Streamable HTTP sessions are pinged once after connecting: `ok` or the failure.
+    ping: Option<String>,
     /// What would be started or contacted; never a secret value.
     target: Option<String>,
     /// Where the entry is defined.
@@ -62,6 +64,7 @@ impl ServerEntry {
             server_info: None,
             tools: Vec::new(),
             instructions: None,
+            ping: None,
             target: Some(target(spec)),
             defined_in: defined_in.map(|p| p.to_string_lossy().into_owned()),
         }
@@ -87,6 +90,7 @@ impl ServerEntry {
             server_info: None,
             tools: Vec::new(),
             instructions: None,
+            ping: None,
             target: None,
             defined_in: at,
         }
@@ -251,6 +255,9 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
     if let Some(info) = &entry.server_info {
         t.push_str(&format!("  server:    {}\n", clean(&info.to_string())));
     }
+    if let Some(ping) = &entry.ping {
+        t.push_str(&format!("  ping:      {}\n", clean(ping)));
+    }
     if let Some(instructions) = &entry.instructions {
         t.push_str(&format!(
             "  instructions: {}\n",
@@ -314,8 +321,19 @@ fn connect_all(entries: &mut [ServerEntry]) -> anyhow::Result<()> {
                     Ok(connection) => {
                         let summary = connection.summary.clone();
                         let tools = connection.tools.clone();
+                        let http = matches!(spec.transport, McpTransport::StreamableHttp(_));
+                        let ping = if http && connection.is_legacy() {
+                            Some(
+                                match connection.ping(std::time::Duration::from_secs(5)).await {
+                                    Ok(()) => "ok".to_owned(),
+                                    Err(e) => e.to_string(),
+                                },
+                            )
+                        } else {
+                            None
+                        };
                         connection.close().await;
-                        Ok((summary, tools))
+                        Ok((summary, tools, ping))
                     }
                     Err(e) => Err(e.to_string()),
                 };
@@ -334,8 +352,9 @@ fn connect_all(entries: &mut [ServerEntry]) -> anyhow::Result<()> {
     for (index, outcome) in results {
         let entry = &mut entries[index];
         match outcome {
-            Ok((summary, tools)) => {
+            Ok((summary, tools, ping)) => {
                 entry.status = "connected";
+                entry.ping = ping;
                 entry.protocol_version = Some(summary.protocol_version);
                 entry.server_info = summary.server_info;
                 entry.instructions = summary.instructions;

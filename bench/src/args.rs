@@ -7,6 +7,8 @@ use crate::Error;
 
 /// Plugin counts measured when `--sizes` is not given.
 const DEFAULT_SIZES: [usize; 4] = [250, 500, 1000, 2000];
+/// Servers started in parallel by `mcp-startup` when `--servers` is not given (the 10).
+const DEFAULT_SERVERS: usize = 10;
 
 /// What to run.
 #[derive(Debug)]
@@ -17,6 +19,10 @@ pub enum Command {
     PluginsList(Options),
     /// The empty-startup benchmark.
     Startup(Options),
+    /// Parallel start of N stdio servers against one (`rho mcp list --connect`).
+    McpStartup(Options),
+    /// `rho mcp list` without connecting against `rho plugins list` on the same corpus.
+    McpList(Options),
     /// Hidden baseline mode: read every file under a root, print the byte count.
     ReadFiles(PathBuf),
     /// Hidden baseline mode: start and exit.
@@ -41,6 +47,18 @@ pub struct Options {
     pub warmup: usize,
     /// `--sizes`: plugin counts (plugins-list only).
     pub sizes: Vec<usize>,
+    /// `--fake`: the `fake-mcp` server binary (mcp-startup only; default: next to rho).
+    pub fake: Option<PathBuf>,
+    /// `--servers`: how many servers start in parallel (mcp-startup only).
+    pub servers: usize,
+}
+
+/// The command-specific options a command accepts (all take `--rho`, `--runs`, `--warmup`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Accepts {
+    sizes: bool,
+    fake: bool,
+    servers: bool,
 }
 
 /// Parses the arguments after the program name.
@@ -61,9 +79,28 @@ pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
     let mut argv = rest.into_iter();
     match command.as_str() {
         "help" | "-h" | "--help" => Ok(Command::Help),
-        "plugins-list" => options(argv, 21, true).map(Command::PluginsList),
+        "plugins-list" => options(
+            argv,
+            21,
+            Accepts {
+                sizes: true,
+                ..Accepts::default()
+            },
+        )
+        .map(Command::PluginsList),
         // Startup runs take a few milliseconds each, so more of them cost little and steady the median.
-        "startup" => options(argv, 51, false).map(Command::Startup),
+        "startup" => options(argv, 51, Accepts::default()).map(Command::Startup),
+        "mcp-startup" => options(
+            argv,
+            31,
+            Accepts {
+                fake: true,
+                servers: true,
+                ..Accepts::default()
+            },
+        )
+        .map(Command::McpStartup),
+        "mcp-list" => options(argv, 21, Accepts::default()).map(Command::McpList),
         "read-files" => {
             let root = argv
                 .next()
@@ -90,13 +127,15 @@ pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
 fn options(
     argv: impl Iterator<Item = OsString>,
     default_runs: usize,
-    takes_sizes: bool,
+    accepts: Accepts,
 ) -> Result<Options, Error> {
     let mut options = Options {
         rho: None,
         runs: default_runs,
         warmup: 3,
         sizes: DEFAULT_SIZES.to_vec(),
+        fake: None,
+        servers: DEFAULT_SERVERS,
     };
     let mut argv = argv.peekable();
     while let Some(arg) = argv.next() {
@@ -118,7 +157,9 @@ fn options(
             "--rho" => options.rho = Some(PathBuf::from(value()?)),
             "--runs" => options.runs = positive(&name, value()?)?,
             "--warmup" => options.warmup = count(&name, value()?)?,
-            "--sizes" if takes_sizes => {
+            "--fake" if accepts.fake => options.fake = Some(PathBuf::from(value()?)),
+            "--servers" if accepts.servers => options.servers = positive(&name, value()?)?,
+            "--sizes" if accepts.sizes => {
                 let list = value()?;
                 let list = list
                     .to_str()
@@ -180,6 +221,31 @@ mod tests {
     }
 
     #[test]
+    fn mcp_commands_take_their_options() {
+        let Ok(Command::McpStartup(o)) =
+            parse_str(&["mcp-startup", "--fake", "/x/fake-mcp", "--runs", "7"])
+        else {
+            panic!("expected mcp-startup");
+        };
+        assert_eq!(
+            (o.fake, o.runs, o.servers),
+            (Some(PathBuf::from("/x/fake-mcp")), 7, 10)
+        );
+        let Ok(Command::McpStartup(o)) = parse_str(&["mcp-startup", "--servers=4"]) else {
+            panic!("expected mcp-startup");
+        };
+        assert_eq!((o.servers, o.runs), (4, 31));
+        let Ok(Command::McpList(o)) = parse_str(&["mcp-list"]) else {
+            panic!("expected mcp-list");
+        };
+        assert_eq!((o.runs, o.warmup), (21, 3));
+        assert!(matches!(
+            parse_str(&["mcp-list", "--servers", "3"]),
+            Err(Error::Usage(_))
+        ));
+    }
+
+    #[test]
     fn bad_usage_is_reported() {
         assert!(matches!(parse_str(&[]), Err(Error::Usage(_))));
         assert!(matches!(
@@ -192,6 +258,10 @@ mod tests {
         ));
         assert!(matches!(
             parse_str(&["startup", "--runs"]),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse_str(&["plugins-list", "--fake", "/x"]),
             Err(Error::Usage(_))
         ));
         assert!(matches!(parse_str(&["read-files"]), Err(Error::Usage(_))));

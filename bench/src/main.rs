@@ -3,9 +3,12 @@
 //! because these machines are too noisy for absolute numbers alone.
 //!
 //! Subcommands: `plugins-list` (discovery over generated corpora of 250..2000 plugins against a
-//! process that only reads the same files) and `startup` (`rho plugins list` with nothing installed
-//! against a process that does nothing). `read-files` and `noop` are the hidden baseline modes the
-//! bench re-executes itself in. Results are recorded in `docs/benchmarks.md`.
+//! process that only reads the same files), `startup` (`rho plugins list` with nothing installed
+//! against a process that does nothing), `mcp-startup` (`rho mcp list --connect` with 10 stdio
+//! servers against one) and `mcp-list` (`rho mcp list` without connecting against
+//! `rho plugins list` on the same corpus). `read-files` and `noop` are the hidden baseline modes
+//! the bench re-executes itself in. Results are recorded in `docs/benchmarks.md`; the MCP
+//! `tools/call` benchmark is a bench target of `rho-mcp` (only that crate may use `rmcp`).
 
 // A benchmark binary owns its stdout (the result tables) and reports progress and failures on
 // stderr, so the workspace-wide print lints do not apply here.
@@ -16,11 +19,14 @@ mod baseline;
 mod corpus;
 mod json;
 mod machine;
+mod mcp_list;
+mod mcp_startup;
 mod measure;
 mod plugins_list;
 mod scratch;
 mod startup;
 mod stats;
+mod toml_text;
 
 use std::process::ExitCode;
 
@@ -49,17 +55,25 @@ commands:
                  against a process that only reads the same files
   startup        median wall time of `rho plugins list` with nothing installed, against a
                  process that does nothing
+  mcp-startup    median wall time of `rho mcp list --connect --json` with 10 fake-mcp stdio
+                 servers, against the same with one server (and none, for reference)
+  mcp-list       median wall time of `rho mcp list --json` (no connect) over 1,000 plugins and
+                 20 configured servers, against `rho plugins list --json` on the same home
   corpus DIR N   write a corpus of N plugins to DIR/home (and an empty DIR/project), for
                  profiling by hand with HOME=DIR/home rho --cwd DIR/project plugins list --json
   help           print this text
 
 options:
   --rho PATH     the rho binary (default: `rho` next to this binary, i.e. target/release/rho)
-  --runs N       timed runs per measurement (default: 21 for plugins-list, 51 for startup)
+  --runs N       timed runs per measurement (default: 21 for plugins-list and mcp-list, 51 for
+                 startup, 31 for mcp-startup)
   --warmup N     untimed runs before them (default: 3)
   --sizes LIST   plugins-list only: comma-separated plugin counts (default: 250,500,1000,2000)
+  --fake PATH    mcp-startup only: the fake-mcp server (default: `fake-mcp` next to rho)
+  --servers N    mcp-startup only: servers started in parallel (default: 10)
 
-build both binaries first: cargo build --release -p rho-cli -p rho-bench
+build the binaries first: cargo build --release -p rho-cli -p rho-bench
+(mcp-startup also needs: cargo build --release -p rho-e2e --bin fake-mcp)
 ";
 
 fn main() -> ExitCode {
@@ -90,6 +104,14 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<(), Error> {
         Command::Startup(options) => {
             warn_if_debug_build();
             startup::run(&resolve(options)?)
+        }
+        Command::McpStartup(options) => {
+            warn_if_debug_build();
+            mcp_startup::run(&resolve(options)?)
+        }
+        Command::McpList(options) => {
+            warn_if_debug_build();
+            mcp_list::run(&resolve(options)?)
         }
         Command::ReadFiles(root) => baseline::read_files(&root),
         Command::Noop => Ok(()),

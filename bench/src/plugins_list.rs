@@ -204,7 +204,7 @@ fn measure(resolved: &Resolved, size: usize) -> Result<Row, Error> {
 
 /// Checks that rho listed every generated plugin, loaded, with all its skills and servers, and
 /// reported no error anywhere; returns the number of warnings.
-fn check_listing(stdout: &[u8], expected: usize) -> Result<usize, String> {
+pub fn check_listing(stdout: &[u8], expected: usize) -> Result<usize, String> {
     let doc = json::parse(stdout).map_err(|e| format!("rho printed unreadable JSON: {e}"))?;
     let plugins = doc
         .get("plugins")

@@ -1,0 +1,234 @@
+//! `rho-bench mcp-startup`: `rho mcp list --connect --json` with N `fake-mcp` stdio servers in the
+//! configuration against the same command with one, to show that servers start in parallel (N
+//! serial starts would cost about N times one). A configuration with no server is timed too, so
+//! the table can separate what starting servers costs from what any `rho` run costs.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::json::{self, Value};
+use crate::measure::Probe;
+use crate::scratch::Scratch;
+use crate::stats::Summary;
+use crate::toml_text::toml_string;
+use crate::{Error, Resolved, machine};
+
+/// The issue's goal: N servers in at most this multiple of one server's time.
+const GOAL_RATIO: f64 = 1.5;
+
+/// One configuration and its timed runs.
+struct Case {
+    servers: usize,
+    probe: Probe,
+    runs: Vec<Duration>,
+}
+
+/// Times the configurations and prints the comparison.
+pub fn run(resolved: &Resolved) -> Result<(), Error> {
+    let o = &resolved.options;
+    let fake = fake_binary(resolved)?;
+    let load_at_start = machine::load();
+    let scratch = Scratch::new("mcp-startup")?;
+    let home = scratch.dir("home")?;
+    let project = scratch.dir("project")?;
+    let rho_home = home.join(".rho");
+    let env = [("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())];
+
+    let mut cases = Vec::new();
+    for servers in [0, 1, o.servers] {
+        let config = scratch.path().join(format!("config-{servers}.toml"));
+        std::fs::write(&config, config_text(&fake, servers))
+            .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
+        let probe = Probe::new(
+            &format!("rho with {servers} server(s)"),
+            &resolved.rho,
+            &[
+                OsStr::new("--cwd"),
+                project.as_os_str(),
+                OsStr::new("--config"),
+                config.as_os_str(),
+                OsStr::new("mcp"),
+                OsStr::new("list"),
+                OsStr::new("--connect"),
+                OsStr::new("--json"),
+            ],
+            &env,
+            &project,
+            scratch.path().join(format!("rho-{servers}.stderr")),
+        );
+        cases.push(Case {
+            servers,
+            probe,
+            runs: Vec::with_capacity(o.runs),
+        });
+    }
+    if let Some(case) = cases.last() {
+        eprintln!("rho-bench: timing `{}`", case.probe.command_line());
+    }
+
+    let mut stdout = Vec::new();
+    for i in 0..o.warmup + o.runs {
+        // Rotate the order so a slow drift in the machine favours no configuration.
+        for k in 0..cases.len() {
+            let count = cases.len();
+            let case = &mut cases[(i + k) % count];
+            let elapsed = case.probe.run(&mut stdout)?;
+            check_connected(&stdout, case.servers)?;
+            if i >= o.warmup {
+                case.runs.push(elapsed);
+            }
+        }
+    }
+    let summaries = cases
+        .iter()
+        .map(|c| {
+            Summary::of(&c.runs)
+                .map(|s| (c.servers, s))
+                .ok_or_else(|| Error::Failed("no timed runs".into()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let [(_, none), (_, one), (n, many)] = summaries[..] else {
+        return Err(Error::Failed("expected three configurations".into()));
+    };
+
+    println!(
+        "rho mcp list --connect --json with fake-mcp stdio servers (whole process, stdout drained)"
+    );
+    println!("machine:  {}", machine::describe());
+    println!("load avg: {load_at_start} (at start)");
+    println!("rho:      {}", resolved.rho.display());
+    println!(
+        "server:   {} --mode ok (tools/list answers one tool)",
+        fake.display()
+    );
+    println!("baseline: the same command with 1 server in the configuration");
+    println!(
+        "runs:     {} timed after {} warm-up; the three configurations rotate",
+        o.runs, o.warmup
+    );
+    println!();
+    println!(
+        "{:>7} | {:>9} {:>7} {:>7} | {:>13}",
+        "servers", "median ms", "min", "p90", "over 0 (ms)"
+    );
+    for (servers, s) in &summaries {
+        println!(
+            "{servers:>7} | {:>9.2} {:>7.2} {:>7.2} | {:>13.2}",
+            s.median,
+            s.min,
+            s.p90,
+            s.median - none.median
+        );
+    }
+    println!();
+    let ratio = many.median / one.median;
+    let per_server = one.median - none.median;
+    let serial = none.median + n as f64 * per_server;
+    println!(
+        "{n} servers / 1 server: {ratio:.2}x ({:+.2} ms)",
+        many.median - one.median
+    );
+    println!(
+        "serial estimate: 0-server run + {n} × one server's share = {serial:.2} ms; \
+         measured {:.2} ms ({:.2}x faster than serial)",
+        many.median,
+        serial / many.median
+    );
+    let verdict = if ratio <= GOAL_RATIO {
+        "met"
+    } else {
+        "NOT met"
+    };
+    println!("goal: {n} servers ≤ {GOAL_RATIO:.1}x one server: {verdict} ({ratio:.2}x)");
+    Ok(())
+}
+
+/// `--fake`, or `fake-mcp` next to the rho binary (both are built into `target/release`).
+fn fake_binary(resolved: &Resolved) -> Result<PathBuf, Error> {
+    let fake = match &resolved.options.fake {
+        Some(path) => path.clone(),
+        None => resolved
+            .rho
+            .parent()
+            .map(|dir| dir.join(format!("fake-mcp{}", std::env::consts::EXE_SUFFIX)))
+            .ok_or_else(|| format!("{} has no parent directory", resolved.rho.display()))?,
+    };
+    if !fake.is_file() {
+        return Err(Error::Failed(format!(
+            "fake-mcp not found at {}; build it with \
+             `cargo build --release -p rho-e2e --bin fake-mcp` (or pass --fake PATH)",
+            fake.display()
+        )));
+    }
+    std::path::absolute(&fake)
+        .map_err(|e| Error::Failed(format!("cannot make {} absolute: {e}", fake.display())))
+}
+
+/// A configuration of `servers` well-behaved `fake-mcp` servers (`fake01`, `fake02`, ...).
+fn config_text(fake: &Path, servers: usize) -> String {
+    let mut text = String::new();
+    for k in 1..=servers {
+        text.push_str(&format!(
+            "[mcp.servers.fake{k:02}]\ncommand = {}\nargs = [\"--mode\", \"ok\"]\n\n",
+            toml_string(&fake.to_string_lossy())
+        ));
+    }
+    text
+}
+
+/// Checks that rho listed exactly `servers` servers, each connected with fake-mcp's one tool.
+fn check_connected(stdout: &[u8], servers: usize) -> Result<(), String> {
+    let doc = json::parse(stdout).map_err(|e| format!("rho printed unreadable JSON: {e}"))?;
+    let listed = doc
+        .get("servers")
+        .and_then(Value::as_array)
+        .ok_or("rho's JSON has no `servers` array")?;
+    if listed.len() != servers {
+        return Err(format!(
+            "rho listed {} servers, expected {servers}",
+            listed.len()
+        ));
+    }
+    for server in listed {
+        let field = |key: &str| server.get(key).and_then(Value::as_str).unwrap_or("?");
+        let tools = server.get("tools").and_then(Value::as_array).unwrap_or(&[]);
+        let echo = tools.len() == 1 && tools[0].get("name").and_then(Value::as_str) == Some("echo");
+        if field("status") != "connected" || !echo {
+            return Err(format!(
+                "server {} is {} with {} tool(s), expected connected with fake-mcp's `echo` \
+                 (error: {})",
+                field("id"),
+                field("status"),
+                tools.len(),
+                field("error")
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_lists_each_server_once() {
+        let text = config_text(Path::new("/opt/a \"b\"/fake-mcp"), 3);
+        assert_eq!(text.matches("[mcp.servers.fake").count(), 3);
+        assert!(text.contains("[mcp.servers.fake03]"));
+        assert!(text.contains(r#"command = "/opt/a \"b\"/fake-mcp""#));
+        assert_eq!(config_text(Path::new("/x"), 0), "");
+    }
+
+    #[test]
+    fn connected_check_wants_every_server_with_echo() {
+        let ok = br#"{"servers": [{"id": "fake01", "status": "connected", "tools": [{"name": "echo"}]}]}"#;
+        assert_eq!(check_connected(ok, 1), Ok(()));
+        assert!(check_connected(ok, 2).is_err());
+        let failed =
+            br#"{"servers": [{"id": "fake01", "status": "failed", "error": "x", "tools": []}]}"#;
+        assert!(check_connected(failed, 1).is_err());
+        assert_eq!(check_connected(br#"{"servers": []}"#, 0), Ok(()));
+    }
+}

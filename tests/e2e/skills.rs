@@ -299,7 +299,10 @@ fn skills_ref_agrees_through_the_binary() {
 fn show_reads_plugin_skills_under_containment() {
     let sb = Sandbox::new();
     copy_tree(&fixture("plugins/full"), &sb.user_plugins().join("full"));
-    let shown = sb.rho(&["skills", "show", "summarize", "--json"]).ok().json();
+    let shown = sb
+        .rho(&["skills", "show", "summarize", "--json"])
+        .ok()
+        .json();
     assert_eq!(shown["plugin"], "full.plugin");
     assert_eq!(shown["body"], "# summarize\n\nBody.");
 }

@@ -174,10 +174,10 @@ pub fn load_config(source: &ConfigSource) -> Result<RhoConfig, ConfigError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
             return Ok(RhoConfig::default());
         }
-        Err(source) => {
+        Err(error) => {
             return Err(ConfigError::Read {
                 path: path.clone(),
-                source,
+                error,
             });
         }
     };

@@ -9,22 +9,20 @@ pub enum ConfigError {
     #[error("cannot locate the home directory: set HOME (or RHO_HOME)")]
     NoHome,
     /// The project directory given with `--cwd` (or the working directory) is unusable.
-    #[error("project directory {path}: {source}")]
+    #[error("project directory {path}: {error}")]
     ProjectDir {
         /// The directory as given.
         path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying error (part of the message, so not also a `source`).
+        error: std::io::Error,
     },
     /// The configuration file cannot be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         /// The file.
         path: PathBuf,
-        /// The IO error.
-        #[source]
-        source: std::io::Error,
+        /// The IO error (part of the message, so not also a `source`).
+        error: std::io::Error,
     },
     /// The configuration file is not valid (syntax, unknown top-level key, wrong type).
     #[error("{path}: {message}")]

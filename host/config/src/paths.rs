@@ -49,9 +49,9 @@ pub struct ProjectPaths {
 impl ProjectPaths {
     /// Resolves the project around `cwd` (which must exist).
     pub fn discover(cwd: &Path) -> Result<Self, ConfigError> {
-        let cwd = dunce::canonicalize(cwd).map_err(|source| ConfigError::ProjectDir {
+        let cwd = dunce::canonicalize(cwd).map_err(|error| ConfigError::ProjectDir {
             path: cwd.to_path_buf(),
-            source,
+            error,
         })?;
         let mut chain = Vec::new();
         let mut root = None;

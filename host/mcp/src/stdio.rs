@@ -50,6 +50,7 @@ pub(crate) fn spawn(
     mut env: BTreeMap<OsString, OsString>,
     secrets: Vec<String>,
 ) -> Result<(ServerProcess, ChildStdout, ChildStdin), McpError> {
+    become_subreaper();
     let instance = instance_value();
     env.insert(INSTANCE_VARIABLE.into(), instance.clone().into());
     if let McpServerOrigin::Plugin { data_dir, .. } = &spec.origin {
@@ -197,36 +198,71 @@ impl Drop for ServerProcess {
     }
 }
 
-/// SIGKILLs every process of this user whose environment holds `marker` exactly (Linux
-/// `/proc`; elsewhere a no-op). Escaping both the group and the marker (`setsid` plus a cleared
-/// environment) is the residual case.
+/// Makes this process the subreaper of everything it starts (Linux), once: a daemon that a
+/// server double-forks or `setsid`s away is re-parented to rho when its parent dies, instead of
+/// to init, so [`kill_marked`] finds it among rho's own children.
+pub(crate) fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+                tracing::debug!(target: "rho::mcp", "cannot become a subreaper: {e}");
+            }
+        });
+    }
+}
+
+/// SIGKILLs (and reaps) rho's own children whose environment holds `marker` exactly: processes
+/// a server left behind outside its process group. Only rho's children are examined (a few
+/// files), never every process on the machine. Escaping both the group and the marker
+/// (`setsid` plus a cleared environment) is the residual case.
 fn kill_marked(marker: &str) {
     #[cfg(target_os = "linux")]
     {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return;
-        };
         let needle = marker.as_bytes();
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+        for pid in own_children() {
+            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
                 continue;
             };
             if environ.split(|b| *b == 0).any(|var| var == needle)
                 && let Some(pid) = rustix::process::Pid::from_raw(pid)
             {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                // Re-parented orphans are ours to reap; a blocking wait would be wrong here,
+                // so give it a moment and leave a straggler to the next sweep.
+                for _ in 0..20 {
+                    match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG)
+                    {
+                        Ok(Some(_)) | Err(_) => break,
+                        Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                    }
+                }
             }
         }
     }
     #[cfg(not(target_os = "linux"))]
     let _ = marker;
+}
+
+/// The process ids of rho's direct children, from `/proc/self/task/*/children`.
+#[cfg(target_os = "linux")]
+fn own_children() -> Vec<i32> {
+    let mut pids = Vec::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return pids;
+    };
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            pids.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            );
+        }
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    pids
 }
 
 #[derive(Clone, Copy)]

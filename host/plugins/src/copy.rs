@@ -56,7 +56,7 @@ pub(crate) fn copy_package(
     };
     fs::create_dir(dst).map_err(|e| PluginError::Io {
         path: dst.to_path_buf(),
-        source: e,
+        error: e,
     })?;
     copier.copy_dir(src_root, dst, 0)
 }
@@ -81,7 +81,7 @@ impl Copier<'_> {
         }
         let io = |path: &Path| {
             let path = path.to_path_buf();
-            move |e: io::Error| PluginError::Io { path, source: e }
+            move |e: io::Error| PluginError::Io { path, error: e }
         };
         let mut entries: Vec<_> = fs::read_dir(src)
             .map_err(io(src))?
@@ -127,7 +127,7 @@ impl Copier<'_> {
     fn copy_file(&mut self, from: &Path, to: &Path) -> Result<(), PluginError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
-            move |e: io::Error| PluginError::Io { path, source: e }
+            move |e: io::Error| PluginError::Io { path, error: e }
         };
         let mut options = OpenOptions::new();
         options.read(true);
@@ -164,7 +164,7 @@ impl Copier<'_> {
     fn copy_link(&mut self, from: &Path, to: &Path) -> Result<(), PluginError> {
         let target = fs::read_link(from).map_err(|e| PluginError::Io {
             path: from.to_path_buf(),
-            source: e,
+            error: e,
         })?;
         if target.is_absolute() {
             return Err(unsafe_entry(
@@ -190,7 +190,7 @@ impl Copier<'_> {
         }
         symlink(&target, to).map_err(|e| PluginError::Io {
             path: to.to_path_buf(),
-            source: e,
+            error: e,
         })
     }
 }

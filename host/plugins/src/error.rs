@@ -63,13 +63,12 @@ pub enum PluginError {
         message: String,
     },
     /// A filesystem operation failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The path involved.
         path: PathBuf,
-        /// The error.
-        #[source]
-        source: std::io::Error,
+        /// The error (part of the message, so not also a `source`).
+        error: std::io::Error,
     },
 }
 

@@ -182,7 +182,7 @@ struct RootLock(#[allow(dead_code)] File);
 fn lock_root(root: &Path) -> Result<RootLock, PluginError> {
     let io = |e| PluginError::Io {
         path: root.to_path_buf(),
-        source: e,
+        error: e,
     };
     fs::create_dir_all(root).map_err(io)?;
     let path = root.join(crate::discovery::LOCK_FILE);
@@ -196,10 +196,10 @@ fn lock_root(root: &Path) -> Result<RootLock, PluginError> {
     }
     let file = options.open(&path).map_err(|e| PluginError::Io {
         path: path.clone(),
-        source: e,
+        error: e,
     })?;
     file.lock()
-        .map_err(|e| PluginError::Io { path, source: e })?;
+        .map_err(|e| PluginError::Io { path, error: e })?;
     Ok(RootLock(file))
 }
 
@@ -268,7 +268,7 @@ fn refuse_overlap(source: &Path, root: &Path) -> Result<(), PluginError> {
 fn swap_in(root: &Path, name: &str, staged: &Path, dest: &Path) -> Result<bool, PluginError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |e| PluginError::Io { path, source: e }
+        move |e| PluginError::Io { path, error: e }
     };
     let old = match fs::symlink_metadata(dest) {
         Ok(meta) => {
@@ -284,7 +284,7 @@ fn swap_in(root: &Path, name: &str, staged: &Path, dest: &Path) -> Result<bool, 
         }
         return Err(PluginError::Io {
             path: dest.to_path_buf(),
-            source: e,
+            error: e,
         });
     }
     if let Some((aside, was_link)) = old {
@@ -449,7 +449,7 @@ pub fn link(
     #[cfg(unix)]
     std::os::unix::fs::symlink(&slot.source, &staged).map_err(|e| PluginError::Io {
         path: staged.clone(),
-        source: e,
+        error: e,
     })?;
     #[cfg(not(unix))]
     return Err(PluginError::Source {
@@ -527,7 +527,7 @@ pub fn remove(locations: &PluginLocations, name: &str) -> Result<RemoveReport, P
     let _lock = lock_root(&root)?;
     let meta = fs::symlink_metadata(&entry).map_err(|e| PluginError::Io {
         path: entry.clone(),
-        source: e,
+        error: e,
     })?;
     let was_link = meta.file_type().is_symlink();
     if was_link {
@@ -544,7 +544,7 @@ pub fn remove(locations: &PluginLocations, name: &str) -> Result<RemoveReport, P
     }
     .map_err(|e| PluginError::Io {
         path: entry.clone(),
-        source: e,
+        error: e,
     })?;
     let state_file = locations.state_file(record.scope);
     if let Ok(mut state) = ActivationState::load(state_file)

@@ -146,7 +146,7 @@ impl ActivationState {
     pub fn save(&self, path: &Path) -> Result<(), PluginError> {
         let io = |e: std::io::Error| PluginError::Io {
             path: path.to_path_buf(),
-            source: e,
+            error: e,
         };
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(io)?;

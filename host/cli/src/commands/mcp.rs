@@ -4,7 +4,6 @@
 //! it is as cheap as `rho plugins list`.
 
 use std::borrow::Cow;
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
@@ -26,17 +25,17 @@ pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
 
 /// One server as inventories show it (documented in docs/cli-json.md).
 #[derive(Debug, Serialize)]
-struct ServerEntry {
+struct ServerEntry<'a> {
     #[serde(skip)]
-    spec: Option<McpServerSpec>,
-    id: String,
+    spec: Option<&'a McpServerSpec>,
+    id: Cow<'a, str>,
     source: &'static str,
-    plugin: Option<String>,
+    plugin: Option<&'a str>,
     transport: Option<&'static str>,
     enabled: bool,
     /// configured | connected | failed | disabled
     status: &'static str,
-    error: Option<String>,
+    error: Option<Cow<'a, str>>,
     protocol_version: Option<String>,
     server_info: Option<serde_json::Value>,
     tools: Vec<serde_json::Value>,
@@ -46,16 +45,20 @@ struct ServerEntry {
     /// What would be started or contacted; never a secret value.
     target: Option<String>,
     /// Where the entry is defined.
-    defined_in: Option<String>,
+    defined_in: Option<Cow<'a, str>>,
 }
 
-impl ServerEntry {
-    fn from_spec(spec: &McpServerSpec, defined_in: Option<&Path>, status: &'static str) -> Self {
+impl<'a> ServerEntry<'a> {
+    fn from_spec(
+        spec: &'a McpServerSpec,
+        defined_in: Option<Cow<'a, str>>,
+        status: &'static str,
+    ) -> Self {
         Self {
-            spec: Some(spec.clone()),
-            id: spec.id.clone(),
+            spec: Some(spec),
+            id: Cow::Borrowed(&spec.id),
             source: spec.source(),
-            plugin: spec.plugin().map(str::to_owned),
+            plugin: spec.plugin(),
             transport: Some(spec.transport.name()),
             enabled: spec.enabled && status != "disabled",
             status,
@@ -66,16 +69,16 @@ impl ServerEntry {
             instructions: None,
             ping: None,
             target: Some(target(spec)),
-            defined_in: defined_in.map(|p| p.to_string_lossy().into_owned()),
+            defined_in,
         }
     }
 
     fn failed(
-        id: String,
+        id: Cow<'a, str>,
         source: &'static str,
-        plugin: Option<String>,
-        error: String,
-        at: Option<String>,
+        plugin: Option<&'a str>,
+        error: Cow<'a, str>,
+        at: Option<Cow<'a, str>>,
     ) -> Self {
         Self {
             spec: None,
@@ -115,18 +118,33 @@ fn target(spec: &McpServerSpec) -> String {
     }
 }
 
+/// Where servers come from for one command: the configuration and the plugin inventory.
+struct Sources {
+    config: rho_config::RhoConfig,
+    inventory: rho_plugins::PluginInventory,
+}
+
+fn load_sources(ctx: &Context) -> anyhow::Result<Sources> {
+    Ok(Sources {
+        config: ctx.config()?,
+        inventory: ctx.plugins.discover(),
+    })
+}
+
 /// Every server: config entries first (by identity), then plugin servers in plugin precedence
 /// order. Config identities and `<plugin>/<server>` identities never collide (a config identity
-/// cannot contain '/').
-fn collect(ctx: &Context) -> anyhow::Result<Vec<ServerEntry>> {
-    let config = ctx.config()?;
+/// cannot contain '/'). Entries borrow from `sources`.
+fn collect(sources: &Sources) -> Vec<ServerEntry<'_>> {
+    let config = &sources.config;
     let config_path = config
         .path
         .as_ref()
         .map(|p| p.to_string_lossy().into_owned());
     let mut entries = Vec::new();
     for server in &config.mcp_servers {
-        let at = config_path.as_ref().map(|p| format!("{p}:{}", server.line));
+        let at = config_path
+            .as_ref()
+            .map(|p| Cow::Owned(format!("{p}:{}", server.line)));
         match &server.spec {
             Ok(spec) => {
                 let status = if spec.enabled {
@@ -139,53 +157,59 @@ fn collect(ctx: &Context) -> anyhow::Result<Vec<ServerEntry>> {
                 entries.push(entry);
             }
             Err(problems) => entries.push(ServerEntry::failed(
-                server.id.clone(),
+                Cow::Borrowed(&server.id),
                 "config",
                 None,
-                problems.join("; "),
+                Cow::Owned(problems.join("; ")),
                 at,
             )),
         }
     }
-    // Freed at exit by the process, not here (see `list`).
-    let inventory = std::mem::ManuallyDrop::new(ctx.plugins.discover());
-    for record in &inventory.plugins {
+    for record in &sources.inventory.plugins {
         let status = match record.status {
             PluginStatus::Loaded => "configured",
             PluginStatus::Disabled => "disabled",
             PluginStatus::Rejected | PluginStatus::Shadowed => continue,
         };
-        let mcp_json = record.path().join(rho_plugins::MCP_FILE);
+        let mcp_json = record
+            .path()
+            .join(rho_plugins::MCP_FILE)
+            .to_string_lossy()
+            .into_owned();
         for spec in &record.package.mcp_servers {
-            entries.push(ServerEntry::from_spec(spec, Some(&mcp_json), status));
+            entries.push(ServerEntry::from_spec(
+                spec,
+                Some(Cow::Owned(mcp_json.clone())),
+                status,
+            ));
         }
         for d in &record.package.diagnostics {
             if matches!(
                 d.code,
                 DiagnosticCode::McpServerInvalid | DiagnosticCode::McpTransportUnsupported
             ) {
-                let id = d.component.clone().unwrap_or_default();
                 entries.push(ServerEntry::failed(
-                    id,
+                    Cow::Borrowed(d.component.as_deref().unwrap_or_default()),
                     "plugin",
-                    Some(record.name.clone()),
-                    d.message.clone(),
-                    Some(mcp_json.to_string_lossy().into_owned()),
+                    Some(&record.name),
+                    Cow::Borrowed(&d.message),
+                    Some(Cow::Owned(mcp_json.clone())),
                 ));
             }
         }
     }
-    Ok(entries)
+    entries
 }
 
 #[derive(Serialize)]
 struct ListOutput<'a> {
-    servers: &'a [ServerEntry],
+    servers: &'a [ServerEntry<'a>],
 }
 
 fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
-    // The process exits right after printing: freeing thousands of entries would only cost time.
-    let mut entries = std::mem::ManuallyDrop::new(collect(ctx)?);
+    // The process exits right after printing: freeing thousands of records would only cost time.
+    let sources = std::mem::ManuallyDrop::new(load_sources(ctx)?);
+    let mut entries = std::mem::ManuallyDrop::new(collect(&sources));
     if connect {
         connect_all(&mut entries)?;
     }
@@ -216,7 +240,11 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
-    let mut entries: Vec<ServerEntry> = collect(ctx)?.into_iter().filter(|e| e.id == id).collect();
+    let sources = load_sources(ctx)?;
+    let mut entries: Vec<ServerEntry> = collect(&sources)
+        .into_iter()
+        .filter(|e| e.id == id)
+        .collect();
     if entries.is_empty() {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     }
@@ -234,7 +262,6 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
         entry.source,
         entry
             .plugin
-            .as_deref()
             .map(|p| format!(" {}", clean(p)))
             .unwrap_or_default()
     );
@@ -310,7 +337,7 @@ fn connect_all(entries: &mut [ServerEntry]) -> anyhow::Result<()> {
         .iter()
         .enumerate()
         .filter(|(_, e)| e.status == "configured")
-        .filter_map(|(i, e)| e.spec.clone().map(|s| (i, s)))
+        .filter_map(|(i, e)| e.spec.cloned().map(|s| (i, s)))
         .collect();
     if targets.is_empty() {
         return Ok(()); // zero-server fast path: no runtime, no task, no process
@@ -374,7 +401,7 @@ fn connect_all(entries: &mut [ServerEntry]) -> anyhow::Result<()> {
             }
             Err(error) => {
                 entry.status = "failed";
-                entry.error = Some(error);
+                entry.error = Some(Cow::Owned(error));
             }
         }
     }
@@ -390,11 +417,12 @@ fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Resu
             Err(e) => bail!("arguments are not valid JSON: {e}"),
         },
     };
-    let entries = collect(ctx)?;
+    let sources = load_sources(ctx)?;
+    let entries = collect(&sources);
     let Some(entry) = entries.into_iter().find(|e| e.id == id) else {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     };
-    let Some(spec) = entry.spec.filter(|_| entry.status == "configured") else {
+    let Some(spec) = entry.spec.filter(|_| entry.status == "configured").cloned() else {
         bail!(
             "server {id:?} is {}{}",
             entry.status,

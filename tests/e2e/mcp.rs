@@ -8,29 +8,15 @@ use std::time::Duration;
 use rho_e2e::*;
 use serde_json::Value;
 
-fn server<'a>(list: &'a Value, id: &str) -> &'a Value {
-    list["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap_or_else(|| panic!("no {id} in {list:#}"))
-}
-
 #[test]
 fn lists_config_and_plugin_servers_without_starting_anything() {
     let sb = Sandbox::new();
     let marker = sb.outside("marker").join("started");
     let script = sb.outside("bin").join("fake-server");
-    write(
+    write_script(
         &script,
-        format!("#!/bin/sh\ntouch {}\nsleep 5\n", marker.display()),
+        &format!("#!/bin/sh\ntouch {}\nsleep 5\n", marker.display()),
     );
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -76,16 +62,16 @@ timeout = 3
             && !run.stdout.contains("RHO_TEST_CANARY_TOKEN")
     );
     let list = run.json();
-    let local = server(&list, "local");
+    let local = mcp_server(&list, "local");
     assert_eq!(local["source"], "config");
     assert_eq!(local["transport"], "stdio");
     assert_eq!(local["status"], "configured");
     assert_eq!(local["enabled"], true);
     assert_eq!(local["plugin"], Value::Null);
     assert_eq!(local["tools"], serde_json::json!([]));
-    assert_eq!(server(&list, "remote")["transport"], "streamable_http");
-    assert_eq!(server(&list, "off")["status"], "disabled");
-    let broken = server(&list, "broken");
+    assert_eq!(mcp_server(&list, "remote")["transport"], "streamable_http");
+    assert_eq!(mcp_server(&list, "off")["status"], "disabled");
+    let broken = mcp_server(&list, "broken");
     assert_eq!(broken["status"], "failed");
     assert!(
         broken["error"]
@@ -101,10 +87,10 @@ timeout = 3
             .ends_with("config.toml:14"),
         "{broken}"
     );
-    let srv = server(&list, "pl/srv");
+    let srv = mcp_server(&list, "pl/srv");
     assert_eq!(srv["source"], "plugin");
     assert_eq!(srv["plugin"], "pl");
-    assert_eq!(server(&list, "pl/old")["status"], "failed");
+    assert_eq!(mcp_server(&list, "pl/old")["status"], "failed");
 
     let human = sb.rho(&["mcp", "list"]).ok().stdout;
     assert!(

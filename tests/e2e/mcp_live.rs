@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rho_e2e::*;
@@ -16,24 +16,10 @@ fn everything() -> String {
         .into_owned()
 }
 
-fn server<'a>(list: &'a Value, id: &str) -> &'a Value {
-    list["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap_or_else(|| panic!("no {id} in {list:#}"))
-}
-
-fn config(sb: &Sandbox, text: &str) {
-    write(&sb.rho_home.join("config.toml"), text);
-}
-
 #[test]
 fn stdio_connect_lists_tools_with_exported_names_and_instructions() {
     let sb = Sandbox::new();
-    config(
-        &sb,
+    sb.write_config(
         &format!(
             "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n\n[mcp.servers.narrow]\ncommand = {:?}\nargs = [\"stdio\"]\ntools = {{ allow = [\"echo\", \"get-sum\"], deny = [\"get-sum\"] }}\n",
             everything(),
@@ -41,7 +27,7 @@ fn stdio_connect_lists_tools_with_exported_names_and_instructions() {
         ),
     );
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
-    let e = server(&list, "everything");
+    let e = mcp_server(&list, "everything");
     assert_eq!(e["status"], "connected", "{e:#}");
     assert_eq!(
         e["protocol_version"], "2025-11-25",
@@ -65,7 +51,7 @@ fn stdio_connect_lists_tools_with_exported_names_and_instructions() {
             "{name}"
         );
     }
-    let narrow: Vec<&str> = server(&list, "narrow")["tools"]
+    let narrow: Vec<&str> = mcp_server(&list, "narrow")["tools"]
         .as_array()
         .unwrap()
         .iter()
@@ -77,13 +63,10 @@ fn stdio_connect_lists_tools_with_exported_names_and_instructions() {
 #[test]
 fn call_renders_text_structured_content_images_and_progress() {
     let sb = Sandbox::new();
-    config(
-        &sb,
-        &format!(
-            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n",
-            everything()
-        ),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n",
+        everything()
+    ));
     let run = sb
         .rho(&[
             "mcp",
@@ -163,13 +146,10 @@ fn call_renders_text_structured_content_images_and_progress() {
 #[test]
 fn output_is_capped_by_max_output_bytes() {
     let sb = Sandbox::new();
-    config(
-        &sb,
-        &format!(
-            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nmax_output_bytes = 20\n",
-            everything()
-        ),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nmax_output_bytes = 20\n",
+        everything()
+    ));
     let run = sb
         .rho(&[
             "mcp",
@@ -194,8 +174,7 @@ fn output_is_capped_by_max_output_bytes() {
 #[test]
 fn environment_is_sanitized_and_secrets_stay_out_of_rho_output() {
     let sb = Sandbox::new();
-    config(
-        &sb,
+    sb.write_config(
         &format!(
             "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nenv = {{ VISIBLE = \"yes\" }}\nenv_from_env = {{ SERVER_TOKEN = \"RHO_CANARY_SOURCE\" }}\n",
             everything()
@@ -233,7 +212,7 @@ fn environment_is_sanitized_and_secrets_stay_out_of_rho_output() {
     assert!(!show.stdout.contains(canary));
     // An unset env_from_env variable fails that server, naming the variable only.
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
-    let e = server(&list, "everything");
+    let e = mcp_server(&list, "everything");
     assert_eq!(e["status"], "failed");
     assert!(
         e["error"].as_str().unwrap().contains("RHO_CANARY_SOURCE"),
@@ -271,8 +250,7 @@ fn plugin_servers_get_plugin_root_and_a_fresh_plugin_data() {
 #[test]
 fn one_failing_server_never_takes_down_its_siblings() {
     let sb = Sandbox::new();
-    config(
-        &sb,
+    sb.write_config(
         &format!(
             "[mcp.servers.good]\ncommand = {:?}\nargs = [\"stdio\"]\n\n[mcp.servers.missing]\ncommand = \"rho-no-such-executable\"\n\n[mcp.servers.exits]\ncommand = \"true\"\n\n[mcp.servers.refused]\nurl = \"http://127.0.0.1:{}/mcp\"\n",
             everything(),
@@ -280,8 +258,8 @@ fn one_failing_server_never_takes_down_its_siblings() {
         ),
     );
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
-    assert_eq!(server(&list, "good")["status"], "connected");
-    let missing = server(&list, "missing");
+    assert_eq!(mcp_server(&list, "good")["status"], "connected");
+    let missing = mcp_server(&list, "missing");
     assert_eq!(missing["status"], "failed");
     assert!(
         missing["error"]
@@ -290,8 +268,8 @@ fn one_failing_server_never_takes_down_its_siblings() {
             .contains("rho-no-such-executable"),
         "{missing}"
     );
-    assert_eq!(server(&list, "exits")["status"], "failed");
-    assert_eq!(server(&list, "refused")["status"], "failed");
+    assert_eq!(mcp_server(&list, "exits")["status"], "failed");
+    assert_eq!(mcp_server(&list, "refused")["status"], "failed");
 }
 
 #[test]
@@ -299,22 +277,14 @@ fn startup_budget_stops_a_silent_server_and_its_process_group() {
     let sb = Sandbox::new();
     let marker = format!("31.{}", std::process::id());
     let script = sb.outside("bin").join("silent");
-    write(
+    write_script(
         &script,
-        format!("#!/bin/sh\nsleep {marker} &\nexec sleep {marker}\n"),
+        &format!("#!/bin/sh\nsleep {marker} &\nexec sleep {marker}\n"),
     );
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    config(
-        &sb,
-        &format!(
-            "[mcp.servers.silent]\ncommand = {:?}\nstartup_timeout_sec = 0.5\n",
-            script.to_str().unwrap()
-        ),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.silent]\ncommand = {:?}\nstartup_timeout_sec = 0.5\n",
+        script.to_str().unwrap()
+    ));
     let started = Instant::now();
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
     assert!(
@@ -322,7 +292,7 @@ fn startup_budget_stops_a_silent_server_and_its_process_group() {
         "{:?}",
         started.elapsed()
     );
-    let s = server(&list, "silent");
+    let s = mcp_server(&list, "silent");
     assert_eq!(s["status"], "failed");
     assert!(
         s["error"].as_str().unwrap().contains("startup budget"),
@@ -341,22 +311,14 @@ fn grandchildren_of_a_server_are_stopped_with_it() {
     let sb = Sandbox::new();
     let marker = format!("45.{}", std::process::id());
     let script = sb.outside("bin").join("forking");
-    write(
+    write_script(
         &script,
-        format!("#!/bin/sh\nsleep {marker} &\nexec {} stdio\n", everything()),
+        &format!("#!/bin/sh\nsleep {marker} &\nexec {} stdio\n", everything()),
     );
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    config(
-        &sb,
-        &format!(
-            "[mcp.servers.forking]\ncommand = {:?}\n",
-            script.to_str().unwrap()
-        ),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.forking]\ncommand = {:?}\n",
+        script.to_str().unwrap()
+    ));
     sb.rho(&["mcp", "call", "forking", "echo", r#"{"message":"x"}"#])
         .ok();
     std::thread::sleep(Duration::from_millis(300));
@@ -367,16 +329,7 @@ fn grandchildren_of_a_server_are_stopped_with_it() {
     );
 }
 
-struct HttpPeer(Child);
-
-impl Drop for HttpPeer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn http_everything(port: u16) -> HttpPeer {
+fn http_everything(port: u16) -> KillOnDrop {
     let child = Command::new(everything())
         .arg("streamableHttp")
         .env("PORT", port.to_string())
@@ -384,15 +337,9 @@ fn http_everything(port: u16) -> HttpPeer {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "server-everything did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    HttpPeer(child)
+    let peer = KillOnDrop(child);
+    wait_for_port(port, 15, "server-everything");
+    peer
 }
 
 #[test]
@@ -400,8 +347,7 @@ fn streamable_http_connects_and_calls_with_headers_from_the_environment() {
     let port = free_port();
     let _peer = http_everything(port);
     let sb = Sandbox::new();
-    config(
-        &sb,
+    sb.write_config(
         &format!(
             "[mcp.servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ X-Tenant = \"public\" }}\nheaders_from_env = {{ X-Api-Key = \"RHO_TEST_API_KEY\" }}\n"
         ),
@@ -411,7 +357,7 @@ fn streamable_http_connects_and_calls_with_headers_from_the_environment() {
         .rho_env(&env, &["mcp", "list", "--connect", "--json"])
         .ok();
     assert!(!list.stdout.contains("canary-header-secret"));
-    let web = server(&list.json(), "web").clone();
+    let web = mcp_server(&list.json(), "web").clone();
     assert_eq!(web["status"], "connected", "{web:#}");
     assert_eq!(web["transport"], "streamable_http");
     assert_eq!(web["ping"], "ok", "legacy HTTP sessions are pinged");
@@ -448,14 +394,13 @@ fn redirects_are_not_followed_so_headers_never_reach_another_origin() {
         }
     });
     let sb = Sandbox::new();
-    config(
-        &sb,
+    sb.write_config(
         &format!(
             "[mcp.servers.hop]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ Authorization = \"Bearer canary\" }}\nstartup_timeout_sec = 5\n"
         ),
     );
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
-    assert_eq!(server(&list, "hop")["status"], "failed");
+    assert_eq!(mcp_server(&list, "hop")["status"], "failed");
     assert!(other.accept().is_err(), "the other origin was contacted");
     drop(serve);
 }
@@ -463,26 +408,20 @@ fn redirects_are_not_followed_so_headers_never_reach_another_origin() {
 #[test]
 fn zero_enabled_servers_connect_nothing() {
     let sb = Sandbox::new();
-    config(
-        &sb,
-        "[mcp.servers.off]\ncommand = \"npx\"\nenabled = false\n",
-    );
+    sb.write_config("[mcp.servers.off]\ncommand = \"npx\"\nenabled = false\n");
     let started = Instant::now();
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
     assert!(started.elapsed() < Duration::from_secs(2));
-    assert_eq!(server(&list, "off")["status"], "disabled");
+    assert_eq!(mcp_server(&list, "off")["status"], "disabled");
 }
 
 #[test]
 fn call_budget_cancels_and_fails_the_call() {
     let sb = Sandbox::new();
-    config(
-        &sb,
-        &format!(
-            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\ncall_timeout_sec = 0.8\n",
-            everything()
-        ),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\ncall_timeout_sec = 0.8\n",
+        everything()
+    ));
     let started = Instant::now();
     let run = sb
         .rho(&[
@@ -505,20 +444,14 @@ fn call_budget_cancels_and_fails_the_call() {
 fn server_stderr_reaches_the_log_with_secrets_redacted() {
     let sb = Sandbox::new();
     let script = sb.outside("bin").join("chatty");
-    write(
+    write_script(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\necho \"booting with token=$SERVER_TOKEN\" >&2\nexec {} stdio\n",
             everything()
         ),
     );
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    config(
-        &sb,
+    sb.write_config(
         &format!(
             "[mcp.servers.chatty]\ncommand = {:?}\nenv_from_env = {{ SERVER_TOKEN = \"RHO_TEST_SECRET\" }}\nlog_level = \"debug\"\n",
             script.to_str().unwrap()
@@ -545,13 +478,10 @@ fn server_stderr_reaches_the_log_with_secrets_redacted() {
 #[test]
 fn declared_output_schemas_are_enforced() {
     let sb = Sandbox::new();
-    config(
-        &sb,
-        &format!(
-            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n",
-            everything()
-        ),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n",
+        everything()
+    ));
     // server-everything declares an outputSchema for this tool and honours it.
     let run = sb
         .rho(&[
@@ -581,15 +511,12 @@ fn modern_server() -> String {
 #[test]
 fn modern_era_server_over_stdio_negotiates_2026_07_28() {
     let sb = Sandbox::new();
-    config(
-        &sb,
-        &format!(
-            "[mcp.servers.modern]\ncommand = \"python3\"\nargs = [{:?}, \"stdio\"]\n",
-            modern_server()
-        ),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.modern]\ncommand = \"python3\"\nargs = [{:?}, \"stdio\"]\n",
+        modern_server()
+    ));
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
-    let m = server(&list, "modern");
+    let m = mcp_server(&list, "modern");
     assert_eq!(m["status"], "connected", "{m:#}");
     assert_eq!(m["protocol_version"], "2026-07-28");
     assert_eq!(
@@ -630,23 +557,15 @@ fn modern_era_server_over_streamable_http() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let _peer = HttpPeer(child);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the Python server did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let _peer = KillOnDrop(child);
+    wait_for_port(port, 20, "the Python server");
     let sb = Sandbox::new();
-    config(
-        &sb,
-        &format!("[mcp.servers.web]\nurl = \"http://localhost:{port}/mcp\"\n"),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.web]\nurl = \"http://localhost:{port}/mcp\"\n"
+    ));
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
     assert_eq!(
-        server(&list, "web")["protocol_version"],
+        mcp_server(&list, "web")["protocol_version"],
         "2026-07-28",
         "{list:#}"
     );
@@ -669,18 +588,16 @@ fn log_level_reaches_modern_servers_per_request_and_logs_land_in_tracing() {
     let sb = Sandbox::new();
     let script = modern_server();
     let env = [("RHO_LOG", "rho::mcp::server=info")];
-    config(
-        &sb,
-        &format!("[mcp.servers.modern]\ncommand = \"python3\"\nargs = [{script:?}, \"stdio\"]\n"),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.modern]\ncommand = \"python3\"\nargs = [{script:?}, \"stdio\"]\n"
+    ));
     let quiet = sb.rho_env(&env, &["mcp", "call", "modern", "chatter"]).ok();
     assert!(
         !quiet.stderr.contains("modern log line"),
         "no level asked, no log sent: {}",
         quiet.stderr
     );
-    config(
-        &sb,
+    sb.write_config(
         &format!(
             "[mcp.servers.modern]\ncommand = \"python3\"\nargs = [{script:?}, \"stdio\"]\nlog_level = \"info\"\n"
         ),

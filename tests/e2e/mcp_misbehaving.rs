@@ -2,41 +2,31 @@
 //! alone, with a clear error naming it, within its budget, leaving no process behind.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rho_e2e::*;
-use serde_json::Value;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
-
-fn server<'a>(list: &'a Value, id: &str) -> &'a Value {
-    list["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap_or_else(|| panic!("no {id} in {list:#}"))
-}
 
 fn fake(id: &str, mode: &str, extra: &str) -> String {
     format!("[mcp.servers.{id}]\ncommand = {FAKE:?}\nargs = [\"--mode\", {mode:?}]\n{extra}\n")
 }
 
-fn config(sb: &Sandbox, text: &str) {
-    write(&sb.rho_home.join("config.toml"), text);
-}
-
 #[test]
 fn non_json_lines_and_banners_are_skipped() {
     let sb = Sandbox::new();
-    config(
-        &sb,
-        &(fake("chatty", "non-json", "") + &fake("banner", "banner", "")),
-    );
+    sb.write_config(&(fake("chatty", "non-json", "") + &fake("banner", "banner", "")));
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
-    assert_eq!(server(&list, "chatty")["status"], "connected", "{list:#}");
-    assert_eq!(server(&list, "banner")["status"], "connected", "{list:#}");
+    assert_eq!(
+        mcp_server(&list, "chatty")["status"],
+        "connected",
+        "{list:#}"
+    );
+    assert_eq!(
+        mcp_server(&list, "banner")["status"],
+        "connected",
+        "{list:#}"
+    );
     let run = sb
         .rho(&["mcp", "call", "chatty", "echo", r#"{"x":1}"#])
         .ok();
@@ -46,10 +36,7 @@ fn non_json_lines_and_banners_are_skipped() {
 #[test]
 fn a_crash_mid_call_fails_the_call_at_once() {
     let sb = Sandbox::new();
-    config(
-        &sb,
-        &fake("crashy", "crash-on-call", "call_timeout_sec = 60"),
-    );
+    sb.write_config(&fake("crashy", "crash-on-call", "call_timeout_sec = 60"));
     let started = Instant::now();
     let run = sb.rho(&["mcp", "call", "crashy", "echo"]).code(1);
     assert!(
@@ -62,9 +49,12 @@ fn a_crash_mid_call_fails_the_call_at_once() {
 #[test]
 fn odd_and_duplicate_tool_names_get_distinct_valid_exported_names() {
     let sb = Sandbox::new();
-    config(&sb, &fake("odd", "odd-names", ""));
+    sb.write_config(&fake("odd", "odd-names", ""));
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
-    let tools = server(&list, "odd")["tools"].as_array().unwrap().clone();
+    let tools = mcp_server(&list, "odd")["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names.iter().filter(|n| **n == "dup").count(),
@@ -113,21 +103,20 @@ fn odd_and_duplicate_tool_names_get_distinct_valid_exported_names() {
 #[test]
 fn pages_are_followed_and_repeated_cursors_stop() {
     let sb = Sandbox::new();
-    config(
-        &sb,
+    sb.write_config(
         &(fake("paged", "paged", "") + &fake("loop", "repeat-cursor", "startup_timeout_sec = 20")),
     );
     let started = Instant::now();
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
     assert!(started.elapsed() < Duration::from_secs(10));
-    let paged: Vec<&str> = server(&list, "paged")["tools"]
+    let paged: Vec<&str> = mcp_server(&list, "paged")["tools"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(paged, ["t0", "t1", "t2", "last"]);
-    let looping = server(&list, "loop");
+    let looping = mcp_server(&list, "loop");
     assert_eq!(looping["status"], "connected");
     assert_eq!(looping["tools"].as_array().unwrap().len(), 1);
 }
@@ -135,7 +124,7 @@ fn pages_are_followed_and_repeated_cursors_stop() {
 #[test]
 fn an_oversized_message_fails_the_call_within_budget() {
     let sb = Sandbox::new();
-    config(&sb, &fake("huge", "huge-line", "call_timeout_sec = 3"));
+    sb.write_config(&fake("huge", "huge-line", "call_timeout_sec = 3"));
     let started = Instant::now();
     let run = sb.rho(&["mcp", "call", "huge", "echo"]).code(1);
     assert!(
@@ -150,8 +139,7 @@ fn an_oversized_message_fails_the_call_within_budget() {
 fn cancellation_is_sent_when_the_budget_runs_out() {
     let sb = Sandbox::new();
     let record = sb.outside("rec").join("methods.log");
-    config(
-        &sb,
+    sb.write_config(
         &format!(
             "[mcp.servers.slow]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"slow-call\", \"--record\", {:?}]\ncall_timeout_sec = 0.5\nlog_level = \"warning\"\n",
             record.to_str().unwrap()
@@ -187,7 +175,7 @@ fn cancellation_is_sent_when_the_budget_runs_out() {
 #[test]
 fn a_broken_output_contract_fails_the_call() {
     let sb = Sandbox::new();
-    config(&sb, &fake("contract", "bad-structured", ""));
+    sb.write_config(&fake("contract", "bad-structured", ""));
     let run = sb.rho(&["mcp", "call", "contract", "temp"]).code(1);
     assert!(
         run.stderr.contains("outputSchema") && run.stderr.contains("/temp"),
@@ -201,22 +189,14 @@ fn servers_ignoring_stdin_close_and_sigterm_are_still_stopped() {
     let sb = Sandbox::new();
     let marker = format!("--marker-{}", std::process::id());
     let script = sb.outside("bin").join("stubborn");
-    write(
+    write_script(
         &script,
-        format!("#!/bin/sh\ntrap '' TERM\nexec {FAKE} --mode ignore-stdin-close {marker}\n"),
+        &format!("#!/bin/sh\ntrap '' TERM\nexec {FAKE} --mode ignore-stdin-close {marker}\n"),
     );
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    config(
-        &sb,
-        &format!(
-            "[mcp.servers.stubborn]\ncommand = {:?}\n",
-            script.to_str().unwrap()
-        ),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.stubborn]\ncommand = {:?}\n",
+        script.to_str().unwrap()
+    ));
     let started = Instant::now();
     sb.rho(&["mcp", "call", "stubborn", "echo"]).ok();
     assert!(
@@ -237,22 +217,14 @@ fn daemons_escaping_the_process_group_are_stopped_too() {
     let sb = Sandbox::new();
     let marker = format!("47.{}", std::process::id());
     let script = sb.outside("bin").join("daemonizing");
-    write(
+    write_script(
         &script,
-        format!("#!/bin/sh\nsetsid sleep {marker} &\nexec {FAKE} --mode ok\n"),
+        &format!("#!/bin/sh\nsetsid sleep {marker} &\nexec {FAKE} --mode ok\n"),
     );
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    config(
-        &sb,
-        &format!(
-            "[mcp.servers.daemon]\ncommand = {:?}\n",
-            script.to_str().unwrap()
-        ),
-    );
+    sb.write_config(&format!(
+        "[mcp.servers.daemon]\ncommand = {:?}\n",
+        script.to_str().unwrap()
+    ));
     sb.rho(&["mcp", "call", "daemon", "echo"]).ok();
     std::thread::sleep(Duration::from_millis(300));
     assert!(

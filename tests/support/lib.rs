@@ -406,3 +406,49 @@ impl Sandbox {
         Run::from(command.output().unwrap())
     }
 }
+
+/// The entry `id` of a `rho mcp list --json` document.
+pub fn mcp_server<'a>(list: &'a Value, id: &str) -> &'a Value {
+    list["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {list:#}"))
+}
+
+/// Writes an executable shell script.
+pub fn write_script(path: &Path, text: &str) {
+    write(path, text);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Waits until something listens on `127.0.0.1:port` (panics after `seconds`).
+pub fn wait_for_port(port: u16, seconds: u64, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} did not listen on {port}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A child process killed and reaped when dropped (test servers).
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Sandbox {
+    /// Writes `$RHO_HOME/config.toml`.
+    pub fn write_config(&self, text: &str) {
+        write(&self.rho_home.join("config.toml"), text);
+    }
+}

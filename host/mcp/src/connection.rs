@@ -480,7 +480,14 @@ impl Connection {
                 () = tokio::time::sleep_until(deadline) => Outcome::TimedOut,
                 () = cancel.cancelled() => Outcome::Cancelled,
             };
-            // Late progress for a finished round is dropped from here on.
+            // rmcp hands each notification to a spawned task, so a report the server sent just
+            // before its result may still be on its way: let queued tasks run once before the
+            // route closes. Progress arriving after that is late and dropped.
+            if matches!(outcome, Outcome::Done(_)) && progress.is_some() {
+                for _ in 0..3 {
+                    tokio::task::yield_now().await;
+                }
+            }
             if let Ok(mut routes) = self.client.progress.lock() {
                 routes.remove(&key);
             }

@@ -757,3 +757,80 @@ fn closed_stdout_does_not_panic() {
     let out = child.wait_with_output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
+
+#[test]
+fn c1_link_text_that_leaves_the_package_is_refused_even_if_it_comes_back_in() {
+    let sb = Sandbox::new();
+    let src = sb.outside("evil");
+    make_plugin(&src, "evil");
+    // Resolves inside the source (through its parent folders), but would point outside the copy.
+    let depth = src.components().count();
+    let climb = "../".repeat(depth);
+    symlink(
+        format!(
+            "{climb}{}/plugin.json",
+            src.display().to_string().trim_start_matches('/')
+        ),
+        src.join("sneaky"),
+    );
+    let run = sb
+        .rho(&["plugins", "install", src.to_str().unwrap()])
+        .code(1);
+    assert!(
+        run.stderr.contains("sneaky") && run.stderr.contains("leaves the package"),
+        "{}",
+        run.stderr
+    );
+    assert!(!sb.user_plugins().join("evil").exists());
+}
+
+#[test]
+fn c6_read_only_directories_do_not_block_replace_or_remove() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let src = sb.outside("ro");
+    make_plugin(&src, "ro");
+    write(&src.join("bin/tool"), "#!/bin/sh\n");
+    std::fs::set_permissions(src.join("bin"), std::fs::Permissions::from_mode(0o555)).unwrap();
+    sb.rho(&["plugins", "install", src.to_str().unwrap()]).ok();
+    let installed = sb.user_plugins().join("ro/bin");
+    let mode = std::fs::metadata(&installed).unwrap().permissions().mode();
+    assert_eq!(
+        mode & 0o700,
+        0o700,
+        "installed directories stay owner-writable: {mode:o}"
+    );
+    sb.rho(&["plugins", "install", src.to_str().unwrap(), "--force"])
+        .ok();
+    sb.rho(&["plugins", "remove", "ro", "--yes"]).ok();
+    assert!(!sb.user_plugins().join("ro").exists());
+    std::fs::set_permissions(src.join("bin"), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn project_plugin_roots_that_are_links_are_not_written_through() {
+    let sb = Sandbox::new();
+    let elsewhere = sb.outside("elsewhere");
+    make_plugin(&elsewhere.join("victim"), "victim");
+    std::fs::create_dir_all(sb.project.join(".agents")).unwrap();
+    symlink(&elsewhere, sb.project_plugins());
+    let run = sb.rho(&["plugins", "remove", "victim", "--yes"]).code(1);
+    assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
+    assert!(
+        elsewhere.join("victim/plugin.json").exists(),
+        "nothing outside the project was removed"
+    );
+    let src = sb.outside("newcomer");
+    make_plugin(&src, "newcomer");
+    let run = sb
+        .rho(&[
+            "plugins",
+            "install",
+            src.to_str().unwrap(),
+            "--scope",
+            "project",
+        ])
+        .code(1);
+    assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
+    assert!(!elsewhere.join("newcomer").exists());
+}

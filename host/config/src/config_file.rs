@@ -273,9 +273,12 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
             if !valid_env_name(name) {
                 problems.push(format!("{}: {name:?} is not a valid variable name", key(k)));
             }
+            // The value is never quoted: a secret pasted where a variable name belongs must
+            // not end up in a message.
             if k.ends_with("_from_env") && !valid_env_name(from) {
                 problems.push(format!(
-                    "{}.{name}: {from:?} is not a valid environment variable name",
+                    "{}.{name}: the value must be the name of an environment variable \
+                     (ASCII letters, digits and '_'), not the value itself",
                     key(k)
                 ));
             }
@@ -385,10 +388,11 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
                     .into_iter()
                     .map(|p| format!("{}: {p}", key("headers_from_env"))),
             );
-            for (_, var) in &from_env {
+            for (header, var) in &from_env {
                 if !valid_env_name(var) {
                     problems.push(format!(
-                        "{}: {var:?} is not a valid environment variable name",
+                        "{}.{header}: the value must be the name of an environment variable \
+                         (ASCII letters, digits and '_'), not the header value itself",
                         key("headers_from_env")
                     ));
                 }
@@ -598,9 +602,19 @@ max_output_bytes = 1000
                 [0]
             .contains("more than once")
         );
+        let leaked = problems(
+            "[mcp.servers.x]\ncommand = \"a\"\nenv_from_env = { X = \"sk-secret value\" }\n",
+        );
         assert!(
-            problems("[mcp.servers.x]\ncommand = \"a\"\nenv_from_env = { X = \"not valid\" }\n")[0]
-                .contains("env_from_env")
+            leaked[0].contains("env_from_env") && !leaked[0].contains("sk-secret"),
+            "{leaked:?}"
+        );
+        let leaked = problems(
+            "[mcp.servers.x]\nurl = \"https://h/\"\nheaders_from_env = { Authorization = \"Bearer sk-xyz\" }\n",
+        );
+        assert!(
+            !leaked.is_empty() && leaked.iter().all(|p| !p.contains("sk-xyz")),
+            "{leaked:?}"
         );
         assert!(problems("[mcp.servers.x]\ncommand = \"a\"\noauth = {}\n")[0].contains("oauth"));
     }

@@ -387,11 +387,17 @@ impl Connection {
                 p.cursor = Some(c);
                 p
             });
-            let page = self
-                .service
-                .list_tools(params)
-                .await
-                .map_err(|e| connect_error(&self.spec, format!("tools/list failed: {e}")))?;
+            // Every request to a server has a budget; a page gets the call budget.
+            let page =
+                tokio::time::timeout(self.spec.call_timeout, self.service.list_tools(params))
+                    .await
+                    .map_err(|_| {
+                        connect_error(
+                            &self.spec,
+                            "tools/list got no answer within the call budget",
+                        )
+                    })?
+                    .map_err(|e| connect_error(&self.spec, format!("tools/list failed: {e}")))?;
             for tool in page.tools {
                 let name = tool.name.to_string();
                 if tools.iter().any(|t: &ServerTool| t.name == name) {

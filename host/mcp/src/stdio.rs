@@ -31,6 +31,8 @@ pub struct ServerProcess {
     pgid: Option<i32>,
     /// `RHO_MCP_INSTANCE=<value>` as it appears in `/proc/<pid>/environ`.
     marker: String,
+    /// The server's own process id (the sweep leaves it to tokio, which owns and reaps it).
+    pid: Option<i32>,
 }
 
 fn instance_value() -> String {
@@ -97,6 +99,7 @@ pub(crate) fn spawn(
             child,
             pgid,
             marker,
+            pid: pgid,
         },
         stdout,
         stdin,
@@ -133,21 +136,50 @@ async fn drain_stderr(server: String, stderr: tokio::process::ChildStderr, secre
         match capped.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => break,
             Ok(_) => {
-                let mut text = String::from_utf8_lossy(&line).trim_end().to_owned();
-                for secret in &secrets {
-                    if !secret.is_empty() {
-                        text = text.replace(secret.as_str(), "[redacted]");
-                    }
-                }
+                let complete = line.ends_with(b"\n");
+                let text = redact(&String::from_utf8_lossy(&line), &secrets, !complete);
+                let text = text.trim_end();
                 tracing::debug!(target: "rho::mcp::server", server = server.as_str(), stream = "stderr", "{text}");
-                if !line.ends_with(b"\n") {
-                    // Skip the rest of an over-long line.
-                    let mut rest = Vec::new();
-                    if reader.read_until(b'\n', &mut rest).await.is_err() {
-                        break;
-                    }
+                if !complete && !skip_rest_of_line(&mut reader).await {
+                    break;
                 }
             }
+        }
+    }
+}
+
+/// Replaces every secret value in `text`; when the text was cut (`cut`), a tail that could be
+/// the start of a secret is replaced too, so a secret split at the cut never shows in part.
+fn redact(text: &str, secrets: &[String], cut: bool) -> String {
+    let mut out = text.to_owned();
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        out = out.replace(secret.as_str(), "[redacted]");
+        if cut {
+            for len in (1..secret.len()).rev() {
+                if secret.is_char_boundary(len) && out.ends_with(&secret[..len]) {
+                    out.truncate(out.len() - len);
+                    out.push_str("[redacted]");
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Discards the rest of an over-long line without keeping it; false at end of stream.
+async fn skip_rest_of_line(reader: &mut BufReader<tokio::process::ChildStderr>) -> bool {
+    loop {
+        let (used, found) = match reader.fill_buf().await {
+            Ok([]) | Err(_) => return false,
+            Ok(buffer) => match buffer.iter().position(|b| *b == b'\n') {
+                Some(at) => (at + 1, true),
+                None => (buffer.len(), false),
+            },
+        };
+        reader.consume(used);
+        if found {
+            return true;
         }
     }
 }
@@ -173,7 +205,7 @@ impl ServerProcess {
         // the group but still carry this server's instance marker.
         self.signal_group(Signal::Kill);
         self.pgid = None;
-        kill_marked(&self.marker);
+        kill_marked(&self.marker, self.pid);
         tracing::debug!(target: "rho::mcp", server = self.server.as_str(), "stopped");
     }
 
@@ -193,7 +225,7 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         if self.pgid.is_some() {
             self.signal_group(Signal::Kill);
-            kill_marked(&self.marker);
+            kill_marked(&self.marker, self.pid);
         }
     }
 }
@@ -217,11 +249,11 @@ pub(crate) fn become_subreaper() {
 /// a server left behind outside its process group. Only rho's children are examined (a few
 /// files), never every process on the machine. Escaping both the group and the marker
 /// (`setsid` plus a cleared environment) is the residual case.
-fn kill_marked(marker: &str) {
+fn kill_marked(marker: &str, own: Option<i32>) {
     #[cfg(target_os = "linux")]
     {
         let needle = marker.as_bytes();
-        for pid in own_children() {
+        for pid in own_children().into_iter().filter(|p| Some(*p) != own) {
             let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
                 continue;
             };
@@ -242,7 +274,7 @@ fn kill_marked(marker: &str) {
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = marker;
+    let _ = (marker, own);
 }
 
 /// The process ids of rho's direct children, from `/proc/self/task/*/children`.
@@ -269,4 +301,24 @@ fn own_children() -> Vec<i32> {
 enum Signal {
     Term,
     Kill,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted_whole_and_at_a_cut() {
+        let secrets = vec!["s3cr3t-value".to_owned()];
+        assert_eq!(
+            redact("token=s3cr3t-value ok", &secrets, false),
+            "token=[redacted] ok"
+        );
+        assert_eq!(redact("token=s3cr3", &secrets, true), "token=[redacted]");
+        assert_eq!(redact("token=s3cr3", &secrets, false), "token=s3cr3");
+        assert_eq!(
+            redact("value ", &[" ".to_owned()], false),
+            "value[redacted]"
+        );
+    }
 }

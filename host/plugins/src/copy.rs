@@ -176,6 +176,22 @@ impl Copier<'_> {
                 ),
             ));
         }
+        // The link text itself must stay inside the package: a text that climbs out through the
+        // source's parent folders and back in resolves inside the source, but would point
+        // outside the installed copy.
+        let position = from
+            .parent()
+            .and_then(|dir| dir.strip_prefix(self.src_root).ok())
+            .unwrap_or(Path::new(""));
+        if !text_stays_inside(position, &target) {
+            return Err(unsafe_entry(
+                from,
+                format!(
+                    "it is a symlink whose text ({}) leaves the package",
+                    target.display()
+                ),
+            ));
+        }
         let resolved = dunce::canonicalize(from).map_err(|e| {
             unsafe_entry(from, format!("it is a symlink that does not resolve ({e})"))
         })?;
@@ -195,6 +211,24 @@ impl Copier<'_> {
     }
 }
 
+/// Whether `target` (a relative link text), read from a link in `position` (relative to the
+/// package root), stays inside the package when resolved by text alone.
+fn text_stays_inside(position: &Path, target: &Path) -> bool {
+    let mut depth: usize = 0;
+    for component in position.components().chain(target.components()) {
+        match component {
+            std::path::Component::Normal(_) => depth += 1,
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            std::path::Component::RootDir | std::path::Component::Prefix(_) => return false,
+        }
+    }
+    true
+}
+
 fn create_new(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
@@ -210,13 +244,52 @@ fn copy_mode(meta: &fs::Metadata, to: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        // Keep the execute bits scripts need; drop setuid/setgid/sticky.
-        let mode = meta.permissions().mode() & 0o777;
+        // Keep the execute bits scripts need; drop setuid/setgid/sticky. Directories stay
+        // owner-writable so the package can always be replaced or removed.
+        let mut mode = meta.permissions().mode() & 0o777;
+        if meta.is_dir() {
+            mode |= 0o700;
+        }
         fs::set_permissions(to, fs::Permissions::from_mode(mode))?;
     }
     #[cfg(not(unix))]
     let _ = (meta, to);
     Ok(())
+}
+
+/// Removes a tree rho owns (an old package moved aside, a staging copy) even if some of its
+/// directories are read-only: directories are made owner-writable first. Links are never
+/// followed.
+pub(crate) fn remove_tree(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    fn unlock(dir: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(meta) = fs::symlink_metadata(dir) else {
+            return;
+        };
+        if !meta.is_dir() {
+            return;
+        }
+        let mode = meta.permissions().mode();
+        if mode & 0o700 != 0o700 {
+            let _ = fs::set_permissions(dir, fs::Permissions::from_mode(mode | 0o700));
+        }
+        if let Ok(entries) = fs::read_dir(dir) {
+            for entry in entries.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    unlock(&entry.path());
+                }
+            }
+        }
+    }
+    match fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(first) => {
+            #[cfg(unix)]
+            unlock(path);
+            fs::remove_dir_all(path).map_err(|_| first)
+        }
+    }
 }
 
 #[cfg(unix)]
@@ -239,4 +312,28 @@ pub(crate) fn temp_name(dir: &Path, kind: &str, name: &str) -> PathBuf {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     dir.join(format!(".rho-{kind}-{name}-{}-{nanos}", std::process::id()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_text_must_stay_inside_by_itself() {
+        assert!(text_stays_inside(
+            Path::new("skills"),
+            Path::new("../real/x")
+        ));
+        assert!(text_stays_inside(Path::new(""), Path::new("skills/x")));
+        assert!(!text_stays_inside(Path::new(""), Path::new("../x")));
+        assert!(!text_stays_inside(
+            Path::new("a"),
+            Path::new("../../pkg/plugin.json")
+        ));
+        assert!(!text_stays_inside(
+            Path::new("a/b"),
+            Path::new("../../../../tmp/src/pkg/x")
+        ));
+        assert!(text_stays_inside(Path::new("a/b"), Path::new("./../c")));
+    }
 }

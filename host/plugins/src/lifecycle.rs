@@ -13,7 +13,7 @@ use rho_component::{Diagnostic, Scope, Severity};
 
 use crate::PluginError;
 use crate::containment::is_within;
-use crate::copy::{CopyLimits, copy_package, temp_name};
+use crate::copy::{CopyLimits, copy_package, remove_tree, temp_name};
 use crate::discovery::{PluginInventory, PluginRoot, discover};
 use crate::package::{DATA_DIR, Package, load_package};
 use crate::state::ActivationState;
@@ -176,6 +176,68 @@ fn slot_refusal(name: &str) -> Option<&'static str> {
     None
 }
 
+/// A project-scope managed root reached through a symbolic link (a repository can ship
+/// `.agents/plugins -> /somewhere/else`) is refused for writes: installs and removals would act
+/// outside the project. The user scope may be linked on purpose (dotfiles), so it is allowed.
+fn refuse_linked_project_root(root: &Path, scope: Scope) -> Result<(), PluginError> {
+    if scope != Scope::Project {
+        return Ok(());
+    }
+    let mut path = PathBuf::new();
+    for component in root.components() {
+        path.push(component);
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            // Links above the project (a symlinked home or workspace) are fine; only the
+            // project's own `.agents` and `.agents/plugins` matter.
+            let name = component.as_os_str();
+            if name == ".agents" || path == root {
+                return Err(PluginError::Source {
+                    path: path.clone(),
+                    message: "is a symbolic link; project plugin roots must be real directories                               of the project"
+                        .into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A locked read-modify-write of a state file: concurrent `enable`, `disable`, `install` and
+/// `remove` never lose each other's changes. `apply` returns whether it changed anything.
+fn update_state(
+    file: &Path,
+    apply: impl FnOnce(&mut ActivationState) -> bool,
+) -> Result<bool, PluginError> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let io = |e| PluginError::Io {
+        path: dir.to_path_buf(),
+        error: e,
+    };
+    fs::create_dir_all(dir).map_err(io)?;
+    let lock_path = dir.join(".plugins.toml.lock");
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    }
+    let lock = options.open(&lock_path).map_err(|e| PluginError::Io {
+        path: lock_path.clone(),
+        error: e,
+    })?;
+    lock.lock().map_err(|e| PluginError::Io {
+        path: lock_path,
+        error: e,
+    })?;
+    let mut state = ActivationState::load(file)?;
+    let changed = apply(&mut state);
+    if changed {
+        state.save(file)?;
+    }
+    Ok(changed)
+}
+
 /// Holds a root's lock file for the duration of an operation.
 struct RootLock(#[allow(dead_code)] File);
 
@@ -291,7 +353,7 @@ fn swap_in(root: &Path, name: &str, staged: &Path, dest: &Path) -> Result<bool, 
         if was_link {
             fs::remove_file(&aside)
         } else {
-            fs::remove_dir_all(&aside)
+            remove_tree(&aside)
         }
         .map_err(io(&aside))?;
     }
@@ -305,7 +367,7 @@ fn discard(staged: &Path) {
             let _ = fs::remove_file(staged);
         }
         Ok(_) => {
-            let _ = fs::remove_dir_all(staged);
+            let _ = remove_tree(staged);
         }
         Err(_) => {}
     }
@@ -320,8 +382,6 @@ struct Slot {
     dest: PathBuf,
     /// Non-fatal diagnostics of the source package.
     diagnostics: Vec<Diagnostic>,
-    /// The scope's state, loaded before anything changes (a broken file refuses early).
-    state: ActivationState,
     _lock: RootLock,
 }
 
@@ -341,8 +401,10 @@ fn claim_slot(
     if taken(&dest) {
         return Err(PluginError::Exists { path: dest });
     }
-    let state = ActivationState::load(locations.state_file(scope))?;
+    refuse_linked_project_root(&root, scope)?;
     let lock = lock_root(&root)?;
+    // A broken state file refuses the operation before anything changes.
+    ActivationState::load(locations.state_file(scope))?;
     // Checked again under the lock: another process may have taken the slot meanwhile.
     if taken(&dest) {
         return Err(PluginError::Exists { path: dest });
@@ -353,7 +415,6 @@ fn claim_slot(
         name,
         dest,
         diagnostics,
-        state,
         _lock: lock,
     })
 }
@@ -372,16 +433,19 @@ impl Slot {
 
     /// Records (or clears) the install source in the scope's state file.
     fn record_origin(
-        mut self,
+        self,
         locations: &PluginLocations,
         scope: Scope,
         installed_from: Option<PathBuf>,
         replaced: bool,
     ) -> Result<InstallReport, PluginError> {
-        if self.state.installed_from(&self.name) != installed_from.as_deref() {
-            self.state.set_installed_from(&self.name, installed_from);
-            self.state.save(locations.state_file(scope))?;
-        }
+        update_state(locations.state_file(scope), |state| {
+            let changed = state.installed_from(&self.name) != installed_from.as_deref();
+            if changed {
+                state.set_installed_from(&self.name, installed_from);
+            }
+            changed
+        })?;
         Ok(InstallReport {
             name: self.name,
             destination: self.dest,
@@ -472,12 +536,13 @@ pub fn set_enabled(
         searched: locations.searched(),
     })?;
     let state_file = locations.state_file(record.scope).to_path_buf();
-    let mut state = ActivationState::load(&state_file)?;
-    let changed = state.is_enabled(name) != enabled;
-    if changed {
-        state.set_enabled(name, enabled);
-        state.save(&state_file)?;
-    }
+    let changed = update_state(&state_file, |state| {
+        let changed = state.is_enabled(name) != enabled;
+        if changed {
+            state.set_enabled(name, enabled);
+        }
+        changed
+    })?;
     Ok(EnableReport {
         name: name.to_owned(),
         scope: record.scope,
@@ -524,6 +589,7 @@ pub fn remove(locations: &PluginLocations, name: &str) -> Result<RemoveReport, P
         });
     }
     let entry = root.join(&component);
+    refuse_linked_project_root(&root, record.scope)?;
     let _lock = lock_root(&root)?;
     let meta = fs::symlink_metadata(&entry).map_err(|e| PluginError::Io {
         path: entry.clone(),
@@ -535,7 +601,12 @@ pub fn remove(locations: &PluginLocations, name: &str) -> Result<RemoveReport, P
     } else if meta.is_dir() {
         // Move it aside first so discovery never sees a half-deleted package.
         let aside = temp_name(&root, "old", &component);
-        fs::rename(&entry, &aside).and_then(|()| fs::remove_dir_all(&aside))
+        fs::rename(&entry, &aside).and_then(|()| {
+            remove_tree(&aside).inspect_err(|_| {
+                // Put it back rather than leave a package discovery can no longer see.
+                let _ = fs::rename(&aside, &entry);
+            })
+        })
     } else {
         return Err(PluginError::Source {
             path: entry,
@@ -546,13 +617,11 @@ pub fn remove(locations: &PluginLocations, name: &str) -> Result<RemoveReport, P
         path: entry.clone(),
         error: e,
     })?;
-    let state_file = locations.state_file(record.scope);
-    if let Ok(mut state) = ActivationState::load(state_file)
-        && state.plugins.contains_key(name)
-    {
+    update_state(locations.state_file(record.scope), |state| {
+        let known = state.plugins.contains_key(name);
         state.forget(name);
-        state.save(state_file)?;
-    }
+        known
+    })?;
     Ok(RemoveReport {
         name: name.to_owned(),
         removed: entry,

@@ -95,6 +95,21 @@ fn is_invisible(c: char) -> bool {
         | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
 }
 
+/// `text` cut to at most `max` characters, ending in `…` when cut.
+pub fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The first line of `text`, cut to at most `max` characters.
+pub fn first_line(text: &str, max: usize) -> String {
+    truncate(text.lines().next().unwrap_or_default(), max)
+}
+
 /// One line per diagnostic, for human output.
 pub fn diagnostic_line(d: &Diagnostic) -> String {
     let mut line = format!(

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::cli::McpCommand;
 use crate::context::Context;
-use crate::output::{clean, json_write, out, table};
+use crate::output::{clean, first_line, json_write, out, table};
 
 pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -309,16 +309,6 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
     }
     out(&t);
     Ok(ExitCode::SUCCESS)
-}
-
-fn first_line(text: &str, max: usize) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    if line.chars().count() <= max {
-        return line.to_owned();
-    }
-    let mut cut: String = line.chars().take(max - 1).collect();
-    cut.push('…');
-    cut
 }
 
 /// The one tokio runtime of a command that talks to servers (commands that do not, such as

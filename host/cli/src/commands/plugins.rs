@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::output::{
     DiagnosticEntry, clean, diagnostic_entries, diagnostic_line, diagnostics_json, json_out,
-    json_write, out, path_str, table,
+    json_write, out, path_str, table, truncate,
 };
 
 pub fn run(ctx: &Context, command: PluginsCommand) -> anyhow::Result<ExitCode> {
@@ -383,15 +383,6 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
     }
     out(&t);
     Ok(ExitCode::SUCCESS)
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut t: String = text.chars().take(max.saturating_sub(1)).collect();
-    t.push('…');
-    t
 }
 
 fn scope_of(arg: ScopeArg) -> Scope {

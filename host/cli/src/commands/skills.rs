@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use crate::cli::SkillsCommand;
 use crate::context::Context;
-use crate::output::{clean, diagnostic_line, diagnostics_json, json_out, out, path_str, table};
+use crate::output::{
+    clean, diagnostic_line, diagnostics_json, first_line, json_out, out, path_str, table,
+};
 
 pub fn run(ctx: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -102,7 +104,7 @@ fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
             clean(&s.name),
             clean(&s.source.to_string()),
             status.into(),
-            clean(&short(&s.description, 70)),
+            clean(&first_line(&s.description, 70)),
         ]);
     }
     let mut text = table(&rows);
@@ -114,16 +116,6 @@ fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
     }
     out(&text);
     Ok(ExitCode::SUCCESS)
-}
-
-fn short(text: &str, max: usize) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    if line.chars().count() <= max {
-        return line.to_owned();
-    }
-    let mut t: String = line.chars().take(max - 1).collect();
-    t.push('…');
-    t
 }
 
 fn show(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {

@@ -168,3 +168,56 @@ async fn legacy_http_sessions_are_pinged_and_a_failed_ping_is_reported() {
     assert!(status.last_failure().unwrap().contains("ping failed"));
     stop.cancel();
 }
+
+fn everything_http(port: u16) -> std::process::Child {
+    let server = std::process::Command::new(rho_e2e::peer_bin("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    rho_e2e::wait_for_port(port, 15, "server-everything");
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_legacy_http_session_is_reinitialized_and_the_call_retried() {
+    let port = rho_e2e::free_port();
+    let mut server = rho_e2e::KillOnDrop(everything_http(port));
+    let mut spec = McpServerSpec::new(
+        "web",
+        McpServerOrigin::Config,
+        McpTransport::StreamableHttp(rho_component::HttpServerSpec {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: vec![],
+            headers_from_env: vec![],
+        }),
+    );
+    spec.startup_timeout = Duration::from_secs(10);
+    spec.call_timeout = Duration::from_secs(20);
+    let connection = rho_mcp::connect(&spec, &rho_mcp::process_ambient)
+        .await
+        .unwrap();
+    assert!(connection.is_legacy());
+    let args = serde_json::json!({"message": "before"});
+    let cancel = rho_mcp::Cancel::new();
+    connection
+        .call_tool("echo", args.as_object().cloned(), None, cancel.clone())
+        .await
+        .unwrap();
+    // A restarted server no longer knows the session id: it answers 404, and the client must
+    // initialize a new session and retry the call once, without the caller noticing.
+    server.0.kill().unwrap();
+    server.0.wait().unwrap();
+    server = rho_e2e::KillOnDrop(everything_http(port));
+    let args = serde_json::json!({"message": "after restart"});
+    let result = connection
+        .call_tool("echo", args.as_object().cloned(), None, cancel)
+        .await
+        .unwrap();
+    let rendered = format!("{result:?}");
+    assert!(rendered.contains("after restart"), "{rendered}");
+    connection.close().await;
+    drop(server);
+}

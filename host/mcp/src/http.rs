@@ -4,12 +4,18 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rho_component::endpoint::check_remote_url;
 use rho_component::{HttpServerSpec, McpServerSpec};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
 
 use crate::McpError;
 
@@ -17,7 +23,7 @@ pub(crate) fn transport(
     spec: &McpServerSpec,
     http: &HttpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, McpError> {
+) -> Result<StreamableHttpClientTransport<HttpClient>, McpError> {
     let fail = |message: String| McpError::Connect {
         server: spec.id.clone(),
         message,
@@ -53,5 +59,209 @@ pub(crate) fn transport(
         .map_err(|e| fail(format!("cannot build the HTTP client: {e}")))?;
     let config =
         StreamableHttpClientTransportConfig::with_uri(http.url.clone()).custom_headers(headers);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    Ok(StreamableHttpClientTransport::with_client(
+        HttpClient(client),
+        config,
+    ))
+}
+
+/// rho's HTTP client for rmcp's Streamable HTTP transport: `reqwest` without redirects, plus two
+/// repairs for servers that answer a request with an HTTP error whose JSON-RPC error has no `id`
+/// (the reference `server-everything` does this with `400` for a session it no longer knows).
+///
+/// Without the repairs, rmcp hands such an error to the lifecycle as an uncorrelated message and
+/// the request waits for its whole call budget. Here:
+/// - when the request carried a session id and the error is about the session, it is reported as
+///   an expired session, so rmcp re-initializes and retries the request once (what a `404` gets);
+/// - otherwise the error is given the id of the request that was posted, so the request fails
+///   at once with the server's message.
+#[derive(Clone)]
+pub(crate) struct HttpClient(reqwest::Client);
+
+type SseStream =
+    Pin<Box<dyn futures_core::Stream<Item = Result<sse_stream::Sse, SseError>> + Send + 'static>>;
+
+impl HttpClient {
+    fn correlate(
+        message: &ClientJsonRpcMessage,
+        session_attached: bool,
+        response: StreamableHttpPostResponse,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return Ok(response);
+        };
+        match response {
+            StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(mut error), session)
+                if error.id.is_none() =>
+            {
+                if session_attached && error.error.message.to_lowercase().contains("session") {
+                    return Err(StreamableHttpError::SessionExpired);
+                }
+                error.id = Some(request.id.clone());
+                Ok(StreamableHttpPostResponse::Json(
+                    ServerJsonRpcMessage::Error(error),
+                    session,
+                ))
+            }
+            other => Ok(other),
+        }
+    }
+}
+
+impl StreamableHttpClient for HttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let session_attached = session_id.is_some();
+        let response = self
+            .0
+            .post_message_with_response_limits(
+                uri,
+                message.clone(),
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await?;
+        Self::correlate(&message, session_attached, response)
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.0
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        self.0
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        self.0
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use rmcp::model::{ClientRequest, ErrorData, JsonRpcError, PingRequest, RequestId};
+
+    use super::*;
+
+    fn ping(id: i64) -> ClientJsonRpcMessage {
+        ClientJsonRpcMessage::request(
+            ClientRequest::PingRequest(PingRequest::default()),
+            RequestId::Number(id),
+        )
+    }
+
+    fn uncorrelated(message: &str) -> StreamableHttpPostResponse {
+        let error = ErrorData::new(rmcp::model::ErrorCode(-32000), message.to_owned(), None);
+        let error = JsonRpcError::new(None, error);
+        StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(error), None)
+    }
+
+    #[test]
+    fn an_uncorrelated_error_gets_the_id_of_the_posted_request() {
+        let response = HttpClient::correlate(&ping(7), false, uncorrelated("Bad Request")).unwrap();
+        let StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(error), _) = response
+        else {
+            panic!("the error is kept");
+        };
+        assert_eq!(error.id, Some(RequestId::Number(7)));
+        assert_eq!(error.error.message, "Bad Request");
+    }
+
+    #[test]
+    fn an_uncorrelated_session_error_on_a_session_is_an_expired_session() {
+        let message = "Bad Request: No valid session ID provided";
+        let result = HttpClient::correlate(&ping(1), true, uncorrelated(message));
+        assert!(matches!(result, Err(StreamableHttpError::SessionExpired)));
+        // Without a session attached there is nothing to re-initialize.
+        let result = HttpClient::correlate(&ping(1), false, uncorrelated(message));
+        assert!(result.is_ok());
+    }
 }

@@ -2,17 +2,22 @@
 //!
 //! This crate holds plain data only: where a component came from ([`Scope`], [`SkillSource`]),
 //! what went wrong with it ([`Diagnostic`] and its stable [`DiagnosticCode`]), the metadata of a
-//! skill ([`SkillMeta`]) and the resolved, transport-ready description of an MCP server
-//! ([`McpServerSpec`]) with the [`endpoint`] rules every server source applies. It does no IO,
+//! skill ([`SkillMeta`]), the resolved, transport-ready description of an MCP server
+//! ([`McpServerSpec`]) with the [`endpoint`] rules every server source applies, and the tool
+//! vocabulary ([`ToolSpec`], [`RiskLevel`], [`ToolOutput`], the [`Tool`] trait and its
+//! runtime-free [`CancelSignal`]). It does no IO,
 //! spawns nothing and knows no async runtime; loaders in the
 //! adapter crates produce these values and the registry consumes them.
 
+mod cancel;
 mod diagnostic;
 pub mod endpoint;
 mod mcp_server;
 mod skill;
 mod source;
+mod tool;
 
+pub use cancel::{CancelSignal, Cancelled};
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use mcp_server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
@@ -21,3 +26,7 @@ pub use mcp_server::{
 };
 pub use skill::SkillMeta;
 pub use source::{Scope, SkillSource};
+pub use tool::{
+    ProgressSink, RiskLevel, Tool, ToolContext, ToolFuture, ToolImage, ToolOrigin, ToolOutput,
+    ToolProgress, ToolSpec,
+};

@@ -1,0 +1,245 @@
+//! Tools: what a tool declares ([`ToolSpec`]), how much it may change ([`RiskLevel`]), what a
+//! call returns ([`ToolOutput`]), and the [`Tool`] trait every tool source implements (built-in
+//! tools, MCP tools, WASM tools), so the registry and the session engine treat them alike.
+
+use std::fmt;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cancel::CancelSignal;
+
+/// How much a tool may change. The approval gate asks according to this level and the
+/// permission mode; nothing a server or a component says about itself can lower it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RiskLevel {
+    /// Reads files or state; changes nothing.
+    Read,
+    /// Changes files or state inside the workspace.
+    Write,
+    /// May delete, overwrite or reach outside: commands, MCP tools whose server claims
+    /// nothing, anything rho cannot see into.
+    Destructive,
+}
+
+impl RiskLevel {
+    /// The wire name: `read`, `write` or `destructive`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Destructive => "destructive",
+        }
+    }
+}
+
+impl fmt::Display for RiskLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "source", rename_all = "lowercase")]
+pub enum ToolOrigin {
+    /// Compiled into rho.
+    Builtin,
+    /// Served by an MCP server.
+    Mcp {
+        /// The server identity: the `config.toml` key, or `<plugin>/<server>`.
+        server: String,
+        /// The plugin that declares the server, for plugin servers.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        plugin: Option<String>,
+        /// The tool's own name on that server (sent back unchanged on calls).
+        tool: String,
+    },
+    /// Exported by a WASM component shipped in a plugin.
+    Wasm {
+        /// The plugin that ships the component.
+        plugin: String,
+        /// The component's name inside the plugin.
+        component: String,
+        /// The tool's own name in the component.
+        tool: String,
+    },
+}
+
+impl ToolOrigin {
+    /// `builtin`, `mcp` or `wasm`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Builtin => "builtin",
+            Self::Mcp { .. } => "mcp",
+            Self::Wasm { .. } => "wasm",
+        }
+    }
+}
+
+/// What a tool declares to the model and to the user.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    /// The exported name the model calls (`^[A-Za-z0-9_-]{1,64}$`).
+    pub name: String,
+    /// A display title, when declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The description the model reads.
+    pub description: String,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: Value,
+    /// JSON Schema of structured results, when declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// The risk level the approval gate uses.
+    pub risk: RiskLevel,
+    /// Where the tool comes from.
+    pub origin: ToolOrigin,
+}
+
+/// An image kept from a result for a model that accepts images.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    /// The MIME type.
+    pub mime_type: String,
+    /// Base64 data.
+    pub data: String,
+}
+
+/// What a call returns: the text the model reads, and whether the call failed. A failure is
+/// still an output: the model reads the reason and decides what to do next.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    /// The text the model reads.
+    pub text: String,
+    /// The call failed (bad arguments, an error from the tool, a timeout, a cancellation).
+    pub is_error: bool,
+    /// Structured content, when the tool returned some (already part of `text`).
+    pub structured: Option<Value>,
+    /// One image, when the tool returned one within its budget.
+    pub image: Option<ToolImage>,
+    /// `text` was cut at the output cap.
+    pub truncated: bool,
+}
+
+impl ToolOutput {
+    /// A successful result with `text`.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A failed call whose reason the model reads.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            text: message.into(),
+            is_error: true,
+            ..Self::default()
+        }
+    }
+}
+
+/// Progress a tool reports while it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolProgress {
+    /// How far along (the tool's own units).
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// A short message, when there is one.
+    pub message: Option<String>,
+}
+
+/// Where a running tool sends its progress.
+pub type ProgressSink = Arc<dyn Fn(ToolProgress) + Send + Sync>;
+
+/// What a call may use besides its arguments.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The session workspace: relative paths resolve here, and file tools stay inside it
+    /// unless `extra_roots` allows more.
+    pub workspace: PathBuf,
+    /// Further directories the user's configuration opens to file tools.
+    pub extra_roots: Vec<PathBuf>,
+    /// Fires when the user aborts or the call budget runs out; tools stop promptly and
+    /// clean up (processes killed, requests cancelled).
+    pub cancel: CancelSignal,
+    /// Receives progress, when someone listens.
+    pub progress: Option<ProgressSink>,
+}
+
+impl ToolContext {
+    /// A context for `workspace` with no extra roots, no progress listener and a fresh
+    /// cancellation signal.
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            workspace: workspace.into(),
+            extra_roots: Vec::new(),
+            cancel: CancelSignal::new(),
+            progress: None,
+        }
+    }
+
+    /// Reports progress to the listener, if any.
+    pub fn report(&self, progress: ToolProgress) {
+        if let Some(sink) = &self.progress {
+            sink(progress);
+        }
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("workspace", &self.workspace)
+            .field("extra_roots", &self.extra_roots)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future a call returns.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;
+
+/// A tool any source provides. Implementations never panic on any arguments: bad input is a
+/// failed [`ToolOutput`] naming what was wrong.
+pub trait Tool: Send + Sync {
+    /// The declaration.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Runs one call. `arguments` is what the model sent (normally an object). Dropping the
+    /// future also stops the call, but tools should watch `context.cancel` to clean up.
+    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn risk_levels_order_from_read_to_destructive() {
+        assert!(RiskLevel::Read < RiskLevel::Write);
+        assert!(RiskLevel::Write < RiskLevel::Destructive);
+        assert_eq!(
+            RiskLevel::Destructive.max(RiskLevel::Read),
+            RiskLevel::Destructive
+        );
+        assert_eq!(RiskLevel::Write.to_string(), "write");
+    }
+
+    #[test]
+    fn outputs_say_whether_the_call_failed() {
+        assert!(!ToolOutput::text("ok").is_error);
+        let failed = ToolOutput::error("no such file");
+        assert!(failed.is_error);
+        assert_eq!(failed.text, "no such file");
+    }
+}

@@ -1,0 +1,59 @@
+//! Model providers: the provider-neutral conversation types and the [`Provider`] trait
+//! (`chat.rs`), and the backends that implement it.
+
+mod chat;
+
+pub use chat::{
+    ChatMessage, ChatRequest, ChatResponse, Provider, ProviderFuture, Role, StreamEvent, ToolCall,
+    ToolDefinition, Usage,
+};
+
+/// Why a model request failed. Messages name the provider and endpoint, never a key.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// The endpoint could not be reached (connection refused, DNS, TLS).
+    #[error("{provider}: cannot reach {endpoint}: {message}")]
+    Connect {
+        /// The provider name.
+        provider: String,
+        /// The endpoint URL (without credentials).
+        endpoint: String,
+        /// What failed.
+        message: String,
+    },
+    /// The endpoint answered with an HTTP error.
+    #[error("{provider}: {endpoint} answered HTTP {status}: {message}")]
+    Http {
+        /// The provider name.
+        provider: String,
+        /// The endpoint URL.
+        endpoint: String,
+        /// The status code.
+        status: u16,
+        /// The error message from the body, bounded.
+        message: String,
+    },
+    /// The answer did not follow the protocol (bad JSON, bad SSE, missing fields).
+    #[error("{provider}: malformed answer from {endpoint}: {message}")]
+    Protocol {
+        /// The provider name.
+        provider: String,
+        /// The endpoint URL.
+        endpoint: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// No data arrived within the budget.
+    #[error("{provider}: no answer from {endpoint} within {seconds} s")]
+    Timeout {
+        /// The provider name.
+        provider: String,
+        /// The endpoint URL.
+        endpoint: String,
+        /// The budget.
+        seconds: u64,
+    },
+    /// The request was cancelled (user abort).
+    #[error("the model request was cancelled")]
+    Cancelled,
+}

@@ -81,6 +81,15 @@ pub enum DiagnosticCode {
     McpTooManyServers,
     /// A `plugins.toml` activation state file could not be read or parsed.
     StateFileInvalid,
+    /// `config.toml` cannot be used (unreadable, a syntax error, an unknown top-level key);
+    /// built-in components and plugins still load.
+    ConfigInvalid,
+    /// An enabled MCP server did not start, finish its handshake or list its tools within its
+    /// budget; only that server is left out of the session.
+    McpServerFailed,
+    /// Two tools would be exported under the same name; the one from the lower-precedence
+    /// source is not mounted.
+    ToolNameCollision,
 }
 
 impl DiagnosticCode {
@@ -107,6 +116,9 @@ impl DiagnosticCode {
         Self::McpTransportUnsupported,
         Self::McpTooManyServers,
         Self::StateFileInvalid,
+        Self::ConfigInvalid,
+        Self::McpServerFailed,
+        Self::ToolNameCollision,
     ];
 
     /// The stable kebab-case string.
@@ -133,6 +145,9 @@ impl DiagnosticCode {
             Self::McpTransportUnsupported => "mcp-transport-unsupported",
             Self::McpTooManyServers => "mcp-too-many-servers",
             Self::StateFileInvalid => "state-file-invalid",
+            Self::ConfigInvalid => "config-invalid",
+            Self::McpServerFailed => "mcp-server-failed",
+            Self::ToolNameCollision => "tool-name-collision",
         }
     }
 }

@@ -13,6 +13,7 @@ mod cancel;
 mod diagnostic;
 pub mod endpoint;
 mod mcp_server;
+mod permission;
 mod skill;
 mod source;
 mod tool;
@@ -24,6 +25,7 @@ pub use mcp_server::{
     LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy,
     StdioCommand, StdioServerSpec, ToolFilter,
 };
+pub use permission::{Gate, PermissionMode};
 pub use skill::SkillMeta;
 pub use source::{Scope, SkillSource};
 pub use tool::{

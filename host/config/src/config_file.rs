@@ -19,6 +19,9 @@ use rho_component::{
 use serde::Deserialize;
 
 use crate::ConfigError;
+use crate::agent::{
+    AgentSettings, AgentToml, ConfigProvider, ProvidersToml, resolve_agent, resolve_provider,
+};
 
 /// `config.toml` larger than this is refused.
 pub const CONFIG_MAX_BYTES: u64 = 1024 * 1024;
@@ -51,6 +54,10 @@ pub struct RhoConfig {
     pub path: Option<PathBuf>,
     /// `[mcp.servers.*]` entries in file order of their keys (sorted by identity).
     pub mcp_servers: Vec<ConfigServer>,
+    /// `[agent]` (defaults when absent).
+    pub agent: AgentSettings,
+    /// `[providers.*]` entries, sorted by identity.
+    pub providers: Vec<ConfigProvider>,
 }
 
 impl RhoConfig {
@@ -81,6 +88,10 @@ pub struct ConfigServer {
 struct ConfigSkeleton {
     #[serde(default)]
     mcp: Option<McpSkeleton>,
+    #[serde(default)]
+    agent: Option<AgentToml>,
+    #[serde(default)]
+    providers: Option<ProvidersToml>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -197,9 +208,23 @@ pub fn parse_config(text: &str, path: &Path) -> Result<RhoConfig, ConfigError> {
         let spec = resolve_server(&id, table.into_inner(), &base);
         servers.push(ConfigServer { id, line, spec });
     }
+    let agent = resolve_agent(skeleton.agent.unwrap_or_default(), &base).map_err(|message| {
+        ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        }
+    })?;
+    let mut providers = Vec::new();
+    for (id, table) in skeleton.providers.unwrap_or_default() {
+        let line = line_of(text, table.span().start);
+        let settings = resolve_provider(&id, table.into_inner());
+        providers.push(ConfigProvider { id, line, settings });
+    }
     Ok(RhoConfig {
         path: Some(path.to_path_buf()),
         mcp_servers: servers,
+        agent,
+        providers,
     })
 }
 
@@ -635,10 +660,10 @@ max_output_bytes = 1000
             err.contains("line 1") && !err.contains("secret-value"),
             "{err}"
         );
-        let err = parse_config("[providers]\n", Path::new("/c.toml"))
+        let err = parse_config("[profiles]\n", Path::new("/c.toml"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("providers"), "{err}");
+        assert!(err.contains("profiles"), "{err}");
     }
 
     #[test]

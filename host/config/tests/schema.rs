@@ -72,3 +72,50 @@ fn verdicts_agree_on_schema_expressible_cases() {
         assert_eq!(schema_ok, rho_ok, "{text}");
     }
 }
+
+#[test]
+fn agent_and_provider_keys_match_the_schema() {
+    let schema = schema();
+    let keys = |value: &Value| {
+        let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let sorted = |list: &[&str]| {
+        let mut list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+        list.sort();
+        list
+    };
+    assert_eq!(
+        keys(&schema["properties"]["agent"]["properties"]),
+        sorted(rho_config::AGENT_KEYS)
+    );
+    assert_eq!(
+        keys(&schema["$defs"]["provider"]["properties"]),
+        sorted(rho_config::PROVIDER_KEYS)
+    );
+    let validator = jsonschema::options().offline().build(&schema).unwrap();
+    let cases = [
+        "[agent]\nmodel = \"m\"\npermission_mode = \"ask\"\nmax_iterations = 3\n",
+        "[agent]\npermission_mode = \"yolo\"\n",
+        "[agent]\nmax_iterations = 0\n",
+        "[agent]\nmodel = \"\"\n",
+        "[agent]\nseed = 1\n",
+        "[providers.p]\nendpoint = \"https://h/v1\"\napi_key_env = \"KEY\"\ncontext_window = 8192\n",
+        "[providers.p]\nendpoint = \"https://h/v1\"\napi_key_env = \"sk-1\"\n",
+        "[providers.p]\nendpoint = \"https://h/v1\"\nrequest_timeout_sec = 0\n",
+        "[providers.p]\nendpoint = \"https://h/v1\"\ncontext_window = 0\n",
+        "[providers.p]\ndefault_model = \"m\"\n",
+        "[providers.p]\nendpoint = \"https://h/v1\"\nextra = 1\n",
+    ];
+    for text in cases {
+        let value: toml::Value = toml::from_str(text).unwrap();
+        let json = serde_json::to_value(&value).unwrap();
+        let schema_ok = validator.is_valid(&json);
+        let rho_ok = match rho_config::parse_config(text, Path::new("/c.toml")) {
+            Ok(config) => config.providers.iter().all(|p| p.settings.is_ok()),
+            Err(_) => false,
+        };
+        assert_eq!(schema_ok, rho_ok, "{text}");
+    }
+}

@@ -1,0 +1,301 @@
+//! `[agent]` (the default model and provider, the permission mode, iteration budget and extra
+//! file roots) and `[providers.<id>]` (OpenAI-compatible endpoints) of `config.toml`.
+//!
+//! Like server entries, a bad provider entry disables only that provider and its problems name
+//! the key; `[agent]` is small and strict, so a problem there makes the file unusable.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rho_component::PermissionMode;
+use rho_component::endpoint::check_remote_url;
+use serde::Deserialize;
+
+/// The keys an `[agent]` table accepts (kept equal to the JSON schema by a test).
+pub const AGENT_KEYS: &[&str] = &[
+    "model",
+    "provider",
+    "permission_mode",
+    "max_iterations",
+    "extra_roots",
+];
+
+/// The keys a `[providers.<id>]` table accepts (kept equal to the JSON schema by a test).
+pub const PROVIDER_KEYS: &[&str] = &[
+    "endpoint",
+    "api_key_env",
+    "default_model",
+    "models",
+    "context_window",
+    "request_timeout_sec",
+    "idle_timeout_sec",
+];
+
+/// The iteration budget of one prompt when `[agent] max_iterations` is not set.
+pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
+
+/// `[agent]`, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentSettings {
+    /// The model to use (`id`, or `provider:id`).
+    pub model: Option<String>,
+    /// The provider to use.
+    pub provider: Option<String>,
+    /// How much the session may do without asking.
+    pub permission_mode: PermissionMode,
+    /// Model requests per prompt before the loop stops.
+    pub max_iterations: u32,
+    /// Directories file tools may reach besides the workspace (absolute).
+    pub extra_roots: Vec<PathBuf>,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        Self {
+            model: None,
+            provider: None,
+            permission_mode: PermissionMode::default(),
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            extra_roots: Vec::new(),
+        }
+    }
+}
+
+/// `[providers.<id>]`, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderSettings {
+    /// The table key.
+    pub id: String,
+    /// The chat-completions URL (or a base URL ending in `/v1`).
+    pub endpoint: String,
+    /// The environment variable holding the API key (never the key itself).
+    pub api_key_env: Option<String>,
+    /// The model used when none is chosen.
+    pub default_model: Option<String>,
+    /// Models to list without asking the endpoint.
+    pub models: Vec<String>,
+    /// The context window in tokens, for usage statistics.
+    pub context_window: Option<u64>,
+    /// Budget for the first byte of an answer.
+    pub request_timeout: Option<Duration>,
+    /// Budget between two chunks of a streamed answer.
+    pub idle_timeout: Option<Duration>,
+}
+
+/// One `[providers.<id>]` entry: resolved, or why it cannot be used.
+#[derive(Debug, Clone)]
+pub struct ConfigProvider {
+    /// The table key.
+    pub id: String,
+    /// The line of the entry (1-based).
+    pub line: usize,
+    /// The provider, or the problems (each naming its key).
+    pub settings: Result<ProviderSettings, Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AgentToml {
+    model: Option<String>,
+    provider: Option<String>,
+    permission_mode: Option<String>,
+    max_iterations: Option<u32>,
+    extra_roots: Option<Vec<PathBuf>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProviderToml {
+    endpoint: Option<String>,
+    api_key_env: Option<String>,
+    default_model: Option<String>,
+    models: Option<Vec<String>>,
+    context_window: Option<u64>,
+    request_timeout_sec: Option<f64>,
+    idle_timeout_sec: Option<f64>,
+}
+
+/// Resolves `[agent]`; problems are file-level (they name the key, never the value).
+pub(crate) fn resolve_agent(raw: AgentToml, base: &Path) -> Result<AgentSettings, String> {
+    let permission_mode = match raw.permission_mode.as_deref() {
+        None => PermissionMode::default(),
+        Some(name) => PermissionMode::parse(name).ok_or_else(|| {
+            let known: Vec<&str> = PermissionMode::ALL.iter().map(|m| m.as_str()).collect();
+            format!("agent.permission_mode: must be one of {}", known.join(", "))
+        })?,
+    };
+    let max_iterations = raw.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+    if max_iterations == 0 {
+        return Err("agent.max_iterations: must be at least 1".into());
+    }
+    for (key, value) in [("model", &raw.model), ("provider", &raw.provider)] {
+        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            return Err(format!("agent.{key}: must not be empty"));
+        }
+    }
+    let extra_roots = raw
+        .extra_roots
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| if p.is_absolute() { p } else { base.join(p) })
+        .collect();
+    Ok(AgentSettings {
+        model: raw.model,
+        provider: raw.provider,
+        permission_mode,
+        max_iterations,
+        extra_roots,
+    })
+}
+
+/// Resolves one `[providers.<id>]` table.
+pub(crate) fn resolve_provider(
+    id: &str,
+    table: toml::Table,
+) -> Result<ProviderSettings, Vec<String>> {
+    let key = |k: &str| format!("providers.{id}.{k}");
+    if !crate::valid_server_id(id) {
+        return Err(vec![format!(
+            "provider identity {id:?} may contain only ASCII letters, digits, '-' and '_' \
+             (at most 64)"
+        )]);
+    }
+    let raw: ProviderToml =
+        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let inner = e.path().to_string();
+            let at = if inner == "." {
+                format!("providers.{id}")
+            } else {
+                key(&inner)
+            };
+            vec![format!("{at}: {}", e.inner().message().trim_end())]
+        })?;
+    let mut problems = Vec::new();
+    let endpoint = match raw.endpoint {
+        None => {
+            problems.push(format!("{}: missing", key("endpoint")));
+            String::new()
+        }
+        Some(url) => {
+            if let Err(e) = check_remote_url(&url) {
+                problems.push(format!("{}: {e}", key("endpoint")));
+            }
+            url
+        }
+    };
+    if let Some(name) = &raw.api_key_env
+        && !(!name.is_empty()
+            && !name.as_bytes()[0].is_ascii_digit()
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+    {
+        // Never quoted: a key pasted here instead of a variable name must not be echoed.
+        problems.push(format!(
+            "{}: must be the name of an environment variable (ASCII letters, digits and '_'), \
+             not the key itself",
+            key("api_key_env")
+        ));
+    }
+    let duration = |value: Option<f64>, k: &str, problems: &mut Vec<String>| match value {
+        None => None,
+        Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Some(Duration::from_secs_f64(s)),
+        Some(_) => {
+            problems.push(format!(
+                "{}: must be a number of seconds above 0 and at most 86400",
+                key(k)
+            ));
+            None
+        }
+    };
+    let request_timeout = duration(
+        raw.request_timeout_sec,
+        "request_timeout_sec",
+        &mut problems,
+    );
+    let idle_timeout = duration(raw.idle_timeout_sec, "idle_timeout_sec", &mut problems);
+    if raw.context_window == Some(0) {
+        problems.push(format!("{}: must be at least 1", key("context_window")));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(ProviderSettings {
+        id: id.to_owned(),
+        endpoint,
+        api_key_env: raw.api_key_env,
+        default_model: raw.default_model,
+        models: raw.models.unwrap_or_default(),
+        context_window: raw.context_window,
+        request_timeout,
+        idle_timeout,
+    })
+}
+
+/// `[providers]` as written: tables by identity, with spans for line numbers.
+pub(crate) type ProvidersToml = BTreeMap<String, toml::Spanned<toml::Table>>;
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn parse(text: &str) -> Result<crate::RhoConfig, String> {
+        crate::parse_config(text, Path::new("/etc/rho/c.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn agent_and_providers_resolve_with_defaults() {
+        let config = parse(
+            "[agent]\nmodel = \"local:qwen\"\npermission_mode = \"ask\"\nextra_roots = [\"data\", \"/srv\"]\n\
+             [providers.local]\nendpoint = \"http://127.0.0.1:8080/v1\"\napi_key_env = \"LOCAL_KEY\"\n\
+             default_model = \"qwen\"\nrequest_timeout_sec = 30\n",
+        )
+        .unwrap();
+        assert_eq!(config.agent.model.as_deref(), Some("local:qwen"));
+        assert_eq!(config.agent.permission_mode, PermissionMode::Ask);
+        assert_eq!(config.agent.max_iterations, DEFAULT_MAX_ITERATIONS);
+        assert_eq!(
+            config.agent.extra_roots,
+            [PathBuf::from("/etc/rho/data"), PathBuf::from("/srv")]
+        );
+        let provider = config.providers[0].settings.as_ref().unwrap();
+        assert_eq!(provider.api_key_env.as_deref(), Some("LOCAL_KEY"));
+        assert_eq!(provider.request_timeout, Some(Duration::from_secs(30)));
+        assert_eq!(parse("").unwrap().agent, AgentSettings::default());
+    }
+
+    #[test]
+    fn a_bad_provider_fails_alone_and_never_quotes_a_pasted_key() {
+        let config = parse(
+            "[providers.good]\nendpoint = \"https://api.example.com/v1\"\n\
+             [providers.bad]\nendpoint = \"http://api.example.com/v1\"\napi_key_env = \"sk-canary-123\"\n\
+             [providers.odd]\nendpoint = \"https://h/v1\"\ncolour = 1\n",
+        )
+        .unwrap();
+        let by_id = |id: &str| config.providers.iter().find(|p| p.id == id).unwrap();
+        assert!(by_id("good").settings.is_ok());
+        let problems = by_id("bad").settings.clone().unwrap_err().join("; ");
+        assert!(problems.contains("providers.bad.endpoint"), "{problems}");
+        assert!(problems.contains("providers.bad.api_key_env"), "{problems}");
+        assert!(!problems.contains("sk-canary-123"), "{problems}");
+        let problems = by_id("odd").settings.clone().unwrap_err().join("; ");
+        assert!(problems.contains("colour"), "{problems}");
+    }
+
+    #[test]
+    fn agent_problems_make_the_file_unusable_and_name_the_key() {
+        let err = parse("[agent]\npermission_mode = \"yolo\"\n").unwrap_err();
+        assert!(
+            err.contains("agent.permission_mode") && err.contains("allow-all"),
+            "{err}"
+        );
+        let err = parse("[agent]\nmax_iterations = 0\n").unwrap_err();
+        assert!(err.contains("agent.max_iterations"), "{err}");
+        let err = parse("[agent]\ntemperature = 1\n").unwrap_err();
+        assert!(
+            err.contains("temperature") && err.contains("line 2"),
+            "{err}"
+        );
+    }
+}

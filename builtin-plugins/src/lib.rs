@@ -1,10 +1,24 @@
-//! Components built into the rho binary.
+//! Components built into the rho binary: skills and the built-in tools.
 //!
-//! For now these are skills: their `SKILL.md` files live under `builtin-plugins/skills/` and
-//! are embedded at compile time, then parsed with the same validator as every other skill (a
-//! unit test proves each one is valid). Built-in skills have the highest skill precedence.
+//! Skills: their `SKILL.md` files live under `builtin-plugins/skills/` and are embedded at
+//! compile time, then parsed with the same validator as every other skill (a unit test proves
+//! each one is valid). Built-in skills have the highest skill precedence.
+//!
+//! Tools: [`builtin_tools`] lists the file tools (`read_file`, `write_file`, `edit_file`,
+//! `list_directory`), the search tools (`glob`, `grep`) and `run_command`, each a
+//! [`rho_component::Tool`]. File tools stay inside the session workspace and its extra roots,
+//! symbolic links included; commands run in their own process group, which is killed on
+//! timeout, cancellation or drop. This crate does not provide `activate_skill` (it needs the
+//! skill registry, which the host owns), nor does it decide approvals: each tool only declares
+//! its risk level.
+
+mod tools;
 
 use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
+
+pub use tools::{
+    EditFile, Glob, Grep, ListDirectory, ReadFile, RunCommand, WriteFile, builtin_tools,
+};
 
 /// One embedded skill: its name and the full text of its `SKILL.md`.
 #[derive(Debug, Clone, Copy)]

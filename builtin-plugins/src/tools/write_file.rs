@@ -1,0 +1,224 @@
+//! `write_file`: creates or overwrites a file inside the workspace, creating parent directories.
+
+use std::fs;
+
+use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::args::parse;
+use super::blocking::{OnCancel, cancelled, run_blocking};
+use super::builtin_spec;
+use super::paths::{Sandbox, write_no_follow};
+
+const NAME: &str = "write_file";
+
+const DESCRIPTION: &str = "Write a file in the workspace, replacing it entirely if it exists. \
+Parent directories are created as needed. Use edit_file instead to change part of an existing \
+file. Relative paths are resolved against the workspace root; paths outside the workspace \
+(including through symbolic links) are refused.";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+/// Creates or overwrites a file with the given content.
+#[derive(Debug, Clone)]
+pub struct WriteFile {
+    spec: ToolSpec,
+}
+
+impl WriteFile {
+    /// The tool with its declaration.
+    pub fn new() -> Self {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "description": "The file to write, relative to the workspace root or absolute inside it."
+                },
+                "content": {
+                    "type": "string",
+                    "description": "The complete new content of the file."
+                }
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        });
+        Self {
+            spec: builtin_spec(NAME, "Write file", DESCRIPTION, schema, RiskLevel::Write),
+        }
+    }
+}
+
+impl Default for WriteFile {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tool for WriteFile {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: Args = match parse(NAME, arguments) {
+                Ok(args) => args,
+                Err(failed) => return failed,
+            };
+            run_blocking(NAME, context, OnCancel::Finish, move |sandbox, stop| {
+                if stop.requested() {
+                    return cancelled(NAME);
+                }
+                write(sandbox, &args)
+            })
+            .await
+        })
+    }
+}
+
+fn write(sandbox: &Sandbox, args: &Args) -> ToolOutput {
+    let path = match sandbox.resolve("path", &args.path) {
+        Ok(path) => path,
+        Err(message) => return ToolOutput::error(message),
+    };
+    let shown = sandbox.display(&path);
+    let existed = match fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_dir() => {
+            return ToolOutput::error(format!("`{shown}` is a directory"));
+        }
+        Ok(meta) if !meta.is_file() => {
+            return ToolOutput::error(format!("`{shown}` is not a regular file"));
+        }
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    if let Some(parent) = path.parent()
+        && let Err(e) = fs::create_dir_all(parent)
+    {
+        return ToolOutput::error(format!(
+            "cannot create the parent directories of `{shown}`: {e}"
+        ));
+    }
+    match write_no_follow(&path, args.content.as_bytes()) {
+        Ok(()) => {
+            let what = if existed { "overwrote" } else { "created" };
+            ToolOutput::text(format!(
+                "{what} `{shown}` ({} bytes written)",
+                args.content.len()
+            ))
+        }
+        Err(e) => ToolOutput::error(format!("cannot write `{shown}`: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
+
+    #[tokio::test]
+    async fn creates_files_and_parent_directories() {
+        let dir = workspace();
+        let tool = WriteFile::new();
+        let output = call(
+            &tool,
+            dir.path(),
+            json!({"path": "a/b/c.txt", "content": "héllo\n"}),
+        )
+        .await;
+        assert_eq!(ok_text(&output), "created `a/b/c.txt` (7 bytes written)");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+            "héllo\n"
+        );
+        let output = call(
+            &tool,
+            dir.path(),
+            json!({"path": "a/b/c.txt", "content": ""}),
+        )
+        .await;
+        assert_eq!(ok_text(&output), "overwrote `a/b/c.txt` (0 bytes written)");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+            ""
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_directories_and_bad_arguments() {
+        let dir = workspace();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        let tool = WriteFile::new();
+        let output = call(&tool, dir.path(), json!({"path": "sub", "content": "x"})).await;
+        assert_error(&output, "`sub` is a directory");
+        let output = call(&tool, dir.path(), json!({"path": "x.txt"})).await;
+        assert_error(&output, "missing field `content`");
+        let output = call(
+            &tool,
+            dir.path(),
+            json!({"path": "x.txt", "content": "x", "mode": 7}),
+        )
+        .await;
+        assert_error(&output, "unknown field `mode`");
+    }
+
+    #[tokio::test]
+    async fn never_writes_outside_the_workspace() {
+        let dir = workspace();
+        let outside = workspace();
+        put(outside.path(), "target.txt", "original\n");
+        std::os::unix::fs::symlink(
+            outside.path().join("target.txt"),
+            dir.path().join("link.txt"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("new.txt"),
+            dir.path().join("dangling.txt"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+        let tool = WriteFile::new();
+        for path in [
+            "link.txt",
+            "dangling.txt",
+            "out/created/x.txt",
+            "../escape.txt",
+        ] {
+            let output = call(&tool, dir.path(), json!({"path": path, "content": "pwned"})).await;
+            assert_error(&output, "outside the workspace");
+        }
+        assert_eq!(
+            fs::read_to_string(outside.path().join("target.txt")).unwrap(),
+            "original\n"
+        );
+        assert!(!outside.path().join("new.txt").exists());
+        assert!(!outside.path().join("created").exists());
+    }
+
+    #[tokio::test]
+    async fn a_link_inside_the_workspace_writes_its_target() {
+        let dir = workspace();
+        put(dir.path(), "real.txt", "old");
+        std::os::unix::fs::symlink(dir.path().join("real.txt"), dir.path().join("alias.txt"))
+            .unwrap();
+        let output = call(
+            &WriteFile::new(),
+            dir.path(),
+            json!({"path": "alias.txt", "content": "new"}),
+        )
+        .await;
+        assert_eq!(ok_text(&output), "overwrote `real.txt` (3 bytes written)");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("real.txt")).unwrap(),
+            "new"
+        );
+    }
+}

@@ -92,7 +92,7 @@ fn crate_graph_follows_the_design() {
             ],
         ),
         ("rho-plugin-sdk", &[]),
-        ("rho-e2e", &["rho-component", "rho-mcp"]),
+        ("rho-e2e", &["rho-component", "rho-mcp", "rho-core"]),
         ("rho-bench", &[]),
     ];
     for (krate, deps) in &graph {

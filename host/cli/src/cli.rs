@@ -36,6 +36,69 @@ pub enum Command {
     /// Inspect MCP servers from config.toml and plugins.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// List and call the tools a session gets (built-in, skills, MCP).
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// Check config, plugins, skills, MCP servers and providers; exit 1 on any error.
+    Doctor {
+        /// Do not start MCP servers (report configuration only).
+        #[arg(long)]
+        no_connect: bool,
+    },
+    /// Run as a headless agent speaking JSON-RPC 2.0 on stdin/stdout.
+    Rpc(RpcArgs),
+}
+
+/// `rho tools ...`
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// List every tool of a session: exported name, source, server or plugin, risk level.
+    List {
+        /// Do not start MCP servers (built-in tools only).
+        #[arg(long)]
+        no_mcp: bool,
+    },
+    /// Call one tool by its exported name and print what the model would read.
+    Call {
+        /// The exported tool name (`read_file`, `mcp__server__tool`, ...).
+        name: String,
+        /// Arguments as a JSON object (default `{}`).
+        args: Option<String>,
+    },
+}
+
+/// Provider choice, shared by session commands.
+#[derive(Debug, Clone, Args)]
+pub struct ProviderArgs {
+    /// The model: an id, or `provider:id`.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// An OpenAI-compatible endpoint to use instead of configured providers.
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// The environment variable holding the API key for `--endpoint`.
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Allow sending the conversation to a provider outside this machine.
+    #[arg(long)]
+    pub accept_external_provider: bool,
+}
+
+/// `rho rpc`.
+#[derive(Debug, Args)]
+pub struct RpcArgs {
+    /// Provider choice.
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+    /// Keep the session in memory only (nothing is written).
+    #[arg(long, conflicts_with_all = ["continue_session", "session"])]
+    pub ephemeral: bool,
+    /// Resume the most recent session of this project.
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    pub continue_session: bool,
+    /// Resume the session saved in this file.
+    #[arg(long, value_name = "PATH")]
+    pub session: Option<PathBuf>,
 }
 
 /// `rho mcp ...`

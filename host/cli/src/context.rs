@@ -46,6 +46,15 @@ impl Context {
         Ok(rho_config::load_config(&source)?)
     }
 
+    /// Every component source of this run, loaded (nothing is started).
+    pub fn registry(&self) -> rho_core::Registry {
+        let source = match &self.config_file {
+            Some(file) => rho_config::ConfigSource::Explicit(self.arg_path(file)),
+            None => rho_config::ConfigSource::Default(self.paths.default_config_file()),
+        };
+        rho_core::Registry::load(self.paths.clone(), &source)
+    }
+
     /// Resolves a path argument against the project directory (`--cwd`).
     pub fn arg_path(&self, path: &Path) -> PathBuf {
         if path.is_absolute() {

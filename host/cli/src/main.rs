@@ -28,10 +28,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs go to stderr, filtered by `RHO_LOG` (default: warnings and errors).
+/// Logs go to stderr, filtered by `RHO_LOG` (default: warnings and errors from rho; `rmcp`'s own
+/// logs are off because rho reports every server failure itself).
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("RHO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -5,4 +5,17 @@
 //! everything it refused. The session engine (agent loop, providers, approvals, steering,
 //! persistence) runs on top of it. Front-ends (CLI, JSON-RPC mode, TUI) only drive these.
 
+mod model_choice;
 pub mod provider;
+mod registry;
+pub mod session;
+
+pub use model_choice::{
+    BUILTIN_ENDPOINT, BUILTIN_MODEL, BUILTIN_PROVIDER, ChosenModel, ProviderEntry, ProviderFlags,
+    choose_model, provider_entries,
+};
+pub use registry::{
+    ACTIVATE_SKILL, MountOptions, MountedServer, PluginSummary, Registry, ServerSlot, ServerSource,
+    ServerStatus, SlotState, ToolSet, collect_servers, plugin_locations, skill_catalog,
+};
+pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths};

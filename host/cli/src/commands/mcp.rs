@@ -11,6 +11,7 @@ use rho_component::{DiagnosticCode, McpServerSpec, McpTransport, StdioCommand};
 use rho_plugins::PluginStatus;
 use serde::Serialize;
 
+use super::runtime;
 use crate::cli::McpCommand;
 use crate::context::Context;
 use crate::output::{clean, first_line, json_write, out, table};
@@ -309,15 +310,6 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
     }
     out(&t);
     Ok(ExitCode::SUCCESS)
-}
-
-/// The one tokio runtime of a command that talks to servers (commands that do not, such as
-/// `list` without `--connect`, never build it).
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?)
 }
 
 /// Connects every configured, enabled entry in parallel (each within its own startup budget),

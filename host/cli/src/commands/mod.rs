@@ -1,8 +1,11 @@
 //! Command dispatch.
 
+mod doctor;
 mod mcp;
 mod plugins;
+mod rpc;
 mod skills;
+mod tools;
 
 use std::process::ExitCode;
 
@@ -16,5 +19,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plugins(command) => plugins::run(&ctx, command),
         Command::Skills(command) => skills::run(&ctx, command),
         Command::Mcp(command) => mcp::run(&ctx, command),
+        Command::Tools(command) => tools::run(&ctx, command),
+        Command::Doctor { no_connect } => doctor::run(&ctx, !no_connect),
+        Command::Rpc(args) => rpc::run(&ctx, args),
     }
+}
+
+/// The one tokio runtime of a command that runs sessions or talks to servers (commands that do
+/// not, such as `mcp list` without `--connect`, never build it).
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
 }

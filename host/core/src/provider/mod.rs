@@ -1,12 +1,17 @@
 //! Model providers: the provider-neutral conversation types and the [`Provider`] trait
-//! (`chat.rs`), and the backends that implement it.
+//! (`chat.rs`), and the backends that implement it: [`OpenAiCompatible`] (`openai.rs`, with
+//! its wire format in `openai_wire.rs` and the SSE parser in `sse.rs`).
 
 mod chat;
+mod openai;
+mod openai_wire;
+mod sse;
 
 pub use chat::{
     ChatMessage, ChatRequest, ChatResponse, Provider, ProviderFuture, Role, StreamEvent, ToolCall,
     ToolDefinition, Usage,
 };
+pub use openai::{DEFAULT_IDLE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, OpenAiCompatible, OpenAiConfig};
 
 /// Why a model request failed. Messages name the provider and endpoint, never a key.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +57,15 @@ pub enum ProviderError {
         endpoint: String,
         /// The budget.
         seconds: u64,
+    },
+    /// The provider configuration is unusable (bad endpoint URL, plain http to a remote host,
+    /// a key that cannot be sent).
+    #[error("{provider}: {message}")]
+    Config {
+        /// The provider name.
+        provider: String,
+        /// What is wrong (never the key or the URL's user information).
+        message: String,
     },
     /// The request was cancelled (user abort).
     #[error("the model request was cancelled")]

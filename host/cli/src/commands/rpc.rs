@@ -1,0 +1,48 @@
+//! `rho rpc`: JSON-RPC 2.0 on stdin/stdout. stdout carries only protocol; logs and
+//! diagnostics go to stderr.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use rho_core::{MountOptions, ProviderFlags};
+use rho_rpc::{App, RpcOptions, SessionStart};
+
+use super::runtime;
+use crate::cli::RpcArgs;
+use crate::context::Context;
+
+pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
+    let registry = ctx.registry();
+    for d in &registry.diagnostics {
+        tracing::warn!(code = d.code.as_str(), "{}", d.message);
+    }
+    let start = match (&args.session, args.continue_session) {
+        (Some(path), _) => SessionStart::Resume(ctx.arg_path(path)),
+        (None, true) => SessionStart::Continue,
+        (None, false) => SessionStart::New,
+    };
+    let options = RpcOptions {
+        registry,
+        flags: ProviderFlags {
+            endpoint: args.provider.endpoint,
+            api_key_env: args.provider.api_key_env,
+            model: args.provider.model,
+            accept_external_provider: args.provider.accept_external_provider,
+        },
+        ephemeral: args.ephemeral,
+        start,
+        mount: MountOptions::default(),
+        ambient: Arc::new(|name| std::env::var(name).ok()),
+    };
+    let runtime = runtime()?;
+    runtime.block_on(async move {
+        let app = App::start(options).await.map_err(anyhow::Error::msg)?;
+        let (transport, writer) = rho_rpc::transport::stdio();
+        rho_rpc::serve(app, transport).await;
+        let _ = writer.await;
+        Ok::<_, anyhow::Error>(())
+    })?;
+    // The stdin reader thread may still be blocked in read(2); nothing is left to do.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,187 @@
+//! `rho tools ...`: the tools a session gets, from the same registry sessions use.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use rho_component::{ToolContext, ToolOrigin, ToolSpec};
+use rho_core::MountOptions;
+use serde_json::{Value, json};
+
+use super::runtime;
+use crate::cli::ToolsCommand;
+use crate::context::Context;
+use crate::output::{clean, diagnostic_line, diagnostics_json, first_line, json_out, out, table};
+
+pub fn run(ctx: &Context, command: ToolsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ToolsCommand::List { no_mcp } => list(ctx, !no_mcp),
+        ToolsCommand::Call { name, args } => call(ctx, &name, args.as_deref()),
+    }
+}
+
+fn mount_options(connect_mcp: bool) -> MountOptions {
+    MountOptions {
+        connect_mcp,
+        keep_alive: None,
+    }
+}
+
+/// `server` and `plugin` of a tool, for inventories.
+fn owner(spec: &ToolSpec) -> (Option<&str>, Option<&str>) {
+    match &spec.origin {
+        ToolOrigin::Builtin => (None, None),
+        ToolOrigin::Mcp { server, plugin, .. } => (Some(server), plugin.as_deref()),
+        ToolOrigin::Wasm { plugin, .. } => (None, Some(plugin)),
+    }
+}
+
+fn tool_json(spec: &ToolSpec) -> Value {
+    let (server, plugin) = owner(spec);
+    json!({
+        "name": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "source": spec.origin.kind(),
+        "server": server,
+        "plugin": plugin,
+        "risk": spec.risk.as_str(),
+        "input_schema": spec.input_schema,
+    })
+}
+
+fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
+    let registry = ctx.registry();
+    let set = runtime()?.block_on(async {
+        let set = registry.mount(&mount_options(connect_mcp)).await;
+        let specs: Vec<ToolSpec> = set.specs().cloned().collect();
+        let servers: Vec<(String, String, Option<String>)> = set
+            .servers
+            .iter()
+            .map(|s| {
+                (
+                    s.id.clone(),
+                    s.status.as_str().to_owned(),
+                    s.status.error().map(str::to_owned),
+                )
+            })
+            .collect();
+        let diagnostics = set.diagnostics.clone();
+        set.close().await;
+        (specs, servers, diagnostics)
+    });
+    let (specs, servers, diagnostics) = set;
+    if ctx.json {
+        json_out(&json!({
+            "tools": specs.iter().map(tool_json).collect::<Vec<_>>(),
+            "servers": servers.iter().map(|(id, status, error)| json!({"id": id, "status": status, "error": error})).collect::<Vec<_>>(),
+            "diagnostics": diagnostics_json(&diagnostics),
+        }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut rows = vec![
+        ["NAME", "SOURCE", "SERVER / PLUGIN", "RISK", "DESCRIPTION"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for spec in &specs {
+        let (server, plugin) = owner(spec);
+        rows.push(vec![
+            clean(&spec.name),
+            spec.origin.kind().into(),
+            clean(server.or(plugin).unwrap_or("-")),
+            spec.risk.as_str().into(),
+            clean(&first_line(&spec.description, 60)),
+        ]);
+    }
+    let mut text = table(&rows);
+    let failed: Vec<_> = servers.iter().filter(|s| s.1 == "failed").collect();
+    if !failed.is_empty() {
+        text.push_str(&format!("\n{} server(s) failed:\n", failed.len()));
+        for (id, _, error) in &failed {
+            text.push_str(&format!(
+                "  {}: {}\n",
+                clean(id),
+                clean(error.as_deref().unwrap_or(""))
+            ));
+        }
+    }
+    if !diagnostics.is_empty() && failed.is_empty() {
+        text.push('\n');
+        for d in &diagnostics {
+            text.push_str(&format!("  {}\n", diagnostic_line(d)));
+        }
+    }
+    out(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCode> {
+    let arguments = match args {
+        None => Value::Object(serde_json::Map::new()),
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(value @ Value::Object(_)) => value,
+            Ok(_) => bail!("arguments must be a JSON object"),
+            Err(e) => bail!("arguments are not valid JSON: {e}"),
+        },
+    };
+    let registry = ctx.registry();
+    // Built-in tools need no server: start MCP servers only for other names.
+    let builtin = rho_builtin_plugins::builtin_tools()
+        .iter()
+        .any(|t| t.spec().name == name)
+        || name == rho_core::ACTIVATE_SKILL;
+    let workspace = registry.paths.project.cwd.clone();
+    let extra_roots = registry.config.agent.extra_roots.clone();
+    let json = ctx.json;
+    runtime()?.block_on(async move {
+        let set = registry.mount(&mount_options(!builtin)).await;
+        let Some(tool) = set.get(name).cloned() else {
+            let failed: Vec<String> = set
+                .servers
+                .iter()
+                .filter_map(|s| Some(format!("{} ({})", s.id, s.status.error()?)))
+                .collect();
+            set.close().await;
+            let hint = if failed.is_empty() {
+                String::new()
+            } else {
+                format!("; servers that failed: {}", failed.join(", "))
+            };
+            bail!("no tool named {name:?} (see `rho tools list`){hint}");
+        };
+        let mut context = ToolContext::new(workspace);
+        context.extra_roots = extra_roots;
+        let cancel = context.cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        });
+        let output = tool.call(arguments, &context).await;
+        drop(tool);
+        set.close().await;
+        if json {
+            json_out(&json!({
+                "tool": name,
+                "is_error": output.is_error,
+                "text": output.text,
+                "truncated": output.truncated,
+                "structured_content": output.structured,
+            }));
+        } else {
+            let mut text: String = output
+                .text
+                .lines()
+                .map(clean)
+                .collect::<Vec<_>>()
+                .join("\n");
+            text.push('\n');
+            out(&text);
+        }
+        Ok(if output.is_error {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
+    })
+}

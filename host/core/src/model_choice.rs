@@ -1,0 +1,306 @@
+//! Which provider and model a run uses, decided without any network call: command-line flags
+//! (`--endpoint`, `--api-key-env`, `--model`, `--accept-external-provider`), then `[agent]`
+//! and `[providers.*]` in `config.toml`, then the built-in default (a local Ollama-style
+//! endpoint). A provider outside this machine needs `--accept-external-provider`: the
+//! conversation, files included, leaves the machine.
+
+use std::sync::Arc;
+
+use rho_component::endpoint::is_loopback_host;
+use rho_config::{AgentSettings, RhoConfig};
+use serde::Serialize;
+
+use crate::provider::{OpenAiCompatible, OpenAiConfig, Provider};
+
+/// The provider used when neither flags nor configuration name one.
+pub const BUILTIN_PROVIDER: &str = "local";
+/// Its endpoint.
+pub const BUILTIN_ENDPOINT: &str = "http://127.0.0.1:11434/v1";
+/// Its model.
+pub const BUILTIN_MODEL: &str = "qwen3";
+
+/// Provider choices from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderFlags {
+    /// `--endpoint`: an OpenAI-compatible URL that replaces configured providers.
+    pub endpoint: Option<String>,
+    /// `--api-key-env`: the variable holding the key for `--endpoint`.
+    pub api_key_env: Option<String>,
+    /// `--model`: `id` or `provider:id`.
+    pub model: Option<String>,
+    /// `--accept-external-provider`.
+    pub accept_external_provider: bool,
+}
+
+/// One provider a run could use.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProviderEntry {
+    /// The identity (`cli` for `--endpoint`, `local` for the built-in default).
+    pub id: String,
+    /// `flags`, `config` or `builtin`.
+    pub source: &'static str,
+    /// The endpoint URL.
+    pub endpoint: String,
+    /// Whether the endpoint is outside this machine.
+    pub external: bool,
+    /// The model used when none is chosen.
+    pub default_model: Option<String>,
+    /// Models listed in the configuration.
+    pub models: Vec<String>,
+    /// The variable the key comes from (never the key).
+    pub api_key_env: Option<String>,
+    /// The context window, when configured.
+    pub context_window: Option<u64>,
+    /// Why the entry cannot be used, when it cannot.
+    pub problem: Option<String>,
+    #[serde(skip)]
+    request_timeout: Option<std::time::Duration>,
+    #[serde(skip)]
+    idle_timeout: Option<std::time::Duration>,
+}
+
+/// The providers of a run, in the order they are considered.
+pub fn provider_entries(config: &RhoConfig, flags: &ProviderFlags) -> Vec<ProviderEntry> {
+    let entry = |id: &str, source, endpoint: &str| ProviderEntry {
+        id: id.to_owned(),
+        source,
+        endpoint: endpoint.to_owned(),
+        external: is_external(endpoint),
+        default_model: None,
+        models: Vec::new(),
+        api_key_env: None,
+        context_window: None,
+        problem: None,
+        request_timeout: None,
+        idle_timeout: None,
+    };
+    if let Some(endpoint) = &flags.endpoint {
+        let mut e = entry("cli", "flags", endpoint);
+        e.api_key_env = flags.api_key_env.clone();
+        if let Err(problem) = rho_component::endpoint::check_remote_url(endpoint) {
+            e.problem = Some(format!("--endpoint: {problem}"));
+        }
+        return vec![e];
+    }
+    let mut out = Vec::new();
+    for provider in &config.providers {
+        match &provider.settings {
+            Ok(settings) => {
+                let mut e = entry(&provider.id, "config", &settings.endpoint);
+                e.default_model = settings.default_model.clone();
+                e.models = settings.models.clone();
+                e.api_key_env = settings.api_key_env.clone();
+                e.context_window = settings.context_window;
+                e.request_timeout = settings.request_timeout;
+                e.idle_timeout = settings.idle_timeout;
+                out.push(e);
+            }
+            Err(problems) => {
+                let mut e = entry(&provider.id, "config", "");
+                e.external = false;
+                e.problem = Some(problems.join("; "));
+                out.push(e);
+            }
+        }
+    }
+    if out.is_empty() {
+        let mut e = entry(BUILTIN_PROVIDER, "builtin", BUILTIN_ENDPOINT);
+        e.default_model = Some(BUILTIN_MODEL.to_owned());
+        out.push(e);
+    }
+    out
+}
+
+fn is_external(endpoint: &str) -> bool {
+    match url::Url::parse(endpoint) {
+        Ok(url) => !url.host().as_ref().is_some_and(is_loopback_host),
+        Err(_) => true,
+    }
+}
+
+/// The provider and model a session uses.
+pub struct ChosenModel {
+    /// The provider.
+    pub provider: Arc<dyn Provider>,
+    /// Its entry.
+    pub entry: ProviderEntry,
+    /// The model id sent to it.
+    pub model: String,
+}
+
+impl std::fmt::Debug for ChosenModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChosenModel")
+            .field("provider", &self.entry.id)
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+/// Picks the provider and model: `model` (`id` or `provider:id`, e.g. from `setModel`) or
+/// `--model`, then `[agent] model`/`provider`, then the provider's default model. The key is
+/// read from the environment through `ambient`; its value never appears in an error.
+pub fn choose_model(
+    entries: &[ProviderEntry],
+    agent: &AgentSettings,
+    flags: &ProviderFlags,
+    model: Option<&str>,
+    ambient: &dyn Fn(&str) -> Option<String>,
+) -> Result<ChosenModel, String> {
+    let wanted = model.or(flags.model.as_deref()).or(agent.model.as_deref());
+    let (prefix, model_id) = match wanted {
+        Some(text) => match text.split_once(':') {
+            Some((p, id)) if entries.iter().any(|e| e.id == p) => (Some(p), Some(id)),
+            _ => (None, Some(text)),
+        },
+        None => (None, None),
+    };
+    let provider_id = prefix.or(agent.provider.as_deref());
+    let entry = match provider_id {
+        Some(id) if flags.endpoint.is_none() => entries
+            .iter()
+            .find(|e| e.id == id)
+            .ok_or_else(|| format!("no provider {id:?} (configure [providers.{id}])"))?,
+        _ => entries
+            .iter()
+            .find(|e| e.problem.is_none())
+            .or(entries.first())
+            .ok_or_else(|| "no provider configured".to_owned())?,
+    };
+    if let Some(problem) = &entry.problem {
+        return Err(format!("provider {:?} cannot be used: {problem}", entry.id));
+    }
+    if entry.external && !flags.accept_external_provider {
+        return Err(format!(
+            "provider {:?} at {} is outside this machine: the conversation (including file \
+             contents) would be sent there; pass --accept-external-provider to allow it",
+            entry.id, entry.endpoint
+        ));
+    }
+    let model = model_id
+        .map(str::to_owned)
+        .or_else(|| entry.default_model.clone())
+        .ok_or_else(|| {
+            format!(
+                "no model chosen for provider {:?}: pass --model or set [agent] model",
+                entry.id
+            )
+        })?;
+    let mut config = OpenAiConfig::new(&entry.id, &entry.endpoint, &model);
+    if let Some(timeout) = entry.request_timeout {
+        config.request_timeout = timeout;
+    }
+    if let Some(timeout) = entry.idle_timeout {
+        config.idle_timeout = timeout;
+    }
+    if let Some(variable) = &entry.api_key_env {
+        let key = ambient(variable).ok_or_else(|| {
+            format!(
+                "the environment variable {variable} (the API key of provider {:?}) is not set",
+                entry.id
+            )
+        })?;
+        config = config.with_api_key(key);
+    }
+    let provider = OpenAiCompatible::new(config).map_err(|e| e.to_string())?;
+    Ok(ChosenModel {
+        provider: Arc::new(provider),
+        entry: entry.clone(),
+        model,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn config(text: &str) -> RhoConfig {
+        rho_config::parse_config(text, std::path::Path::new("/c.toml")).unwrap()
+    }
+
+    #[test]
+    fn flags_then_config_then_the_builtin_default() {
+        let none = |_: &str| None;
+        let empty = config("");
+        let entries = provider_entries(&empty, &ProviderFlags::default());
+        let chosen = choose_model(
+            &entries,
+            &empty.agent,
+            &ProviderFlags::default(),
+            None,
+            &none,
+        )
+        .unwrap();
+        assert_eq!(
+            (chosen.entry.id.as_str(), chosen.model.as_str()),
+            (BUILTIN_PROVIDER, BUILTIN_MODEL)
+        );
+
+        let configured = config(
+            "[agent]\nmodel = \"b:big\"\n[providers.a]\nendpoint = \"http://127.0.0.1:1/v1\"\n\
+             default_model = \"small\"\n[providers.b]\nendpoint = \"http://localhost:2/v1\"\n",
+        );
+        let entries = provider_entries(&configured, &ProviderFlags::default());
+        let chosen = choose_model(
+            &entries,
+            &configured.agent,
+            &ProviderFlags::default(),
+            None,
+            &none,
+        )
+        .unwrap();
+        assert_eq!(
+            (chosen.entry.id.as_str(), chosen.model.as_str()),
+            ("b", "big")
+        );
+        let chosen = choose_model(
+            &entries,
+            &configured.agent,
+            &ProviderFlags::default(),
+            Some("a:tiny"),
+            &none,
+        )
+        .unwrap();
+        assert_eq!(
+            (chosen.entry.id.as_str(), chosen.model.as_str()),
+            ("a", "tiny")
+        );
+
+        let flags = ProviderFlags {
+            endpoint: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+            model: Some("m".into()),
+            ..ProviderFlags::default()
+        };
+        let entries = provider_entries(&configured, &flags);
+        let chosen = choose_model(&entries, &configured.agent, &flags, None, &none).unwrap();
+        assert_eq!(
+            (chosen.entry.id.as_str(), chosen.model.as_str()),
+            ("cli", "m")
+        );
+    }
+
+    #[test]
+    fn external_endpoints_need_consent_and_keys_come_from_the_environment() {
+        let flags = ProviderFlags {
+            endpoint: Some("https://api.example.com/v1".into()),
+            api_key_env: Some("EXAMPLE_KEY".into()),
+            model: Some("m".into()),
+            accept_external_provider: false,
+        };
+        let agent = AgentSettings::default();
+        let entries = provider_entries(&RhoConfig::default(), &flags);
+        let err = choose_model(&entries, &agent, &flags, None, &|_| None).unwrap_err();
+        assert!(err.contains("--accept-external-provider"), "{err}");
+        let flags = ProviderFlags {
+            accept_external_provider: true,
+            ..flags
+        };
+        let err = choose_model(&entries, &agent, &flags, None, &|_| None).unwrap_err();
+        assert!(err.contains("EXAMPLE_KEY"), "{err}");
+        let key = |name: &str| (name == "EXAMPLE_KEY").then(|| "sk-canary-42".to_owned());
+        let chosen = choose_model(&entries, &agent, &flags, None, &key).unwrap();
+        assert!(!format!("{chosen:?}").contains("sk-canary-42"));
+    }
+}

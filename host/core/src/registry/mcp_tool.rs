@@ -1,0 +1,121 @@
+//! One MCP server tool mounted as a [`Tool`]: calls go through the server's shared
+//! [`rho_mcp::Connection`], the user's abort becomes `notifications/cancelled`, progress is
+//! forwarded, and the result is rendered as the model reads it (capped at the server's
+//! `max_output_bytes`).
+
+use std::sync::Arc;
+
+use rho_component::{
+    RiskLevel, Tool, ToolContext, ToolFuture, ToolImage, ToolOrigin, ToolOutput, ToolProgress,
+    ToolSpec,
+};
+use rho_mcp::{Connection, ServerTool};
+use serde_json::Value;
+use tokio::sync::RwLock;
+
+/// A tool of a connected server.
+pub(crate) struct McpTool {
+    spec: ToolSpec,
+    raw_name: String,
+    connection: Arc<RwLock<Connection>>,
+    max_output_bytes: u64,
+}
+
+impl McpTool {
+    /// Mounts `tool` of the server behind `connection` under `exported` name.
+    pub(crate) fn new(
+        exported: String,
+        tool: &ServerTool,
+        server: &str,
+        plugin: Option<&str>,
+        connection: Arc<RwLock<Connection>>,
+        max_output_bytes: u64,
+    ) -> Self {
+        let input_schema = tool
+            .definition
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+        let output_schema = tool.definition.get("outputSchema").cloned();
+        Self {
+            spec: ToolSpec {
+                name: exported,
+                title: tool.title().map(str::to_owned),
+                description: rho_mcp::exported_description(server, tool),
+                input_schema,
+                output_schema,
+                // rho cannot see what a server does, and annotations are hints from a server
+                // rho does not control: they never lower the level (rho-mcp.md, "Tools").
+                risk: RiskLevel::Destructive,
+                origin: ToolOrigin::Mcp {
+                    server: server.to_owned(),
+                    plugin: plugin.map(str::to_owned),
+                    tool: tool.name.clone(),
+                },
+            },
+            raw_name: tool.name.clone(),
+            connection,
+            max_output_bytes,
+        }
+    }
+}
+
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let arguments = match arguments {
+                Value::Object(map) => Some(map),
+                Value::Null => None,
+                _ => return ToolOutput::error("the arguments must be a JSON object"),
+            };
+            let token = rho_mcp::Cancel::new();
+            let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel(64);
+            let progress_tx = context.progress.as_ref().map(|_| progress_tx);
+            let connection = self.connection.read().await;
+            let call = connection.call_tool(&self.raw_name, arguments, progress_tx, token.clone());
+            tokio::pin!(call);
+            let pump = async {
+                while let Some(p) = progress_rx.recv().await {
+                    let p: rho_mcp::Progress = p;
+                    context.report(ToolProgress {
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message,
+                    });
+                }
+            };
+            tokio::pin!(pump);
+            let mut pumping = context.progress.is_some();
+            let result = loop {
+                tokio::select! {
+                    result = &mut call => break result,
+                    () = &mut pump, if pumping => pumping = false,
+                    () = context.cancel.cancelled(), if !token.is_cancelled() => {
+                        // The call itself sends `notifications/cancelled` and returns promptly.
+                        token.cancel();
+                    }
+                }
+            };
+            match result {
+                Ok(value) => {
+                    let rendered = rho_mcp::render_result(&value, self.max_output_bytes);
+                    ToolOutput {
+                        text: rendered.text,
+                        is_error: rendered.is_error,
+                        structured: rendered.structured,
+                        image: rendered.image.map(|i| ToolImage {
+                            mime_type: i.mime_type,
+                            data: i.data,
+                        }),
+                        truncated: rendered.truncated,
+                    }
+                }
+                Err(e) => ToolOutput::error(e.to_string()),
+            }
+        })
+    }
+}

@@ -1,0 +1,192 @@
+//! The component registry: every source of a run loaded once and merged under one set of
+//! precedence, shadowing and naming rules.
+//!
+//! [`Registry::load`] is synchronous and starts nothing: it reads `config.toml`, discovers
+//! Agent Plugins roots, gathers skills (built-in, loose user, loose project, project plugins,
+//! user plugins, in that precedence) and lists every MCP server entry. [`Registry::mount`]
+//! then builds the fixed [`ToolSet`] of a session: built-in tools, `activate_skill` (only when
+//! skills exist) and the tools of every MCP server that starts within its budget.
+
+mod mcp_tool;
+mod servers;
+mod skill_tool;
+mod tool_set;
+
+use std::sync::Arc;
+
+use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
+use rho_config::{ConfigSource, RhoConfig, RhoPaths};
+use rho_plugins::{PluginInventory, PluginLocations};
+
+pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers};
+pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
+pub use tool_set::{MountOptions, MountedServer, ServerStatus, ToolSet};
+
+/// Everything one run knows about its components, before anything is started.
+#[derive(Debug)]
+pub struct Registry {
+    /// The locations of the run.
+    pub paths: RhoPaths,
+    /// Where the configuration came from (kept for [`Registry::reload`]).
+    pub config_source: ConfigSource,
+    /// The configuration (empty when the file is unusable: see `config_error`).
+    pub config: RhoConfig,
+    /// Why `config.toml` could not be used, naming the file and line.
+    pub config_error: Option<String>,
+    /// Every plugin package found, with its fate (shared with `activate_skill`).
+    pub plugins: Arc<PluginInventory>,
+    /// Skills after precedence, and the shadowed ones.
+    pub skills: rho_skills::Merged,
+    /// Every MCP server entry (config first, then plugins).
+    pub servers: Vec<ServerSlot>,
+    /// Everything refused, shadowed or skipped while loading.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Registry {
+    /// Loads every source of a run. Problems become diagnostics; nothing here fails.
+    pub fn load(paths: RhoPaths, config_source: &ConfigSource) -> Self {
+        let (config, config_error) = match rho_config::load_config(config_source) {
+            Ok(config) => (config, None),
+            Err(e) => (RhoConfig::default(), Some(e.to_string())),
+        };
+        let mut diagnostics = Vec::new();
+        if let Some(message) = &config_error {
+            diagnostics.push(Diagnostic::error(
+                DiagnosticCode::ConfigInvalid,
+                message.clone(),
+            ));
+        }
+        let plugins = Arc::new(plugin_locations(&paths).discover());
+        diagnostics.extend(plugins.all_diagnostics().cloned());
+        let (skills, skill_diagnostics) = gather_skills(&paths, &plugins);
+        diagnostics.extend(skill_diagnostics);
+        let servers = collect_servers(&config, &plugins);
+        Self {
+            paths,
+            config_source: config_source.clone(),
+            config,
+            config_error,
+            plugins,
+            skills,
+            servers,
+            diagnostics,
+        }
+    }
+
+    /// Loads every source again from disk (`reloadExtensions`).
+    pub fn reload(&self) -> Self {
+        Self::load(self.paths.clone(), &self.config_source)
+    }
+
+    /// The sessions directory of this project: `$RHO_HOME/sessions/<project key>`.
+    pub fn sessions_dir(&self) -> std::path::PathBuf {
+        crate::session::project_dir(
+            &self.paths.rho_home.join("sessions"),
+            &self.paths.project.cwd,
+        )
+    }
+
+    /// The servers a session starts (valid and enabled).
+    pub fn startable_servers(&self) -> impl Iterator<Item = &ServerSlot> {
+        self.servers.iter().filter(|s| s.startable().is_some())
+    }
+
+    /// The instructions of skill `name`: built-ins from the binary, plugin skills re-opened
+    /// under their plugin's containment rules, loose skills from disk.
+    pub fn skill_body(&self, name: &str) -> Result<String, String> {
+        let Some(skill) = self.skills.skills.get(name) else {
+            return Err(format!("no skill named {name:?}"));
+        };
+        skill_body(skill, &self.plugins)
+    }
+}
+
+/// One plugin as inventories list it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginSummary {
+    /// The manifest name.
+    pub name: String,
+    /// `user` or `project`.
+    pub scope: &'static str,
+    /// `loaded`, `disabled`, `rejected` or `shadowed`.
+    pub status: &'static str,
+    /// The resolved plugin root.
+    pub path: std::path::PathBuf,
+}
+
+impl Registry {
+    /// Every plugin found, in precedence order.
+    pub fn plugin_summaries(&self) -> Vec<PluginSummary> {
+        self.plugins
+            .plugins
+            .iter()
+            .map(|r| PluginSummary {
+                name: r.name.clone(),
+                scope: r.scope.as_str(),
+                status: match r.status {
+                    rho_plugins::PluginStatus::Loaded => "loaded",
+                    rho_plugins::PluginStatus::Disabled => "disabled",
+                    rho_plugins::PluginStatus::Rejected => "rejected",
+                    rho_plugins::PluginStatus::Shadowed => "shadowed",
+                },
+                path: r.path().to_path_buf(),
+            })
+            .collect()
+    }
+}
+
+/// The plugin roots and state files of a run.
+pub fn plugin_locations(paths: &RhoPaths) -> PluginLocations {
+    PluginLocations {
+        project_roots: paths.project_plugin_roots(),
+        project_install_root: paths.project_install_root(),
+        project_state_file: paths.project_state_file(),
+        user_root: paths.user_plugins_root(),
+        user_state_file: paths.user_state_file(),
+    }
+}
+
+fn skill_body(skill: &SkillMeta, plugins: &PluginInventory) -> Result<String, String> {
+    match &skill.source {
+        SkillSource::BuiltIn => rho_builtin_plugins::builtin_skill_body(&skill.name)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("built-in skill {:?} has no body", skill.name)),
+        SkillSource::Plugin { plugin, .. } => {
+            let record = plugins
+                .loaded()
+                .find(|r| &r.name == plugin)
+                .ok_or_else(|| format!("plugin {plugin:?} is no longer loaded"))?;
+            record
+                .read_skill_body(&skill.name)
+                .map_err(|e| e.to_string())
+        }
+        SkillSource::User | SkillSource::Project => {
+            rho_skills::read_body(skill).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// Every skill candidate in precedence order, merged, plus the skill diagnostics.
+fn gather_skills(
+    paths: &RhoPaths,
+    plugins: &PluginInventory,
+) -> (rho_skills::Merged, Vec<Diagnostic>) {
+    let (mut candidates, mut diagnostics) = rho_builtin_plugins::builtin_skills();
+    for root in paths.user_skill_roots() {
+        let (skills, d) = rho_skills::discover_root(&root, SkillSource::User);
+        candidates.extend(skills);
+        diagnostics.extend(d);
+    }
+    for root in paths.project_skill_roots() {
+        let (skills, d) = rho_skills::discover_root(&root, SkillSource::Project);
+        candidates.extend(skills);
+        diagnostics.extend(d);
+    }
+    for record in plugins.loaded() {
+        candidates.extend(record.package.skills.iter().cloned());
+    }
+    let merged = rho_skills::merge(candidates);
+    diagnostics.extend(merged.diagnostics.iter().cloned());
+    (merged, diagnostics)
+}

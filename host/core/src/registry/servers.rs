@@ -1,0 +1,133 @@
+//! Every MCP server a run knows about, from `config.toml` and from loaded plugins, as one list
+//! of [`ServerSlot`]s: config entries first (by identity), then plugin servers in plugin
+//! precedence order. Config identities never contain `/`, plugin identities always do, so the
+//! two kinds never collide.
+
+use rho_component::{DiagnosticCode, McpServerSpec};
+use rho_config::RhoConfig;
+use rho_plugins::{PluginInventory, PluginStatus};
+
+/// Where a server entry is declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerSource {
+    /// `[mcp.servers.<id>]` in `config.toml`.
+    Config,
+    /// `mcp.json` of a plugin.
+    Plugin,
+}
+
+impl ServerSource {
+    /// `config` or `plugin`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Config => "config",
+            Self::Plugin => "plugin",
+        }
+    }
+}
+
+/// What the configuration alone says about a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlotState {
+    /// Valid and enabled: a session starts it.
+    Configured,
+    /// Valid but disabled (the entry, or its plugin).
+    Disabled,
+    /// The entry is invalid; the message names the keys.
+    Invalid(String),
+}
+
+/// One server entry.
+#[derive(Debug, Clone)]
+pub struct ServerSlot {
+    /// The identity: the config key, or `<plugin>/<server>`.
+    pub id: String,
+    /// Config or plugin.
+    pub source: ServerSource,
+    /// The plugin, for plugin servers.
+    pub plugin: Option<String>,
+    /// The resolved server, when the entry is valid.
+    pub spec: Option<McpServerSpec>,
+    /// What the configuration says.
+    pub state: SlotState,
+    /// `file:line` (config) or the `mcp.json` path (plugin).
+    pub defined_in: Option<String>,
+}
+
+impl ServerSlot {
+    /// The spec of a valid, enabled entry.
+    pub fn startable(&self) -> Option<&McpServerSpec> {
+        match self.state {
+            SlotState::Configured => self.spec.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// Collects every server entry from the configuration and the plugin inventory.
+pub fn collect_servers(config: &RhoConfig, inventory: &PluginInventory) -> Vec<ServerSlot> {
+    let config_path = config
+        .path
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned());
+    let mut slots = Vec::new();
+    for server in &config.mcp_servers {
+        let defined_in = config_path.as_ref().map(|p| format!("{p}:{}", server.line));
+        let (spec, state) = match &server.spec {
+            Ok(spec) if spec.enabled => (Some(spec.clone()), SlotState::Configured),
+            Ok(spec) => (Some(spec.clone()), SlotState::Disabled),
+            Err(problems) => (None, SlotState::Invalid(problems.join("; "))),
+        };
+        slots.push(ServerSlot {
+            id: server.id.clone(),
+            source: ServerSource::Config,
+            plugin: None,
+            spec,
+            state,
+            defined_in,
+        });
+    }
+    for record in &inventory.plugins {
+        let plugin_enabled = match record.status {
+            PluginStatus::Loaded => true,
+            PluginStatus::Disabled => false,
+            PluginStatus::Rejected | PluginStatus::Shadowed => continue,
+        };
+        let mcp_json = record
+            .path()
+            .join(rho_plugins::MCP_FILE)
+            .to_string_lossy()
+            .into_owned();
+        for spec in &record.package.mcp_servers {
+            let state = if plugin_enabled && spec.enabled {
+                SlotState::Configured
+            } else {
+                SlotState::Disabled
+            };
+            slots.push(ServerSlot {
+                id: spec.id.clone(),
+                source: ServerSource::Plugin,
+                plugin: Some(record.name.clone()),
+                spec: Some(spec.clone()),
+                state,
+                defined_in: Some(mcp_json.clone()),
+            });
+        }
+        for d in &record.package.diagnostics {
+            if matches!(
+                d.code,
+                DiagnosticCode::McpServerInvalid | DiagnosticCode::McpTransportUnsupported
+            ) {
+                slots.push(ServerSlot {
+                    id: d.component.clone().unwrap_or_default(),
+                    source: ServerSource::Plugin,
+                    plugin: Some(record.name.clone()),
+                    spec: None,
+                    state: SlotState::Invalid(d.message.clone()),
+                    defined_in: Some(mcp_json.clone()),
+                });
+            }
+        }
+    }
+    slots
+}

@@ -1,0 +1,356 @@
+//! The fixed tool set of a session: built-in tools, `activate_skill` (when skills exist) and
+//! the tools of every MCP server that started within its budget. Servers start in parallel;
+//! one that fails is reported ([`ServerStatus::Failed`], `mcp-server-failed`) and leaves the
+//! rest untouched. With no startable server nothing MCP-related runs at all.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, Tool, ToolSpec};
+use rho_mcp::Connection;
+use tokio::sync::RwLock;
+
+use super::mcp_tool::McpTool;
+use super::skill_tool::ActivateSkill;
+use super::{Registry, ServerSource, SlotState};
+
+/// How to mount a registry.
+#[derive(Debug, Clone)]
+pub struct MountOptions {
+    /// Start MCP servers (off: the tool set holds only built-in tools and `activate_skill`).
+    pub connect_mcp: bool,
+    /// Ping legacy Streamable HTTP sessions this often (`None`: never).
+    pub keep_alive: Option<Duration>,
+}
+
+impl Default for MountOptions {
+    fn default() -> Self {
+        Self {
+            connect_mcp: true,
+            keep_alive: Some(Duration::from_secs(60)),
+        }
+    }
+}
+
+/// The live state of one server in a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerStatus {
+    /// Started, handshake done, tools listed.
+    Connected,
+    /// Valid and enabled, but not started (mounting without MCP).
+    Configured,
+    /// Disabled by its entry or its plugin.
+    Disabled,
+    /// The entry is invalid.
+    Invalid(String),
+    /// Start-up failed; the message says why.
+    Failed(String),
+}
+
+impl ServerStatus {
+    /// `connected`, `configured`, `disabled` or `failed` (invalid entries count as failed).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Connected => "connected",
+            Self::Configured => "configured",
+            Self::Disabled => "disabled",
+            Self::Invalid(_) | Self::Failed(_) => "failed",
+        }
+    }
+
+    /// The error, for invalid and failed servers.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Self::Invalid(e) | Self::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// One server as a session sees it.
+#[derive(Debug, Clone)]
+pub struct MountedServer {
+    /// The identity (config key or `<plugin>/<server>`).
+    pub id: String,
+    /// Config or plugin.
+    pub source: ServerSource,
+    /// The plugin, for plugin servers.
+    pub plugin: Option<String>,
+    /// `stdio` or `streamable_http`, when the entry is valid.
+    pub transport: Option<&'static str>,
+    /// The live state.
+    pub status: ServerStatus,
+    /// The negotiated protocol version.
+    pub protocol_version: Option<String>,
+    /// `serverInfo`.
+    pub server_info: Option<serde_json::Value>,
+    /// The server's instructions (they reach the system prompt fenced and attributed).
+    pub instructions: Option<String>,
+    /// Exported names of the tools this server contributes.
+    pub tools: Vec<String>,
+    /// The latest failed keep-alive ping, if any (legacy HTTP sessions).
+    pub ping_failure: Arc<Mutex<Option<String>>>,
+}
+
+impl MountedServer {
+    /// The latest failed ping, if the last one failed.
+    pub fn last_ping_failure(&self) -> Option<String> {
+        self.ping_failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// A session's tools, fixed when the session starts.
+pub struct ToolSet {
+    tools: Vec<Arc<dyn Tool>>,
+    index: HashMap<String, usize>,
+    /// Every server entry and its live state, in registry order.
+    pub servers: Vec<MountedServer>,
+    /// Problems found while mounting (failed servers, name collisions).
+    pub diagnostics: Vec<Diagnostic>,
+    /// The skills the catalog lists.
+    pub skills: Vec<SkillMeta>,
+    connections: Vec<(String, Arc<RwLock<Connection>>)>,
+    keep_alive_stop: tokio_util::sync::CancellationToken,
+}
+
+impl std::fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSet")
+            .field("tools", &self.index.keys().collect::<Vec<_>>())
+            .field("servers", &self.servers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolSet {
+    /// Every tool, built-in first, then `activate_skill`, then MCP tools in server order.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
+    /// The tool exported as `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Every tool's declaration.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.tools.iter().map(|t| t.spec())
+    }
+
+    /// The instructions of every connected server, as `(server, text)`.
+    pub fn instructions(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.servers
+            .iter()
+            .filter_map(|s| Some((s.id.as_str(), s.instructions.as_deref()?)))
+    }
+
+    /// Re-lists the tools of every server that announced a change, at a turn boundary (no call
+    /// may be running). Returns `(server, changes)` for each server that had some. The set of
+    /// exported tools stays fixed: added tools need a restart, withdrawn ones fail clearly.
+    pub async fn reconcile(&self) -> Vec<(String, rho_mcp::ToolChanges)> {
+        let mut out = Vec::new();
+        for (id, connection) in &self.connections {
+            if !connection.read().await.tools_changed() {
+                continue;
+            }
+            match connection.write().await.reconcile_tools().await {
+                Ok(changes) => out.push((id.clone(), changes)),
+                Err(e) => {
+                    tracing::warn!(target: "rho::mcp", server = id.as_str(), "re-listing tools failed: {e}")
+                }
+            }
+        }
+        out
+    }
+
+    /// Stops keep-alive pings and closes every server (stdin closed, then the process group
+    /// stopped; HTTP sessions deleted).
+    pub async fn close(self) {
+        self.keep_alive_stop.cancel();
+        drop(self.tools);
+        drop(self.index);
+        let mut closing = tokio::task::JoinSet::new();
+        for (_, connection) in self.connections {
+            // A call still holding the connection keeps it; dropping it then kills the group.
+            if let Ok(lock) = Arc::try_unwrap(connection) {
+                closing.spawn(lock.into_inner().close());
+            }
+        }
+        while closing.join_next().await.is_some() {}
+    }
+
+    fn add(&mut self, tool: Arc<dyn Tool>) -> Result<(), Diagnostic> {
+        let name = tool.spec().name.clone();
+        if self.index.contains_key(&name) {
+            return Err(Diagnostic::error(
+                DiagnosticCode::ToolNameCollision,
+                format!("a tool named {name:?} is already mounted; this one is left out"),
+            )
+            .with_component(name));
+        }
+        self.index.insert(name, self.tools.len());
+        self.tools.push(tool);
+        Ok(())
+    }
+}
+
+impl Registry {
+    /// Builds the session's tool set: built-in tools, `activate_skill` when skills exist, and
+    /// (with `options.connect_mcp`) every startable server's tools, servers started in parallel
+    /// within their own budgets.
+    pub async fn mount(&self, options: &MountOptions) -> ToolSet {
+        let mut set = ToolSet {
+            tools: Vec::new(),
+            index: HashMap::new(),
+            servers: Vec::new(),
+            diagnostics: Vec::new(),
+            skills: self.skills.skills.iter().cloned().collect(),
+            connections: Vec::new(),
+            keep_alive_stop: tokio_util::sync::CancellationToken::new(),
+        };
+        for tool in rho_builtin_plugins::builtin_tools() {
+            if let Err(d) = set.add(tool) {
+                set.diagnostics.push(d);
+            }
+        }
+        if !set.skills.is_empty() {
+            let tool = ActivateSkill::new(set.skills.clone(), self.plugins.clone());
+            if let Err(d) = set.add(Arc::new(tool)) {
+                set.diagnostics.push(d);
+            }
+        }
+        let mut started = tokio::task::JoinSet::new();
+        for (index, slot) in self.servers.iter().enumerate() {
+            let status = match &slot.state {
+                SlotState::Configured => ServerStatus::Configured,
+                SlotState::Disabled => ServerStatus::Disabled,
+                SlotState::Invalid(e) => ServerStatus::Invalid(e.clone()),
+            };
+            set.servers.push(MountedServer {
+                id: slot.id.clone(),
+                source: slot.source,
+                plugin: slot.plugin.clone(),
+                transport: slot.spec.as_ref().map(|s| s.transport.name()),
+                status,
+                protocol_version: None,
+                server_info: None,
+                instructions: None,
+                tools: Vec::new(),
+                ping_failure: Arc::new(Mutex::new(None)),
+            });
+            if !options.connect_mcp {
+                continue;
+            }
+            if let Some(spec) = slot.startable() {
+                let spec = spec.clone();
+                started.spawn(async move {
+                    let result = rho_mcp::connect(&spec, &rho_mcp::process_ambient).await;
+                    (index, spec, result)
+                });
+            }
+        }
+        // Zero-server fast path: with nothing startable the join set is empty and no task,
+        // process or socket exists.
+        let mut outcomes = Vec::new();
+        while let Some(joined) = started.join_next().await {
+            if let Ok(outcome) = joined {
+                outcomes.push(outcome);
+            }
+        }
+        outcomes.sort_by_key(|(index, _, _)| *index);
+        let mut names = rho_mcp::ExportedNames::default();
+        for (index, spec, result) in outcomes {
+            let server = &mut set.servers[index];
+            let connection = match result {
+                Ok(connection) => connection,
+                Err(e) => {
+                    let message = e.to_string();
+                    set.diagnostics.push(
+                        Diagnostic::error(DiagnosticCode::McpServerFailed, message.clone())
+                            .with_component(spec.id.clone()),
+                    );
+                    server.status = ServerStatus::Failed(message);
+                    continue;
+                }
+            };
+            server.status = ServerStatus::Connected;
+            server.protocol_version = Some(connection.summary.protocol_version.clone());
+            server.server_info = connection.summary.server_info.clone();
+            server.instructions = connection.summary.instructions.clone();
+            let legacy_http = connection.is_legacy() && server.transport == Some("streamable_http");
+            let server_tools = connection.tools.clone();
+            let connection = Arc::new(RwLock::new(connection));
+            let mut mounted = Vec::new();
+            for tool in &server_tools {
+                let exported = names.assign(&spec.id, &tool.name);
+                mounted.push(Arc::new(McpTool::new(
+                    exported,
+                    tool,
+                    &spec.id,
+                    spec.plugin(),
+                    connection.clone(),
+                    spec.max_output_bytes,
+                )) as Arc<dyn Tool>);
+            }
+            if let (true, Some(interval)) = (legacy_http, options.keep_alive) {
+                spawn_keep_alive(
+                    connection.clone(),
+                    interval,
+                    server.ping_failure.clone(),
+                    set.keep_alive_stop.clone(),
+                    spec.id.clone(),
+                );
+            }
+            let mut exported_names = Vec::new();
+            for tool in mounted {
+                let name = tool.spec().name.clone();
+                match set.add(tool) {
+                    Ok(()) => exported_names.push(name),
+                    Err(d) => set.diagnostics.push(d),
+                }
+            }
+            set.servers[index].tools = exported_names;
+            set.connections.push((spec.id.clone(), connection));
+        }
+        set
+    }
+}
+
+/// Pings a legacy HTTP session every `interval` until `stop`; a failure is recorded (and
+/// cleared by the next success) so `/mcp` and `rho mcp show` can show it.
+fn spawn_keep_alive(
+    connection: Arc<RwLock<Connection>>,
+    interval: Duration,
+    failure: Arc<Mutex<Option<String>>>,
+    stop: tokio_util::sync::CancellationToken,
+    server: String,
+) {
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(interval);
+        ticker.tick().await;
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = ticker.tick() => {}
+            }
+            let result = connection
+                .read()
+                .await
+                .ping(interval.min(Duration::from_secs(10)))
+                .await;
+            let mut slot = failure.lock().unwrap_or_else(PoisonError::into_inner);
+            match result {
+                Ok(()) => *slot = None,
+                Err(e) => {
+                    tracing::warn!(target: "rho::mcp", server = server.as_str(), "keep-alive ping failed: {e}");
+                    *slot = Some(e.to_string());
+                }
+            }
+        }
+    });
+}

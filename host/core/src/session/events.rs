@@ -1,0 +1,184 @@
+//! What a running session tells its front-end ([`SessionEvent`]), how a prompt ends
+//! ([`TurnResult`]), and how the front-end answers an approval request ([`Approver`]).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use rho_component::RiskLevel;
+use serde::Serialize;
+
+use crate::provider::Usage;
+
+/// The loop's state, as `state/change` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopState {
+    /// Waiting for the model.
+    Thinking,
+    /// Running tool calls.
+    ExecutingTool,
+    /// Waiting for the user to approve a call.
+    AwaitingApproval,
+    /// Nothing running.
+    Idle,
+}
+
+/// How full the context is, after a model request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextSnapshot {
+    /// Tokens the last request's prompt used.
+    pub tokens: u64,
+    /// The model's context window, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
+    /// `tokens / window` as a percentage, when the window is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percent: Option<f64>,
+    /// Messages in the conversation.
+    pub messages: usize,
+}
+
+/// What happened to one tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// The tool ran and succeeded.
+    Success,
+    /// The tool ran and failed (or could not run); the model read why.
+    Error {
+        /// The first line of the failure.
+        message: String,
+    },
+    /// The approval gate or the user refused it.
+    Denied,
+    /// The user redirected instead of approving; the batch was abandoned.
+    Redirected,
+    /// The user aborted while it ran.
+    Cancelled,
+}
+
+/// One tool call of a prompt, for `agent/end`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRecord {
+    /// The exported tool name.
+    pub name: String,
+    /// The arguments as the model wrote them.
+    pub arguments: String,
+    /// What happened.
+    pub outcome: CallOutcome,
+    /// How long it ran (0 when it did not run).
+    pub duration_ms: u64,
+}
+
+/// How a prompt ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnResult {
+    /// The model's final text.
+    pub reply: String,
+    /// Model requests made.
+    pub iterations: u32,
+    /// Tokens used by this prompt.
+    pub usage: Usage,
+    /// Every tool call, in order.
+    pub tool_calls: Vec<CallRecord>,
+    /// Wall time of the prompt.
+    pub duration_ms: u64,
+    /// `stop`, `length`, `tool_calls` (iteration budget spent with calls pending),
+    /// `max_iterations` or `aborted`.
+    pub finish_reason: String,
+}
+
+/// Something a front-end shows while a prompt runs. Names follow `rho-rpc-mode.md`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEvent {
+    /// The agent began processing a prompt.
+    AgentStart,
+    /// The loop changed state.
+    StateChange(LoopState),
+    /// Answer text streamed in.
+    MessageDelta(String),
+    /// Reasoning text streamed in.
+    ReasoningDelta(String),
+    /// The model asked for a tool call.
+    ToolCall {
+        /// The exported tool name.
+        name: String,
+        /// The arguments as the model wrote them.
+        arguments: String,
+    },
+    /// The approval gate needs the user.
+    ApprovalRequest {
+        /// The exported tool name.
+        tool: String,
+        /// The arguments as the model wrote them.
+        arguments: String,
+        /// The tool's risk level.
+        risk: RiskLevel,
+    },
+    /// A tool call was refused (by the mode or by the user).
+    ToolDenied {
+        /// The exported tool name.
+        name: String,
+    },
+    /// A tool call finished.
+    ToolResult {
+        /// The exported tool name.
+        name: String,
+        /// Whether it failed.
+        is_error: bool,
+        /// What the model reads.
+        output: String,
+    },
+    /// One model request's usage and the context after it.
+    Usage {
+        /// The request's number within the prompt (1-based).
+        iteration: u32,
+        /// That request's tokens.
+        usage: Usage,
+        /// The context after it.
+        context: ContextSnapshot,
+    },
+    /// The prompt finished.
+    AgentEnd(TurnResult),
+    /// The loop failed (the model could not be reached, ...).
+    AgentError(String),
+}
+
+/// The user's answer to an approval request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalDecision {
+    /// Run the call.
+    Approve,
+    /// Do not run it; the model continues without it.
+    Deny,
+    /// Do not run it, abandon the batch, and give the model these instructions instead.
+    Redirect(String),
+}
+
+/// The future an approver returns.
+pub type ApprovalFuture<'a> = Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>>;
+
+/// Asks the user about one call. The session has already emitted
+/// [`SessionEvent::ApprovalRequest`]; the approver waits for the answer.
+pub trait Approver: Send + Sync {
+    /// The decision for `tool` with `arguments`.
+    fn decide<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: &'a str,
+        risk: RiskLevel,
+    ) -> ApprovalFuture<'a>;
+}
+
+/// An approver for front-ends that cannot ask anyone: every request is denied.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DenyAll;
+
+impl Approver for DenyAll {
+    fn decide<'a>(&'a self, _: &'a str, _: &'a str, _: RiskLevel) -> ApprovalFuture<'a> {
+        Box::pin(async { ApprovalDecision::Deny })
+    }
+}

@@ -1,0 +1,690 @@
+//! The session engine: a conversation with one model over one fixed [`ToolSet`].
+//!
+//! [`Session::prompt`] runs the agent loop: model request → tool calls (approved by the gate,
+//! read-only calls run concurrently, others one at a time) → results → next request, until the
+//! model stops, the iteration budget is spent or the user aborts. Steering messages queued
+//! while a prompt runs join the conversation at the next tool-batch seam. Every change to the
+//! conversation is appended to the session file unless the session is ephemeral.
+
+mod events;
+mod store;
+mod system_prompt;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use rho_component::{CancelSignal, Gate, PermissionMode, RiskLevel, ToolContext, ToolOutput};
+use serde_json::Value;
+
+use crate::ToolSet;
+use crate::provider::{
+    ChatMessage, ChatRequest, Provider, ProviderError, Role, StreamEvent, ToolCall, ToolDefinition,
+    Usage,
+};
+
+pub use events::{
+    ApprovalDecision, ApprovalFuture, Approver, CallOutcome, CallRecord, ContextSnapshot, DenyAll,
+    LoopState, SessionEvent, TurnResult,
+};
+pub use store::{
+    Entry, LoadedSession, SESSION_FORMAT_VERSION, SESSION_MAX_BYTES, SessionFile, SessionSummary,
+    StoreError, list as list_sessions, load as load_session, project_dir,
+};
+pub use system_prompt::system_prompt;
+
+/// How a session behaves.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The workspace: tools resolve paths here.
+    pub workspace: PathBuf,
+    /// The model id sent to the provider.
+    pub model: String,
+    /// What runs without asking.
+    pub permission_mode: PermissionMode,
+    /// Model requests per prompt.
+    pub max_iterations: u32,
+    /// Directories file tools may reach besides the workspace.
+    pub extra_roots: Vec<PathBuf>,
+    /// The model's context window, when known (for statistics).
+    pub context_window: Option<u64>,
+}
+
+/// Why a prompt (or a compaction) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The model request failed.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The session file could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Steering messages waiting for the next tool-batch seam. Cloneable: front-ends push while
+/// the session runs.
+#[derive(Debug, Clone, Default)]
+pub struct SteeringQueue(Arc<Mutex<VecDeque<String>>>);
+
+impl SteeringQueue {
+    /// Queues `message`.
+    pub fn push(&self, message: String) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push_back(message);
+    }
+
+    fn drain(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+            .collect()
+    }
+
+    /// Messages waiting.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Usage and context figures for `getSessionStats`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStats {
+    /// The session id (`None` for an ephemeral session).
+    pub session_id: Option<String>,
+    /// The session file.
+    pub session_file: Option<PathBuf>,
+    /// Tokens over the session's life.
+    pub usage: Usage,
+    /// The context after the last request.
+    pub context: ContextSnapshot,
+    /// Messages in the conversation.
+    pub messages: usize,
+}
+
+/// The instruction sent with the history when compacting.
+const COMPACT_INSTRUCTION: &str = "Summarize the conversation so far for your own later use: \
+    the user's goals, decisions made, files and commands involved, what is done and what \
+    remains. Be complete but concise; do not call tools.";
+
+/// A conversation with one model over a fixed tool set.
+pub struct Session {
+    config: SessionConfig,
+    provider: Arc<dyn Provider>,
+    tools: Arc<ToolSet>,
+    system_prompt: String,
+    messages: Vec<ChatMessage>,
+    usage: Usage,
+    context: ContextSnapshot,
+    steering: SteeringQueue,
+    file: Option<SessionFile>,
+    id: Option<String>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("model", &self.config.model)
+            .field("messages", &self.messages.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A session that never touches the disk.
+    pub fn ephemeral(
+        config: SessionConfig,
+        provider: Arc<dyn Provider>,
+        tools: Arc<ToolSet>,
+    ) -> Self {
+        let system_prompt = system_prompt(&config.workspace, &tools);
+        Self {
+            config,
+            provider,
+            tools,
+            system_prompt,
+            messages: Vec::new(),
+            usage: Usage::default(),
+            context: ContextSnapshot::default(),
+            steering: SteeringQueue::default(),
+            file: None,
+            id: None,
+        }
+    }
+
+    /// A new session. With `sessions_dir`, a session file is created there; without, the
+    /// session is ephemeral (nothing touches the disk).
+    pub fn new(
+        config: SessionConfig,
+        provider: Arc<dyn Provider>,
+        tools: Arc<ToolSet>,
+        sessions_dir: Option<&Path>,
+    ) -> Result<Self, SessionError> {
+        let file = match sessions_dir {
+            Some(dir) => Some(SessionFile::create(dir, &config.workspace, &config.model)?),
+            None => None,
+        };
+        let id = file.as_ref().and_then(|f| {
+            f.path()
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        });
+        let mut session = Self::ephemeral(config, provider, tools);
+        session.file = file;
+        session.id = id;
+        Ok(session)
+    }
+
+    /// Puts `messages` back as the conversation of an ephemeral session (after a reload).
+    pub fn restore_messages(&mut self, messages: Vec<ChatMessage>) {
+        self.context.messages = messages.len();
+        self.messages = messages;
+    }
+
+    /// Resumes the session saved at `path`: its conversation and usage, appending from now on.
+    pub fn resume(
+        path: &Path,
+        config: SessionConfig,
+        provider: Arc<dyn Provider>,
+        tools: Arc<ToolSet>,
+    ) -> Result<Self, SessionError> {
+        let loaded = store::load(path)?;
+        let file = SessionFile::open(path)?;
+        let system_prompt = system_prompt(&config.workspace, &tools);
+        Ok(Self {
+            context: ContextSnapshot {
+                messages: loaded.messages.len(),
+                ..ContextSnapshot::default()
+            },
+            config,
+            provider,
+            tools,
+            system_prompt,
+            messages: loaded.messages,
+            usage: loaded.usage,
+            steering: SteeringQueue::default(),
+            file: Some(file),
+            id: Some(loaded.id),
+        })
+    }
+
+    /// The queue steering messages go into.
+    pub fn steering(&self) -> SteeringQueue {
+        self.steering.clone()
+    }
+
+    /// The conversation (without the system message).
+    pub fn messages(&self) -> &[ChatMessage] {
+        &self.messages
+    }
+
+    /// The system prompt.
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+
+    /// The tool set.
+    pub fn tools(&self) -> &Arc<ToolSet> {
+        &self.tools
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> &Arc<dyn Provider> {
+        &self.provider
+    }
+
+    /// Switches the model for the next request.
+    pub fn set_model(&mut self, model: String, provider: Option<Arc<dyn Provider>>) {
+        self.config.model = model;
+        if let Some(provider) = provider {
+            self.provider = provider;
+        }
+    }
+
+    /// The session file, unless ephemeral.
+    pub fn file_path(&self) -> Option<&Path> {
+        self.file.as_ref().map(SessionFile::path)
+    }
+
+    /// Usage and context figures.
+    pub fn stats(&self) -> SessionStats {
+        SessionStats {
+            session_id: self.id.clone(),
+            session_file: self.file_path().map(Path::to_path_buf),
+            usage: self.usage,
+            context: self.context,
+            messages: self.messages.len(),
+        }
+    }
+
+    /// Forgets the conversation (the tool set and model stay).
+    pub fn clear(&mut self) -> Result<(), SessionError> {
+        self.messages.clear();
+        self.context = ContextSnapshot::default();
+        self.record(&Entry::Clear)
+    }
+
+    fn record(&mut self, entry: &Entry) -> Result<(), SessionError> {
+        if let Some(file) = &mut self.file {
+            file.append(entry)?;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, message: ChatMessage) -> Result<(), SessionError> {
+        let entry = Entry::Message { message };
+        self.record(&entry)?;
+        if let Entry::Message { message } = entry {
+            self.messages.push(message);
+        }
+        Ok(())
+    }
+
+    fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools
+            .specs()
+            .map(|spec| ToolDefinition {
+                name: spec.name.clone(),
+                description: spec.description.clone(),
+                parameters: spec.input_schema.clone(),
+            })
+            .collect()
+    }
+
+    fn request(&self, tools: Vec<ToolDefinition>, extra: Option<ChatMessage>) -> ChatRequest {
+        let mut messages = Vec::with_capacity(self.messages.len() + 2);
+        messages.push(ChatMessage::system(self.system_prompt.clone()));
+        messages.extend(self.messages.iter().cloned());
+        messages.extend(extra);
+        ChatRequest {
+            model: self.config.model.clone(),
+            messages,
+            tools,
+        }
+    }
+
+    fn snapshot(&self, usage: &Usage) -> ContextSnapshot {
+        let tokens = usage.input_tokens + usage.output_tokens;
+        let window = self.config.context_window;
+        #[allow(clippy::cast_precision_loss)] // a percentage for display
+        let percent = window
+            .filter(|w| *w > 0)
+            .map(|w| (tokens as f64 / w as f64 * 1000.0).round() / 10.0);
+        ContextSnapshot {
+            tokens,
+            window,
+            percent,
+            messages: self.messages.len(),
+        }
+    }
+
+    /// Runs one prompt to the end. Events go to `emit`; calls the gate cannot decide go to
+    /// `approver`; `cancel` aborts (the model request stops, running tools are cancelled and
+    /// MCP servers are told). A failed model request ends the prompt with an error after
+    /// [`SessionEvent::AgentError`]; everything up to it stays in the conversation.
+    pub async fn prompt(
+        &mut self,
+        text: &str,
+        emit: &(dyn Fn(SessionEvent) + Send + Sync),
+        approver: &dyn Approver,
+        cancel: &CancelSignal,
+    ) -> Result<TurnResult, SessionError> {
+        let started = Instant::now();
+        emit(SessionEvent::AgentStart);
+        // A turn boundary: servers that announced new tool lists are reconciled now.
+        for (server, changes) in self.tools.reconcile().await {
+            tracing::info!(target: "rho::mcp", server = server.as_str(), revised = changes.revised.len(), withdrawn = changes.withdrawn.len(), added = changes.added.len(), "tool list changed");
+        }
+        self.push(ChatMessage::user(text))?;
+        let definitions = self.definitions();
+        let mut turn = TurnResult {
+            reply: String::new(),
+            iterations: 0,
+            usage: Usage::default(),
+            tool_calls: Vec::new(),
+            duration_ms: 0,
+            finish_reason: String::new(),
+        };
+        let outcome = self
+            .run_loop(&definitions, &mut turn, emit, approver, cancel)
+            .await;
+        turn.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        emit(SessionEvent::StateChange(LoopState::Idle));
+        match outcome {
+            Ok(()) => {
+                emit(SessionEvent::AgentEnd(turn.clone()));
+                Ok(turn)
+            }
+            Err(SessionError::Provider(ProviderError::Cancelled)) => {
+                turn.finish_reason = "aborted".into();
+                emit(SessionEvent::AgentEnd(turn.clone()));
+                Ok(turn)
+            }
+            Err(e) => {
+                emit(SessionEvent::AgentError(e.to_string()));
+                Err(e)
+            }
+        }
+    }
+
+    async fn run_loop(
+        &mut self,
+        definitions: &[ToolDefinition],
+        turn: &mut TurnResult,
+        emit: &(dyn Fn(SessionEvent) + Send + Sync),
+        approver: &dyn Approver,
+        cancel: &CancelSignal,
+    ) -> Result<(), SessionError> {
+        loop {
+            // The seam: steering queued since the last request joins before the next one.
+            for message in self.steering.drain() {
+                self.push(ChatMessage::user(message))?;
+            }
+            if cancel.is_cancelled() {
+                return Err(ProviderError::Cancelled.into());
+            }
+            if turn.iterations >= self.config.max_iterations {
+                turn.finish_reason = "max_iterations".into();
+                return Ok(());
+            }
+            turn.iterations += 1;
+            emit(SessionEvent::StateChange(LoopState::Thinking));
+            let request = self.request(definitions.to_vec(), None);
+            let on_event = |event: StreamEvent| match event {
+                StreamEvent::Text(delta) => emit(SessionEvent::MessageDelta(delta)),
+                StreamEvent::Reasoning(delta) => emit(SessionEvent::ReasoningDelta(delta)),
+            };
+            let response = self.provider.complete(&request, &on_event, cancel).await?;
+            let mut usage = response.usage;
+            usage.request_count = usage.request_count.max(1);
+            turn.usage.add(&usage);
+            self.usage.add(&usage);
+            self.record(&Entry::Usage { usage })?;
+            let mut assistant =
+                ChatMessage::assistant(response.content.clone(), response.tool_calls.clone());
+            assistant.reasoning = response.reasoning;
+            self.push(assistant)?;
+            self.context = self.snapshot(&usage);
+            emit(SessionEvent::Usage {
+                iteration: turn.iterations,
+                usage,
+                context: self.context,
+            });
+            if !response.content.is_empty() {
+                turn.reply = response.content;
+            }
+            if response.tool_calls.is_empty() {
+                turn.finish_reason = if response.finish_reason.is_empty() {
+                    "stop".into()
+                } else {
+                    response.finish_reason
+                };
+                return Ok(());
+            }
+            self.run_batch(response.tool_calls, turn, emit, approver, cancel)
+                .await?;
+            turn.finish_reason = "tool_calls".into();
+        }
+    }
+
+    /// One tool batch: every call is announced, then the gate decides each (asking the user
+    /// when needed) before anything runs, so a redirect abandons the whole batch.
+    async fn run_batch(
+        &mut self,
+        calls: Vec<ToolCall>,
+        turn: &mut TurnResult,
+        emit: &(dyn Fn(SessionEvent) + Send + Sync),
+        approver: &dyn Approver,
+        cancel: &CancelSignal,
+    ) -> Result<(), SessionError> {
+        for call in &calls {
+            emit(SessionEvent::ToolCall {
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            });
+        }
+        let mut verdicts: Vec<Verdict> = Vec::with_capacity(calls.len());
+        let mut redirect = None;
+        for call in &calls {
+            let Some(tool) = self.tools.get(&call.name) else {
+                verdicts.push(Verdict::Fail(format!(
+                    "there is no tool named {:?}; use one of the tools offered",
+                    call.name
+                )));
+                continue;
+            };
+            let risk = tool.spec().risk;
+            let verdict = match self.config.permission_mode.gate(risk) {
+                Gate::Allow => Verdict::Run(risk),
+                Gate::Deny => Verdict::Deny(format!(
+                    "the permission mode {} does not allow {} tools",
+                    self.config.permission_mode.as_str(),
+                    risk
+                )),
+                Gate::Ask => {
+                    emit(SessionEvent::StateChange(LoopState::AwaitingApproval));
+                    emit(SessionEvent::ApprovalRequest {
+                        tool: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                        risk,
+                    });
+                    let decision = tokio::select! {
+                        decision = approver.decide(&call.name, &call.arguments, risk) => decision,
+                        () = cancel.cancelled() => ApprovalDecision::Deny,
+                    };
+                    match decision {
+                        ApprovalDecision::Approve => Verdict::Run(risk),
+                        ApprovalDecision::Deny => {
+                            Verdict::Deny("the user denied this tool call".into())
+                        }
+                        ApprovalDecision::Redirect(message) => {
+                            redirect = Some(message);
+                            break;
+                        }
+                    }
+                }
+            };
+            verdicts.push(verdict);
+        }
+        if let Some(message) = redirect {
+            // Every call still needs a result for the conversation to stay well-formed.
+            for call in &calls {
+                turn.tool_calls.push(CallRecord {
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    outcome: CallOutcome::Redirected,
+                    duration_ms: 0,
+                });
+                self.push(ChatMessage::tool_result(
+                    &call.id,
+                    &call.name,
+                    "Not run: the user redirected with new instructions.",
+                ))?;
+            }
+            self.push(ChatMessage::user(message))?;
+            return Ok(());
+        }
+        if cancel.is_cancelled() {
+            for call in &calls {
+                self.push(ChatMessage::tool_result(
+                    &call.id,
+                    &call.name,
+                    "Not run: the user aborted.",
+                ))?;
+            }
+            return Err(ProviderError::Cancelled.into());
+        }
+        let outputs = self.execute(&calls, &verdicts, emit, cancel).await;
+        for ((call, verdict), (output, duration_ms)) in calls.iter().zip(&verdicts).zip(outputs) {
+            let outcome = match verdict {
+                Verdict::Deny(_) => {
+                    emit(SessionEvent::ToolDenied {
+                        name: call.name.clone(),
+                    });
+                    CallOutcome::Denied
+                }
+                _ if output.is_error && cancel.is_cancelled() => CallOutcome::Cancelled,
+                _ if output.is_error => CallOutcome::Error {
+                    message: output.text.lines().next().unwrap_or_default().to_owned(),
+                },
+                _ => CallOutcome::Success,
+            };
+            if !matches!(verdict, Verdict::Deny(_)) {
+                emit(SessionEvent::ToolResult {
+                    name: call.name.clone(),
+                    is_error: output.is_error,
+                    output: output.text.clone(),
+                });
+            }
+            turn.tool_calls.push(CallRecord {
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                outcome,
+                duration_ms,
+            });
+            let content = if output.is_error {
+                format!("Error: {}", output.text)
+            } else {
+                output.text
+            };
+            self.push(ChatMessage::tool_result(&call.id, &call.name, content))?;
+        }
+        Ok(())
+    }
+
+    /// Runs the approved calls: consecutive read-only calls together, anything that may
+    /// change state alone and in order. Returns one output per call, in call order.
+    async fn execute(
+        &self,
+        calls: &[ToolCall],
+        verdicts: &[Verdict],
+        emit: &(dyn Fn(SessionEvent) + Send + Sync),
+        cancel: &CancelSignal,
+    ) -> Vec<(ToolOutput, u64)> {
+        let mut outputs: Vec<Option<(ToolOutput, u64)>> = vec![None; calls.len()];
+        let context = ToolContext {
+            workspace: self.config.workspace.clone(),
+            extra_roots: self.config.extra_roots.clone(),
+            cancel: cancel.clone(),
+            progress: None,
+        };
+        let mut index = 0;
+        let mut announced = false;
+        while index < calls.len() {
+            let group_end = match verdicts[index] {
+                Verdict::Run(RiskLevel::Read) => {
+                    let mut end = index + 1;
+                    while end < calls.len() && verdicts[end] == Verdict::Run(RiskLevel::Read) {
+                        end += 1;
+                    }
+                    end
+                }
+                _ => index + 1,
+            };
+            let mut running = tokio::task::JoinSet::new();
+            for (i, call) in calls.iter().enumerate().take(group_end).skip(index) {
+                match &verdicts[i] {
+                    Verdict::Fail(message) | Verdict::Deny(message) => {
+                        outputs[i] = Some((ToolOutput::error(message.clone()), 0));
+                    }
+                    Verdict::Run(_) => {
+                        let Some(tool) = self.tools.get(&call.name).cloned() else {
+                            continue;
+                        };
+                        if !announced {
+                            emit(SessionEvent::StateChange(LoopState::ExecutingTool));
+                            announced = true;
+                        }
+                        let arguments = parse_arguments(&call.arguments);
+                        let context = context.clone();
+                        running.spawn(async move {
+                            let started = Instant::now();
+                            let output = match arguments {
+                                Ok(arguments) => tool.call(arguments, &context).await,
+                                Err(message) => ToolOutput::error(message),
+                            };
+                            let ms =
+                                u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                            (i, output, ms)
+                        });
+                    }
+                }
+            }
+            while let Some(joined) = running.join_next().await {
+                match joined {
+                    Ok((i, output, ms)) => outputs[i] = Some((output, ms)),
+                    Err(e) => tracing::error!("a tool task failed: {e}"),
+                }
+            }
+            index = group_end;
+        }
+        outputs
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| (ToolOutput::error("the tool stopped unexpectedly"), 0)))
+            .collect()
+    }
+
+    /// Replaces the history with a summary written by the model. Activated skill content is
+    /// kept verbatim after the summary (the Agent Skills guide asks to protect it).
+    pub async fn compact(&mut self, cancel: &CancelSignal) -> Result<String, SessionError> {
+        if self.messages.is_empty() {
+            return Ok(String::new());
+        }
+        let request = self.request(Vec::new(), Some(ChatMessage::user(COMPACT_INSTRUCTION)));
+        let response = self.provider.complete(&request, &|_| {}, cancel).await?;
+        let mut usage = response.usage;
+        usage.request_count = usage.request_count.max(1);
+        self.usage.add(&usage);
+        self.record(&Entry::Usage { usage })?;
+        let mut summary = format!(
+            "[Summary of the earlier conversation]\n{}",
+            response.content.trim()
+        );
+        for message in &self.messages {
+            if message.role == Role::Tool && message.content.starts_with("<skill_content") {
+                summary.push_str("\n\n");
+                summary.push_str(&message.content);
+            }
+        }
+        self.record(&Entry::Compaction {
+            summary: summary.clone(),
+        })?;
+        self.messages = vec![ChatMessage::user(summary.clone())];
+        self.context = ContextSnapshot {
+            messages: 1,
+            ..self.context
+        };
+        Ok(summary)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Verdict {
+    Run(RiskLevel),
+    Deny(String),
+    Fail(String),
+}
+
+/// The model's argument text as JSON: empty means `{}`; anything invalid is a failure the
+/// model reads.
+fn parse_arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_str(text).map_err(|e| format!("the arguments are not valid JSON: {e}"))
+}

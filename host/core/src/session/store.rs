@@ -1,0 +1,421 @@
+//! Sessions on disk: one JSONL file per session under `$RHO_HOME/sessions/<project key>/`.
+//!
+//! The first line is a header (`{"type":"header","version":1,...}`); then one line per event
+//! that changes the conversation: `message`, `usage`, `compaction` (the summary that replaced
+//! the history) and `clear`. Lines are appended and flushed as they happen, so a crash loses at
+//! most the line being written; a torn last line is skipped on resume.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::provider::{ChatMessage, Role, Usage};
+
+/// The format version written in headers.
+pub const SESSION_FORMAT_VERSION: u32 = 1;
+
+/// A session file larger than this is refused on resume.
+pub const SESSION_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// One line of a session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Entry {
+    /// The first line.
+    Header {
+        /// Format version.
+        version: u32,
+        /// The session id (the file stem).
+        id: String,
+        /// The workspace.
+        cwd: PathBuf,
+        /// Seconds since the Unix epoch.
+        created: u64,
+        /// The model at creation.
+        model: String,
+    },
+    /// A message joined the conversation.
+    Message {
+        /// The message.
+        message: ChatMessage,
+    },
+    /// One model request's tokens.
+    Usage {
+        /// The figures.
+        usage: Usage,
+    },
+    /// The history was replaced by a summary.
+    Compaction {
+        /// The summary (it becomes the first user message).
+        summary: String,
+    },
+    /// The conversation was cleared.
+    Clear,
+}
+
+/// Why a session file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// IO on the file or its directory.
+    #[error("session file {path}: {error}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The error (part of the message).
+        error: std::io::Error,
+    },
+    /// The file is not a rho session.
+    #[error("session file {path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// An open session file, appended to as the conversation changes.
+#[derive(Debug)]
+pub struct SessionFile {
+    path: PathBuf,
+    file: File,
+}
+
+impl SessionFile {
+    /// Creates a new session file in `dir` with a fresh id and writes its header.
+    pub fn create(dir: &Path, cwd: &Path, model: &str) -> Result<Self, StoreError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |error| StoreError::Io { path, error }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let created = now_secs();
+        let id = format!("{}-{:08x}", timestamp(created), random_u32());
+        let path = dir.join(format!("{id}.jsonl"));
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        let mut session = Self { path, file };
+        session.append(&Entry::Header {
+            version: SESSION_FORMAT_VERSION,
+            id,
+            cwd: cwd.to_path_buf(),
+            created,
+            model: model.to_owned(),
+        })?;
+        Ok(session)
+    }
+
+    /// Opens an existing session file for appending.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|error| StoreError::Io {
+                path: path.to_path_buf(),
+                error,
+            })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one entry and flushes it.
+    pub fn append(&mut self, entry: &Entry) -> Result<(), StoreError> {
+        let mut line = serde_json::to_vec(entry).map_err(|e| StoreError::Invalid {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|()| self.file.flush())
+            .map_err(|error| StoreError::Io {
+                path: self.path.clone(),
+                error,
+            })
+    }
+}
+
+/// A session read back from disk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedSession {
+    /// The session id.
+    pub id: String,
+    /// The workspace it ran in.
+    pub cwd: PathBuf,
+    /// Creation time (seconds since the epoch).
+    pub created: u64,
+    /// The model at creation.
+    pub model: String,
+    /// The conversation as it stands (after compactions and clears), without a system message.
+    pub messages: Vec<ChatMessage>,
+    /// Tokens used over the session's life.
+    pub usage: Usage,
+    /// Lines that could not be read (a torn last line after a crash).
+    pub skipped_lines: usize,
+}
+
+/// Reads a session file.
+pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
+    let invalid = |message: String| StoreError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    let file = File::open(path).map_err(|error| StoreError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size > SESSION_MAX_BYTES {
+        return Err(invalid(format!(
+            "larger than {} MiB",
+            SESSION_MAX_BYTES / (1024 * 1024)
+        )));
+    }
+    let mut lines = BufReader::new(file).lines();
+    let header = match lines.next() {
+        Some(Ok(line)) => serde_json::from_str::<Entry>(&line).ok(),
+        _ => None,
+    };
+    let Some(Entry::Header {
+        version,
+        id,
+        cwd,
+        created,
+        model,
+    }) = header
+    else {
+        return Err(invalid("the first line is not a rho session header".into()));
+    };
+    if version > SESSION_FORMAT_VERSION {
+        return Err(invalid(format!(
+            "format version {version} is newer than this rho ({SESSION_FORMAT_VERSION})"
+        )));
+    }
+    let mut session = LoadedSession {
+        id,
+        cwd,
+        created,
+        model,
+        messages: Vec::new(),
+        usage: Usage::default(),
+        skipped_lines: 0,
+    };
+    for line in lines {
+        let Ok(line) = line else {
+            session.skipped_lines += 1;
+            continue;
+        };
+        match serde_json::from_str::<Entry>(&line) {
+            Ok(Entry::Message { message }) => session.messages.push(message),
+            Ok(Entry::Usage { usage }) => session.usage.add(&usage),
+            Ok(Entry::Compaction { summary }) => {
+                session.messages = vec![ChatMessage::user(summary)];
+            }
+            Ok(Entry::Clear) => session.messages.clear(),
+            Ok(Entry::Header { .. }) | Err(_) => session.skipped_lines += 1,
+        }
+    }
+    Ok(session)
+}
+
+/// One saved session, for `listSessions`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    /// The session id.
+    pub id: String,
+    /// The file.
+    pub path: PathBuf,
+    /// Creation time (seconds since the epoch).
+    pub created: u64,
+    /// Last change (seconds since the epoch).
+    pub modified: u64,
+    /// Messages in the conversation.
+    pub messages: usize,
+    /// The first user message, cut to 100 characters.
+    pub first_prompt: Option<String>,
+}
+
+/// The sessions saved in `dir`, most recently changed first. Unreadable files are left out.
+pub fn list(dir: &Path) -> Vec<SessionSummary> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            continue;
+        }
+        let modified = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs());
+        let Ok(session) = load(&path) else { continue };
+        let first_prompt = session
+            .messages
+            .iter()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.chars().take(100).collect());
+        out.push(SessionSummary {
+            id: session.id,
+            path,
+            created: session.created,
+            modified,
+            messages: session.messages.len(),
+            first_prompt,
+        });
+    }
+    out.sort_by(|a, b| b.modified.cmp(&a.modified).then(b.id.cmp(&a.id)));
+    out
+}
+
+/// The directory of a project's sessions: `<sessions root>/<workspace path with '/' as '-'>`.
+pub fn project_dir(sessions_root: &Path, workspace: &Path) -> PathBuf {
+    let key: String = workspace
+        .to_string_lossy()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    sessions_root.join(key)
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `YYYYMMDDTHHMMSS` in UTC.
+fn timestamp(secs: u64) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A few random bits for file names (no cryptographic use).
+fn random_u32() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    #[allow(clippy::cast_possible_truncation)] // keeping the low bits is the point
+    let bits = hasher.finish() as u32;
+    bits
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn timestamps_are_utc_calendar_dates() {
+        assert_eq!(timestamp(0), "19700101T000000");
+        assert_eq!(timestamp(951_782_400), "20000229T000000");
+        assert_eq!(timestamp(1_796_041_545), "20261130T122545");
+    }
+
+    #[test]
+    fn a_session_round_trips_through_compaction_clear_and_a_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = SessionFile::create(dir.path(), Path::new("/w"), "m").unwrap();
+        file.append(&Entry::Message {
+            message: ChatMessage::user("first"),
+        })
+        .unwrap();
+        file.append(&Entry::Clear).unwrap();
+        file.append(&Entry::Message {
+            message: ChatMessage::user("second"),
+        })
+        .unwrap();
+        file.append(&Entry::Compaction {
+            summary: "summary".into(),
+        })
+        .unwrap();
+        file.append(&Entry::Message {
+            message: ChatMessage::assistant("answer", vec![]),
+        })
+        .unwrap();
+        let usage = Usage {
+            input_tokens: 3,
+            output_tokens: 2,
+            total_tokens: 5,
+            total_cost: 0.0,
+            request_count: 1,
+        };
+        file.append(&Entry::Usage { usage }).unwrap();
+        let path = file.path().to_path_buf();
+        drop(file);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"type\":\"mess")
+            .unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.cwd, Path::new("/w"));
+        assert_eq!(
+            loaded.messages,
+            [
+                ChatMessage::user("summary"),
+                ChatMessage::assistant("answer", vec![])
+            ]
+        );
+        assert_eq!(loaded.usage, usage);
+        assert_eq!(loaded.skipped_lines, 1);
+        let listed = list(dir.path());
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].first_prompt.as_deref(), Some("summary"));
+    }
+
+    #[test]
+    fn files_that_are_not_sessions_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, "{\"hello\":1}\n").unwrap();
+        assert!(load(&path).unwrap_err().to_string().contains("header"));
+        assert!(list(dir.path()).is_empty());
+    }
+}

@@ -1,0 +1,344 @@
+//! JSON-RPC 2.0 framing: one line in, a [`Request`] or the error response to send back; and
+//! the response and notification lines rho writes.
+//!
+//! Decisions (documented in `docs/rpc.md`): batches are not supported (an array gets one
+//! `-32600`, as MCP dropped batches); ids are echoed byte for byte (a big integer is never
+//! rewritten as a float), and must be a string or an integer-looking number; a `null`, object,
+//! array, boolean or fractional id is `-32600` with a `null` id; a leading BOM and a trailing
+//! `\r` are tolerated.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+/// Lines longer than this are refused with `-32600` (and the stream resynchronizes at the
+/// next newline).
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Ids longer than this (as JSON text) are refused.
+pub const MAX_ID_BYTES: usize = 1024;
+/// Method names longer than this are refused.
+pub const MAX_METHOD_BYTES: usize = 256;
+
+/// The JSON-RPC error codes rho uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// Not JSON.
+    Parse,
+    /// Not a valid request (or not valid in the current state).
+    InvalidRequest,
+    /// No such method.
+    MethodNotFound,
+    /// The params do not fit the method.
+    InvalidParams,
+    /// The method failed.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The numeric code.
+    pub fn code(self) -> i32 {
+        match self {
+            Self::Parse => -32700,
+            Self::InvalidRequest => -32600,
+            Self::MethodNotFound => -32601,
+            Self::InvalidParams => -32602,
+            Self::Internal => -32603,
+        }
+    }
+}
+
+/// A well-formed request or notification.
+#[derive(Debug)]
+pub struct Request {
+    /// The id as sent (`None`: a notification, which gets no response).
+    pub id: Option<Box<RawValue>>,
+    /// The method.
+    pub method: String,
+    /// The params as sent.
+    pub params: Option<Box<RawValue>>,
+}
+
+impl Request {
+    /// The id's JSON text, for duplicate detection.
+    pub fn id_text(&self) -> Option<&str> {
+        self.id.as_deref().map(RawValue::get)
+    }
+
+    /// Deserializes the params; absent, `null`, `{}` and `[]` count as no params.
+    pub fn params<T: serde::de::DeserializeOwned + Default>(&self) -> Result<T, String> {
+        let Some(raw) = &self.params else {
+            return Ok(T::default());
+        };
+        let text = raw.get().trim();
+        if text == "null" || text == "[]" {
+            return Ok(T::default());
+        }
+        serde_json::from_str(text).map_err(|e| format!("invalid params for {}: {e}", self.method))
+    }
+
+    /// Deserializes required params.
+    pub fn required_params<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        let text = self.params.as_deref().map_or("null", RawValue::get);
+        serde_json::from_str(text).map_err(|e| format!("invalid params for {}: {e}", self.method))
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    jsonrpc: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Box<RawValue>>,
+    #[serde(default)]
+    method: Option<serde_json::Value>,
+    #[serde(default)]
+    params: Option<Box<RawValue>>,
+}
+
+/// Keeps an explicit `null` id visible (plain `Option` would turn it into "absent").
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+/// Parses one line. `Ok(None)` for a blank line; `Err(line)` is the error response to send.
+pub fn parse_line(line: &[u8]) -> Result<Option<Request>, String> {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Err(error_line(
+            None,
+            ErrorCode::Parse,
+            "the line is not valid UTF-8",
+        ));
+    };
+    if let Err(e) = serde_json::from_str::<&RawValue>(text) {
+        return Err(error_line(
+            None,
+            ErrorCode::Parse,
+            &format!("not valid JSON: {e}"),
+        ));
+    }
+    match text.trim_start().as_bytes().first() {
+        Some(b'[') => {
+            return Err(error_line(
+                None,
+                ErrorCode::InvalidRequest,
+                "batches are not supported: send one request per line",
+            ));
+        }
+        Some(b'{') => {}
+        _ => {
+            return Err(error_line(
+                None,
+                ErrorCode::InvalidRequest,
+                "a request must be a JSON object",
+            ));
+        }
+    }
+    let envelope: Envelope = serde_json::from_str(text).map_err(|e| {
+        error_line(
+            None,
+            ErrorCode::InvalidRequest,
+            &format!("not a request object: {e}"),
+        )
+    })?;
+    let id = match envelope.id {
+        None => None,
+        Some(raw) => {
+            let t = raw.get();
+            let valid = t.len() <= MAX_ID_BYTES
+                && match t.as_bytes().first() {
+                    Some(b'"') => true,
+                    Some(b'-' | b'0'..=b'9') => !t.contains('.'),
+                    _ => false,
+                };
+            if !valid {
+                return Err(error_line(
+                    None,
+                    ErrorCode::InvalidRequest,
+                    "the id must be a string or an integer (at most 1024 characters)",
+                ));
+            }
+            Some(raw)
+        }
+    };
+    let invalid = |message: &str| {
+        Err(error_line(
+            id.as_deref(),
+            ErrorCode::InvalidRequest,
+            message,
+        ))
+    };
+    if envelope.jsonrpc.as_ref().and_then(|v| v.as_str()) != Some("2.0") {
+        return invalid("\"jsonrpc\" must be \"2.0\"");
+    }
+    let method = match envelope.method {
+        Some(serde_json::Value::String(m)) if m.len() <= MAX_METHOD_BYTES => m,
+        Some(serde_json::Value::String(_)) => return invalid("the method name is too long"),
+        Some(_) => return invalid("\"method\" must be a string"),
+        None => return invalid("\"method\" is missing"),
+    };
+    if let Some(params) = &envelope.params {
+        let first = params.get().trim_start().as_bytes().first().copied();
+        if !matches!(first, Some(b'{' | b'[' | b'n')) {
+            return invalid("\"params\" must be an object or an array");
+        }
+    }
+    Ok(Some(Request {
+        id,
+        method,
+        params: envelope.params,
+    }))
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    code: i32,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct ErrorResponse<'a> {
+    jsonrpc: &'static str,
+    id: Option<&'a RawValue>,
+    error: ErrorBody<'a>,
+}
+
+#[derive(Serialize)]
+struct ResultResponse<'a, T: Serialize> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    result: &'a T,
+}
+
+#[derive(Serialize)]
+struct Notification<'a, T: Serialize> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a T>,
+}
+
+/// An error response (`id` `None` is written as `null`).
+pub fn error_line(id: Option<&RawValue>, code: ErrorCode, message: &str) -> String {
+    serde_json::to_string(&ErrorResponse {
+        jsonrpc: "2.0",
+        id,
+        error: ErrorBody {
+            code: code.code(),
+            message,
+        },
+    })
+    .unwrap_or_else(|_| {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{{\"code\":{},\"message\":\"internal error\"}}}}",
+            ErrorCode::Internal.code()
+        )
+    })
+}
+
+/// A result response.
+pub fn result_line<T: Serialize>(id: &RawValue, result: &T) -> String {
+    serde_json::to_string(&ResultResponse {
+        jsonrpc: "2.0",
+        id,
+        result,
+    })
+    .unwrap_or_else(|e| error_line(Some(id), ErrorCode::Internal, &e.to_string()))
+}
+
+/// A notification (no id), with params when given.
+pub fn notification_line<T: Serialize>(method: &str, params: Option<&T>) -> String {
+    serde_json::to_string(&Notification {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+    .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn error_of(line: &str) -> serde_json::Value {
+        serde_json::from_str(&parse_line(line.as_bytes()).unwrap_err()).unwrap()
+    }
+
+    #[test]
+    fn malformed_lines_get_the_right_codes_and_ids() {
+        let cases: &[(&str, i64, serde_json::Value)] = &[
+            ("{bad json", -32700, serde_json::Value::Null),
+            ("1", -32600, serde_json::Value::Null),
+            ("\"x\"", -32600, serde_json::Value::Null),
+            ("null", -32600, serde_json::Value::Null),
+            ("[]", -32600, serde_json::Value::Null),
+            ("[1,2]", -32600, serde_json::Value::Null),
+            (r#"{"jsonrpc":"1.0","method":"x","id":1}"#, -32600, 1.into()),
+            (r#"{"method":"x","id":"a"}"#, -32600, "a".into()),
+            (r#"{"jsonrpc":"2.0","method":5,"id":2}"#, -32600, 2.into()),
+            (r#"{"jsonrpc":"2.0","id":3}"#, -32600, 3.into()),
+            (
+                r#"{"jsonrpc":"2.0","method":"x","id":{}}"#,
+                -32600,
+                serde_json::Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"x","id":[1]}"#,
+                -32600,
+                serde_json::Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"x","id":true}"#,
+                -32600,
+                serde_json::Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"x","id":1.5}"#,
+                -32600,
+                serde_json::Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"x","id":null}"#,
+                -32600,
+                serde_json::Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"x","params":5,"id":4}"#,
+                -32600,
+                4.into(),
+            ),
+        ];
+        for (line, code, id) in cases {
+            let error = error_of(line);
+            assert_eq!(error["error"]["code"], *code, "{line}");
+            assert_eq!(error["id"], *id, "{line}");
+        }
+        let invalid_utf8 = parse_line(b"{\"a\":\"\xff\"}").unwrap_err();
+        assert!(invalid_utf8.contains("-32700"));
+    }
+
+    #[test]
+    fn big_ids_are_echoed_byte_for_byte() {
+        for id in ["18446744073709551616", "1e3", "\"\\u00e9\"", "-0"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","method":"getState","id":{id}}}"#);
+            let request = parse_line(line.as_bytes()).unwrap().unwrap();
+            let response = result_line(request.id.as_deref().unwrap(), &serde_json::json!({}));
+            assert!(response.contains(&format!("\"id\":{id}")), "{response}");
+        }
+    }
+
+    #[test]
+    fn bom_crlf_and_blank_lines_are_tolerated() {
+        let request = parse_line(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"method\":\"abort\"}\r")
+            .unwrap()
+            .unwrap();
+        assert_eq!(request.method, "abort");
+        assert!(request.id.is_none());
+        assert!(parse_line(b"  \r").unwrap().is_none());
+    }
+}

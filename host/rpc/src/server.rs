@@ -1,0 +1,343 @@
+//! The dispatcher: a reader task owns the inbound side and demultiplexes every message.
+//! Time-sensitive messages (steering prompts, `approvalResponse`, `abort`) are handled inline,
+//! so they arrive while a turn runs; everything else is queued and handled one at a time by
+//! the main task, which owns the session. A second ordinary prompt while one is queued or
+//! running is refused with `-32600`. EOF aborts a running prompt, lets it finish, closes every
+//! MCP server and returns.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rho_component::CancelSignal;
+use rho_core::session::{
+    ApprovalDecision, ApprovalFuture, Approver, Session, SessionEvent, SteeringQueue,
+};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::app::App;
+use crate::jsonrpc::{ErrorCode, Request, error_line, notification_line, parse_line, result_line};
+use crate::transport::{Inbound, Transport};
+use crate::wire::{ApprovalResponseParams, Empty, PromptParams};
+
+/// Every method rho answers.
+pub const METHODS: &[&str] = &[
+    "prompt",
+    "abort",
+    "clear",
+    "getState",
+    "getMessages",
+    "setModel",
+    "listModels",
+    "listProviders",
+    "getSessionStats",
+    "listSessions",
+    "listExtensions",
+    "reloadExtensions",
+    "compact",
+    "resumeSession",
+    "newSession",
+    "listTools",
+    "approvalResponse",
+];
+
+/// Every notification rho sends.
+pub const NOTIFICATIONS: &[&str] = &[
+    "ready",
+    "agent/start",
+    "agent/end",
+    "agent/error",
+    "state/change",
+    "message/delta",
+    "reasoning/delta",
+    "tool/call",
+    "tool/result",
+    "tool/denied",
+    "approval/request",
+    "usage",
+];
+
+/// How the session of an RPC run starts.
+#[derive(Debug, Clone, Default)]
+pub enum SessionStart {
+    /// A new session (saved unless ephemeral).
+    #[default]
+    New,
+    /// `--continue`: the most recent session of this project.
+    Continue,
+    /// `--session <path>`.
+    Resume(PathBuf),
+}
+
+/// State the reader and the main task share.
+pub(crate) struct Shared {
+    out: mpsc::UnboundedSender<String>,
+    /// A prompt is queued or running.
+    busy: Mutex<bool>,
+    cancel: Mutex<Option<CancelSignal>>,
+    steering: Mutex<SteeringQueue>,
+    approval_tx: Mutex<Option<oneshot::Sender<ApprovalDecision>>>,
+    approval_rx: Mutex<Option<oneshot::Receiver<ApprovalDecision>>>,
+    in_flight: Mutex<HashSet<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    pub(crate) fn send(&self, line: String) {
+        // A closed writer means stdout is gone; the run ends at EOF or shutdown.
+        let _ = self.out.send(line);
+    }
+
+    /// Sends a session event; an approval request first opens the slot its answer goes to,
+    /// so an answer can never arrive before rho is ready for it.
+    pub(crate) fn emit(&self, event: SessionEvent) {
+        if matches!(event, SessionEvent::ApprovalRequest { .. }) {
+            let (tx, rx) = oneshot::channel();
+            *lock(&self.approval_tx) = Some(tx);
+            *lock(&self.approval_rx) = Some(rx);
+        }
+        self.send(crate::convert::event_line(&event));
+    }
+
+    pub(crate) fn set_steering(&self, queue: SteeringQueue) {
+        *lock(&self.steering) = queue;
+    }
+}
+
+/// Waits for `approvalResponse` through the slot [`Shared::emit`] opened.
+pub(crate) struct RpcApprover(pub(crate) Arc<Shared>);
+
+impl Approver for RpcApprover {
+    fn decide<'a>(
+        &'a self,
+        _tool: &'a str,
+        _arguments: &'a str,
+        _risk: rho_component::RiskLevel,
+    ) -> ApprovalFuture<'a> {
+        Box::pin(async move {
+            let rx = lock(&self.0.approval_rx).take();
+            let decision = match rx {
+                Some(rx) => rx.await.unwrap_or(ApprovalDecision::Deny),
+                None => ApprovalDecision::Deny,
+            };
+            *lock(&self.0.approval_tx) = None;
+            decision
+        })
+    }
+}
+
+enum Job {
+    Request(Request),
+    Shutdown,
+}
+
+/// Serves one connection until EOF. `app` owns the registry, tool set and session.
+pub async fn serve(mut app: App, transport: Transport) {
+    let Transport {
+        mut incoming,
+        outgoing,
+    } = transport;
+    let shared = Arc::new(Shared {
+        out: outgoing,
+        busy: Mutex::new(false),
+        cancel: Mutex::new(None),
+        steering: Mutex::new(app.session.steering()),
+        approval_tx: Mutex::new(None),
+        approval_rx: Mutex::new(None),
+        in_flight: Mutex::new(HashSet::new()),
+    });
+    app.shared = Some(shared.clone());
+    let (jobs_tx, mut jobs) = mpsc::unbounded_channel::<Job>();
+    let reader_shared = shared.clone();
+    let reader = tokio::spawn(async move {
+        while let Some(inbound) = incoming.recv().await {
+            route(&reader_shared, &jobs_tx, inbound);
+        }
+        // EOF: a running prompt is aborted and the main task stops after it.
+        if let Some(cancel) = lock(&reader_shared.cancel).as_ref() {
+            cancel.cancel();
+        }
+        let _ = jobs_tx.send(Job::Shutdown);
+    });
+    shared.send(notification_line::<()>("ready", None));
+    while let Some(job) = jobs.recv().await {
+        let Job::Request(request) = job else { break };
+        let id_text = request.id_text().map(str::to_owned);
+        let response = app.handle(&request).await;
+        if let Some(id) = &id_text {
+            lock(&shared.in_flight).remove(id);
+        }
+        if let Some(line) = response {
+            shared.send(line);
+        }
+    }
+    reader.abort();
+    app.shutdown().await;
+}
+
+/// Handles one inbound unit on the reader task.
+fn route(shared: &Arc<Shared>, jobs: &mpsc::UnboundedSender<Job>, inbound: Inbound) {
+    let line = match inbound {
+        Inbound::Line(line) => line,
+        Inbound::Oversized => {
+            shared.send(error_line(
+                None,
+                ErrorCode::InvalidRequest,
+                &format!(
+                    "the line is longer than {} MiB",
+                    crate::jsonrpc::MAX_LINE_BYTES >> 20
+                ),
+            ));
+            return;
+        }
+    };
+    let request = match parse_line(&line) {
+        Ok(Some(request)) => request,
+        Ok(None) => return,
+        Err(response) => {
+            shared.send(response);
+            return;
+        }
+    };
+    let reply = |result: Result<(), (ErrorCode, String)>| {
+        let Some(id) = request.id.as_deref() else {
+            return;
+        };
+        shared.send(match result {
+            Ok(()) => result_line(id, &Empty {}),
+            Err((code, message)) => error_line(Some(id), code, &message),
+        });
+    };
+    match request.method.as_str() {
+        "prompt" => {
+            let params: PromptParams = match request.required_params() {
+                Ok(p) => p,
+                Err(e) => return reply(Err((ErrorCode::InvalidParams, e))),
+            };
+            if params.steer {
+                lock(&shared.steering).push(params.message);
+                return reply(Ok(()));
+            }
+            {
+                let mut busy = lock(&shared.busy);
+                if *busy {
+                    return reply(Err((
+                        ErrorCode::InvalidRequest,
+                        "a prompt is already running: wait for its response, or send \
+                         {\"steer\": true} to steer it"
+                            .into(),
+                    )));
+                }
+                *busy = true;
+            }
+            queue(shared, jobs, request);
+        }
+        "abort" => match lock(&shared.cancel).as_ref() {
+            Some(cancel) => {
+                cancel.cancel();
+                reply(Ok(()));
+            }
+            None => reply(Err((
+                ErrorCode::InvalidRequest,
+                "nothing is running".into(),
+            ))),
+        },
+        "approvalResponse" => {
+            let params: ApprovalResponseParams = match request.required_params() {
+                Ok(p) => p,
+                Err(e) => return reply(Err((ErrorCode::InvalidParams, e))),
+            };
+            let Some(tx) = lock(&shared.approval_tx).take() else {
+                return reply(Err((
+                    ErrorCode::InvalidRequest,
+                    "no approval is pending".into(),
+                )));
+            };
+            let decision = match (params.approved, params.message) {
+                (true, _) => ApprovalDecision::Approve,
+                (false, Some(message)) if !message.trim().is_empty() => {
+                    ApprovalDecision::Redirect(message)
+                }
+                (false, _) => ApprovalDecision::Deny,
+            };
+            let _ = tx.send(decision);
+            reply(Ok(()));
+        }
+        method if METHODS.contains(&method) => queue(shared, jobs, request),
+        _ => {
+            if let Some(id) = request.id.as_deref() {
+                shared.send(error_line(
+                    Some(id),
+                    ErrorCode::MethodNotFound,
+                    &format!("no method {:?}", request.method),
+                ));
+            }
+        }
+    }
+}
+
+fn queue(shared: &Arc<Shared>, jobs: &mpsc::UnboundedSender<Job>, request: Request) {
+    if let Some(id) = request.id_text()
+        && !lock(&shared.in_flight).insert(id.to_owned())
+    {
+        if request.method == "prompt" {
+            *lock(&shared.busy) = false;
+        }
+        shared.send(error_line(
+            request.id.as_deref(),
+            ErrorCode::InvalidRequest,
+            "a request with this id is still in flight",
+        ));
+        return;
+    }
+    let _ = jobs.send(Job::Request(request));
+}
+
+impl App {
+    /// Runs one prompt with the session; the reader may abort it, steer it or answer its
+    /// approval requests meanwhile.
+    pub(crate) async fn run_prompt(
+        &mut self,
+        params: PromptParams,
+    ) -> Result<crate::wire::PromptResult, (ErrorCode, String)> {
+        let Some(shared) = self.shared.clone() else {
+            return Err((ErrorCode::Internal, "not serving".into()));
+        };
+        let cancel = CancelSignal::new();
+        *lock(&shared.cancel) = Some(cancel.clone());
+        let emit_shared = shared.clone();
+        let emit = move |event: SessionEvent| emit_shared.emit(event);
+        let approver = RpcApprover(shared.clone());
+        let outcome = match self.provider_error.clone() {
+            Some(error) => {
+                shared.emit(SessionEvent::AgentError(error.clone()));
+                Err((ErrorCode::Internal, error))
+            }
+            None => self
+                .session
+                .prompt(&params.message, &emit, &approver, &cancel)
+                .await
+                .map(|turn| crate::wire::PromptResult {
+                    reply: turn.reply,
+                    finish_reason: turn.finish_reason,
+                })
+                .map_err(|e| (ErrorCode::Internal, e.to_string())),
+        };
+        *lock(&shared.cancel) = None;
+        *lock(&shared.approval_tx) = None;
+        *lock(&shared.approval_rx) = None;
+        *lock(&shared.busy) = false;
+        outcome
+    }
+
+    /// Points steering at the current session after it was replaced.
+    pub(crate) fn session_replaced(&mut self, session: Session) {
+        self.session = session;
+        if let Some(shared) = &self.shared {
+            shared.set_steering(self.session.steering());
+        }
+    }
+}

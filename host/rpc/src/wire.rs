@@ -1,0 +1,513 @@
+//! Every shape on the wire: method params and results, and notification params, as typed
+//! structs. Params deserialize strictly (unknown fields are `-32602`); results and
+//! notifications serialize exactly as `rho-rpc-mode.md` spells them. The OpenRPC document in
+//! `schemas/rho-rpc.openrpc.json` is generated from these types (`openrpc.rs`).
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+// ---------- params ----------
+
+/// `prompt`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptParams {
+    /// The user's message.
+    pub message: String,
+    /// `true`: a steering nudge, injected at the next tool-batch seam instead of starting a
+    /// new turn.
+    #[serde(default)]
+    pub steer: bool,
+}
+
+/// `setModel`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetModelParams {
+    /// A model id, or `provider:id`.
+    pub model: String,
+}
+
+/// `resumeSession`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeSessionParams {
+    /// The session file (JSONL) to resume.
+    pub path: PathBuf,
+}
+
+/// `approvalResponse`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalResponseParams {
+    /// Whether the pending call may run.
+    pub approved: bool,
+    /// With `approved: false`: alternative instructions; the batch is abandoned and the model
+    /// re-plans with them (a redirect).
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// Methods without params accept no params, `null`, `{}` or `[]`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+// ---------- results ----------
+
+/// An empty result (`{}`).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Empty {}
+
+/// `prompt` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptResult {
+    /// The model's final text.
+    pub reply: String,
+    /// `stop`, `length`, `max_iterations`, `aborted`, ...
+    pub finish_reason: String,
+}
+
+/// Token counts.
+#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageWire {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Their sum.
+    pub total_tokens: u64,
+    /// Cost as the endpoint reports it (0 when it reports none).
+    pub total_cost: f64,
+    /// Model requests covered.
+    pub request_count: u64,
+}
+
+/// How full the context is.
+#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextWire {
+    /// Tokens of the last request.
+    pub tokens: u64,
+    /// The context window, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
+    /// Percentage of the window used, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percent: Option<f64>,
+    /// Messages in the conversation.
+    pub messages: usize,
+}
+
+/// `getState` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StateResult {
+    /// The model id (`null` when no provider could be chosen).
+    pub model: Option<String>,
+    /// The provider identity.
+    pub provider: Option<String>,
+    /// Why no provider could be chosen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider_error: Option<String>,
+    /// The workspace.
+    pub cwd: PathBuf,
+    /// The session id (`null` when ephemeral).
+    pub session_id: Option<String>,
+    /// The session file (`null` when ephemeral).
+    pub session_file: Option<PathBuf>,
+    /// The permission mode.
+    pub permission_mode: String,
+    /// Whether a prompt is running.
+    pub running: bool,
+}
+
+/// A tool call inside a message.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolCallWire {
+    /// The provider's call id.
+    pub id: String,
+    /// The exported tool name.
+    pub name: String,
+    /// The arguments as the model wrote them.
+    pub arguments: String,
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageWire {
+    /// `system`, `user`, `assistant` or `tool`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+    /// Reasoning text (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// Tool calls (assistant messages).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallWire>,
+    /// The call answered (tool messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The tool name (tool messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// `getMessages` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct MessagesResult {
+    /// The conversation, oldest first (the system prompt is not included).
+    pub messages: Vec<MessageWire>,
+}
+
+/// `setModel` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SetModelResult {
+    /// The model now in use.
+    pub model: String,
+    /// Its provider.
+    pub provider: String,
+}
+
+/// One model a provider offers.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ModelWire {
+    /// The model id.
+    pub id: String,
+    /// The provider.
+    pub provider: String,
+}
+
+/// `listModels` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ModelsResult {
+    /// Models from configuration and from each reachable provider.
+    pub models: Vec<ModelWire>,
+    /// Providers that could not be asked, with the reason.
+    pub errors: Vec<ProviderProblem>,
+}
+
+/// A provider that failed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ProviderProblem {
+    /// The provider.
+    pub provider: String,
+    /// Why.
+    pub error: String,
+}
+
+/// One provider.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderWire {
+    /// The identity.
+    pub id: String,
+    /// `flags`, `config` or `builtin`.
+    pub source: String,
+    /// The endpoint.
+    pub endpoint: String,
+    /// Outside this machine.
+    pub external: bool,
+    /// The default model.
+    pub default_model: Option<String>,
+    /// Whether `GET …/models` answered within 3 s.
+    pub reachable: bool,
+    /// Why it is unusable or unreachable.
+    pub error: Option<String>,
+    /// Whether this is the provider in use.
+    pub active: bool,
+}
+
+/// `listProviders` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ProvidersResult {
+    /// Every provider.
+    pub providers: Vec<ProviderWire>,
+}
+
+/// `getSessionStats` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatsResult {
+    /// The session id (`null` when ephemeral).
+    pub session_id: Option<String>,
+    /// The session file.
+    pub session_file: Option<PathBuf>,
+    /// Tokens over the session's life.
+    pub usage: UsageWire,
+    /// The context after the last request.
+    pub context: ContextWire,
+    /// Messages in the conversation.
+    pub messages: usize,
+}
+
+/// One saved session.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionWire {
+    /// The session id.
+    pub id: String,
+    /// The file.
+    pub path: PathBuf,
+    /// Creation time (seconds since the epoch).
+    pub created: u64,
+    /// Last change (seconds since the epoch).
+    pub modified: u64,
+    /// Messages.
+    pub messages: usize,
+    /// The first user message, cut.
+    pub first_prompt: Option<String>,
+}
+
+/// `listSessions` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SessionsResult {
+    /// This project's sessions, most recent first.
+    pub sessions: Vec<SessionWire>,
+}
+
+/// `newSession` / `resumeSession` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionResult {
+    /// The session id (`null` when ephemeral).
+    pub session_id: Option<String>,
+    /// The session file.
+    pub session_file: Option<PathBuf>,
+    /// Messages in the conversation.
+    pub messages: usize,
+}
+
+/// `compact` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CompactResult {
+    /// The summary that replaced the history.
+    pub summary: String,
+}
+
+/// One tool.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolWire {
+    /// The exported name.
+    pub name: String,
+    /// A display title.
+    pub title: Option<String>,
+    /// The description the model reads.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: serde_json::Value,
+    /// `read`, `write` or `destructive`.
+    pub risk: String,
+    /// `builtin`, `mcp` or `wasm`.
+    pub source: String,
+    /// The MCP server, for MCP tools.
+    pub server: Option<String>,
+    /// The plugin, for plugin tools.
+    pub plugin: Option<String>,
+}
+
+/// `listTools` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolsResult {
+    /// Every tool of the session.
+    pub tools: Vec<ToolWire>,
+}
+
+/// One plugin.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PluginWire {
+    /// The manifest name.
+    pub name: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// `loaded`, `disabled`, `rejected` or `shadowed`.
+    pub status: String,
+    /// The resolved root.
+    pub path: PathBuf,
+}
+
+/// One skill.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SkillWire {
+    /// The name.
+    pub name: String,
+    /// The description.
+    pub description: String,
+    /// `builtin`, `user`, `project` or `plugin`.
+    pub source: String,
+    /// The plugin, for plugin skills.
+    pub plugin: Option<String>,
+}
+
+/// One MCP server.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerWire {
+    /// The identity.
+    pub id: String,
+    /// `config` or `plugin`.
+    pub source: String,
+    /// The plugin, for plugin servers.
+    pub plugin: Option<String>,
+    /// `connected`, `configured`, `disabled` or `failed`.
+    pub status: String,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The negotiated protocol version.
+    pub protocol_version: Option<String>,
+    /// Exported names of its tools.
+    pub tools: Vec<String>,
+    /// The latest failed keep-alive ping.
+    pub ping_failure: Option<String>,
+}
+
+/// One diagnostic.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DiagnosticWire {
+    /// `error`, `warning` or `info`.
+    pub severity: String,
+    /// The stable code.
+    pub code: String,
+    /// What happened.
+    pub message: String,
+    /// The component involved.
+    pub component: Option<String>,
+    /// The file involved.
+    pub path: Option<PathBuf>,
+}
+
+/// `listExtensions` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ExtensionsResult {
+    /// Every plugin found.
+    pub plugins: Vec<PluginWire>,
+    /// Skills after precedence.
+    pub skills: Vec<SkillWire>,
+    /// MCP servers and their live state.
+    pub servers: Vec<ServerWire>,
+    /// Tools of the session.
+    pub tools: Vec<String>,
+    /// Everything refused, shadowed or failed.
+    pub diagnostics: Vec<DiagnosticWire>,
+}
+
+// ---------- notifications ----------
+
+/// `state/change`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StateChangeParams {
+    /// `thinking`, `executing_tool`, `awaiting_approval` or `idle`.
+    pub state: String,
+}
+
+/// `message/delta` and `reasoning/delta`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DeltaParams {
+    /// The streamed chunk.
+    pub delta: String,
+}
+
+/// `tool/call`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolCallParams {
+    /// The exported tool name.
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub arguments: String,
+}
+
+/// `tool/result`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolResultParams {
+    /// The exported tool name.
+    pub name: String,
+    /// Whether the call failed.
+    pub is_error: bool,
+    /// What the model reads.
+    pub output: String,
+}
+
+/// `tool/denied`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolDeniedParams {
+    /// The exported tool name.
+    pub name: String,
+}
+
+/// `approval/request`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ApprovalRequestParams {
+    /// The exported tool name.
+    pub tool: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub arguments: String,
+    /// `read`, `write` or `destructive`.
+    pub risk: String,
+}
+
+/// `usage`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UsageParams {
+    /// The model request's number within the prompt.
+    pub iteration: u32,
+    /// Its tokens.
+    pub usage: UsageWire,
+    /// The context after it.
+    pub context: ContextWire,
+}
+
+/// What happened to one call.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OutcomeWire {
+    /// `success`, `error`, `denied`, `redirected` or `cancelled`.
+    pub kind: String,
+    /// The first line of the failure, for `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// One tool call of a prompt.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRecordWire {
+    /// The exported tool name.
+    pub name: String,
+    /// The arguments as the model wrote them.
+    pub arguments: String,
+    /// What happened.
+    pub outcome: OutcomeWire,
+    /// How long it ran.
+    pub duration_ms: u64,
+}
+
+/// `agent/end`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentEndParams {
+    /// The model's final text.
+    pub reply: String,
+    /// Model requests made.
+    pub iterations: u32,
+    /// Tokens of this prompt.
+    pub usage: UsageWire,
+    /// Every tool call.
+    pub tool_calls: Vec<CallRecordWire>,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// `stop`, `length`, `max_iterations`, `aborted`, ...
+    pub finish_reason: String,
+}
+
+/// `agent/error`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AgentErrorParams {
+    /// What failed.
+    pub error: String,
+}

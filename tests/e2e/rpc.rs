@@ -1,0 +1,900 @@
+//! `rho rpc` end to end: the real binary over pipes, a scripted OpenAI-compatible model
+//! (`fake-model`) on loopback, real tools and a real MCP server. Every stdout line must be a
+//! JSON-RPC message; notification sequences are checked against the spec's examples.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rho_e2e::{KillOnDrop, Sandbox, processes_with, write};
+use serde_json::{Value, json};
+
+const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
+
+/// A running `fake-model` with its script and request log.
+struct Model {
+    _child: KillOnDrop,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Model {
+    fn start(dir: &Path, script: &Value) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
+        let script_path = dir.join("script.json");
+        write(&script_path, serde_json::to_vec_pretty(script).unwrap());
+        let port_file = dir.join("port");
+        let log = dir.join("requests.jsonl");
+        let child = Command::new(FAKE_MODEL)
+            .arg("--script")
+            .arg(&script_path)
+            .arg("--port-file")
+            .arg(&port_file)
+            .arg("--log")
+            .arg(&log)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let child = KillOnDrop(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file)
+                && let Ok(port) = text.trim().parse()
+            {
+                break port;
+            }
+            assert!(Instant::now() < deadline, "fake-model did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Self {
+            _child: child,
+            port,
+            log,
+        }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// The request bodies the model received.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["body"].clone())
+            .collect()
+    }
+}
+
+/// A running `rho rpc`.
+struct Rpc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+    /// Messages read while waiting for something else, handed out again first.
+    pending: std::collections::VecDeque<Value>,
+}
+
+impl Rpc {
+    fn start(sandbox: &Sandbox, model: &Model, extra: &[&str]) -> Self {
+        Self::start_with(
+            sandbox,
+            &[
+                &["--endpoint", &model.endpoint(), "--model", "fake-model-1"],
+                extra,
+            ]
+            .concat(),
+        )
+    }
+
+    fn start_with(sandbox: &Sandbox, args: &[&str]) -> Self {
+        let mut child = Command::new(rho_e2e::rho_bin())
+            .arg("--cwd")
+            .arg(&sandbox.project)
+            .arg("rpc")
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &sandbox.home)
+            .env("RHO_HOME", &sandbox.rho_home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                // stdout carries only protocol: every line is one JSON-RPC message.
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+                assert_eq!(value["jsonrpc"], "2.0", "{line}");
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut rpc = Self {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+            pending: std::collections::VecDeque::new(),
+        };
+        let ready = rpc.next();
+        assert_eq!(ready["method"], "ready", "{ready}");
+        rpc
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    }
+
+    fn next(&mut self) -> Value {
+        if let Some(value) = self.pending.pop_front() {
+            return value;
+        }
+        let value = self
+            .lines
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no message from rho; so far: {:#?}", self.seen));
+        self.seen.push(value.clone());
+        value
+    }
+
+    /// Reads until the response to `id`; returns (notifications before it, the response).
+    fn response(&mut self, id: u64) -> (Vec<Value>, Value) {
+        let mut notes = Vec::new();
+        loop {
+            let message = self.next();
+            if message.get("id") == Some(&json!(id)) {
+                return (notes, message);
+            }
+            notes.push(message);
+        }
+    }
+
+    /// Sends a request and returns its result (panics on an error response). Notifications
+    /// read meanwhile stay pending for the next reader.
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.request(id, method, params);
+        let (notes, response) = self.response(id);
+        for note in notes.into_iter().rev() {
+            self.pending.push_front(note);
+        }
+        assert!(response.get("error").is_none(), "{method}: {response}");
+        response["result"].clone()
+    }
+
+    /// Reads until a notification `method` arrives; returns it.
+    fn until(&mut self, method: &str) -> Value {
+        loop {
+            let message = self.next();
+            if message["method"] == method {
+                return message;
+            }
+        }
+    }
+
+    /// Closes stdin and waits for a clean exit.
+    fn finish(mut self) -> i32 {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "rho did not exit after EOF");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Rpc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn methods(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| m["method"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// `expected` appears in `actual` in order (other notifications may come between).
+fn assert_subsequence(actual: &[Value], expected: &[(&str, Value)]) {
+    let mut at = 0;
+    for (method, params) in expected {
+        let found = actual[at..].iter().position(|m| {
+            m["method"] == *method
+                && (params.is_null()
+                    || params
+                        .as_object()
+                        .unwrap()
+                        .iter()
+                        .all(|(k, v)| m["params"][k] == *v))
+        });
+        match found {
+            Some(i) => at += i + 1,
+            None => panic!(
+                "{method} {params} not found in order; got {:#?}",
+                methods(actual)
+            ),
+        }
+    }
+}
+
+fn tool_call(name: &str, arguments: Value) -> Value {
+    json!({"name": name, "arguments": arguments})
+}
+
+#[test]
+fn a_prompt_reads_a_file_with_a_builtin_tool_in_the_spec_sequence() {
+    let sandbox = Sandbox::new();
+    write(&sandbox.project.join("notes.txt"), "the answer is 42\n");
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [tool_call("read_file", json!({"path": "notes.txt"}))],
+             "expect": {"tools_include": ["read_file", "grep", "run_command"], "last_role": "user"}},
+            {"content": "The answer is 42.",
+             "expect": {"last_role": "tool", "last_message_contains": "the answer is 42"}}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "what is the answer?"}));
+    let (notes, response) = rpc.response(1);
+    assert_eq!(
+        response["result"]["reply"], "The answer is 42.",
+        "{response}"
+    );
+    assert_subsequence(
+        &notes,
+        &[
+            ("agent/start", Value::Null),
+            ("state/change", json!({"state": "thinking"})),
+            (
+                "tool/call",
+                json!({"name": "read_file", "arguments": "{\"path\":\"notes.txt\"}"}),
+            ),
+            (
+                "tool/result",
+                json!({"name": "read_file", "is_error": false}),
+            ),
+            ("message/delta", Value::Null),
+            ("state/change", json!({"state": "idle"})),
+            ("agent/end", Value::Null),
+        ],
+    );
+    let result = notes.iter().find(|n| n["method"] == "tool/result").unwrap();
+    assert!(
+        result["params"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("the answer is 42")
+    );
+    let end = notes.last().unwrap();
+    assert_eq!(
+        end["method"], "agent/end",
+        "agent/end comes right before the response"
+    );
+    let end = &end["params"];
+    assert_eq!(end["reply"], "The answer is 42.");
+    assert_eq!(end["iterations"], 2);
+    assert_eq!(end["finishReason"], "stop");
+    assert_eq!(end["usage"]["requestCount"], 2);
+    assert_eq!(end["toolCalls"][0]["name"], "read_file");
+    assert_eq!(end["toolCalls"][0]["outcome"]["kind"], "success");
+    let deltas: String = notes
+        .iter()
+        .filter(|n| n["method"] == "message/delta")
+        .map(|n| n["params"]["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(deltas, "The answer is 42.");
+    // The model saw the system prompt first and the tool result answering its call id.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1]["messages"][0]["role"], "system");
+    let tool_message = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(tool_message["role"], "tool");
+    assert_eq!(
+        tool_message["tool_call_id"],
+        requests[1]["messages"][2]["tool_calls"][0]["id"]
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn the_spec_hello_example_streams_and_answers() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([{"content": "hello", "usage": {"prompt_tokens": 32, "completion_tokens": 5}}]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "say hello"}));
+    let (notes, response) = rpc.response(1);
+    assert_subsequence(
+        &notes,
+        &[
+            ("agent/start", Value::Null),
+            ("state/change", json!({"state": "thinking"})),
+            ("message/delta", json!({"delta": "hello"})),
+            ("state/change", json!({"state": "idle"})),
+            (
+                "agent/end",
+                json!({"reply": "hello", "iterations": 1, "finishReason": "stop",
+                "usage": {"inputTokens": 32, "outputTokens": 5, "totalTokens": 37, "totalCost": 0.0, "requestCount": 1},
+                "toolCalls": []}),
+            ),
+        ],
+    );
+    assert_eq!(response["result"]["reply"], "hello");
+    let usage = notes.iter().find(|n| n["method"] == "usage").unwrap();
+    assert_eq!(usage["params"]["iteration"], 1);
+    assert_eq!(usage["params"]["usage"]["totalTokens"], 37);
+    assert_eq!(rpc.finish(), 0);
+}
+
+fn approval_script(after: Value) -> Value {
+    json!([
+        {"tool_calls": [tool_call("run_command", json!({"argv": ["echo", "removed"]}))]},
+        after
+    ])
+}
+
+#[test]
+fn an_approved_destructive_call_runs() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &approval_script(
+            json!({"content": "Done.", "expect": {"last_role": "tool", "last_message_contains": "removed"}}),
+        ),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "delete the temp files"}));
+    let request = rpc.until("approval/request");
+    assert_eq!(
+        request["params"],
+        json!({"tool": "run_command", "arguments": "{\"argv\":[\"echo\",\"removed\"]}", "risk": "destructive"})
+    );
+    assert_eq!(
+        rpc.call(2, "approvalResponse", json!({"approved": true})),
+        json!({})
+    );
+    let (notes, response) = rpc.response(1);
+    assert_subsequence(
+        &notes,
+        &[
+            (
+                "tool/result",
+                json!({"name": "run_command", "is_error": false}),
+            ),
+            ("state/change", json!({"state": "idle"})),
+            ("agent/end", json!({"reply": "Done."})),
+        ],
+    );
+    assert!(!methods(&notes).contains(&"tool/denied".to_owned()));
+    assert_eq!(response["result"]["reply"], "Done.");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn a_denied_call_is_reported_and_the_model_continues() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &approval_script(json!({"content": "I will not delete anything.",
+            "expect": {"last_role": "tool", "last_message_contains": "denied"}})),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "delete the temp files"}));
+    rpc.until("approval/request");
+    rpc.call(2, "approvalResponse", json!({"approved": false}));
+    let (notes, response) = rpc.response(1);
+    assert_subsequence(
+        &notes,
+        &[
+            ("tool/denied", json!({"name": "run_command"})),
+            ("agent/end", json!({"reply": "I will not delete anything."})),
+        ],
+    );
+    assert!(!methods(&notes).contains(&"tool/result".to_owned()));
+    let end = notes.iter().find(|n| n["method"] == "agent/end").unwrap();
+    assert_eq!(end["params"]["toolCalls"][0]["outcome"]["kind"], "denied");
+    assert!(response["result"]["reply"].is_string());
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn a_redirect_abandons_the_batch_and_the_model_replans() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &approval_script(json!({"content": "Listing them instead.",
+            "expect": {"last_role": "user", "last_message_contains": "only list the temp files"}})),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "delete the temp files"}));
+    rpc.until("approval/request");
+    rpc.call(
+        2,
+        "approvalResponse",
+        json!({"approved": false, "message": "only list the temp files"}),
+    );
+    let (notes, response) = rpc.response(1);
+    let seen = methods(&notes);
+    assert!(!seen.contains(&"tool/denied".to_owned()), "{seen:?}");
+    assert!(!seen.contains(&"tool/result".to_owned()), "{seen:?}");
+    assert_eq!(response["result"]["reply"], "Listing them instead.");
+    let end = notes.iter().find(|n| n["method"] == "agent/end").unwrap();
+    assert_eq!(
+        end["params"]["toolCalls"][0]["outcome"]["kind"],
+        "redirected"
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
+fn allow_all(sandbox: &Sandbox, extra: &str) {
+    sandbox.write_config(&format!(
+        "[agent]\npermission_mode = \"allow-all\"\n{extra}"
+    ));
+}
+
+#[test]
+fn steering_joins_at_the_next_tool_batch_seam() {
+    let sandbox = Sandbox::new();
+    allow_all(&sandbox, "");
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [tool_call("run_command", json!({"argv": ["sleep", "0.7"]}))]},
+            {"content": "Checked the tests too.",
+             "expect": {"last_role": "user", "last_message_contains": "also check the tests"}}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "fix the bug"}));
+    rpc.until("tool/call");
+    // Answered at once, while the tool still runs.
+    let started = Instant::now();
+    rpc.request(
+        2,
+        "prompt",
+        json!({"message": "also check the tests", "steer": true}),
+    );
+    let (_, steer) = rpc.response(2);
+    assert_eq!(steer["result"], json!({}));
+    assert!(started.elapsed() < Duration::from_millis(500));
+    let (notes, response) = rpc.response(1);
+    assert_eq!(
+        response["result"]["reply"], "Checked the tests too.",
+        "{notes:#?}"
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn abort_mid_tool_kills_the_command_and_ends_the_prompt() {
+    let sandbox = Sandbox::new();
+    allow_all(&sandbox, "");
+    let marker = format!("29.{}", std::process::id());
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [tool_call("run_command", json!({"argv": ["sleep", marker]}))]},
+            {"content": "never requested"}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "wait"}));
+    rpc.until("tool/call");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_with(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = Instant::now();
+    assert_eq!(rpc.call(2, "abort", json!(null)), json!({}));
+    let (notes, response) = rpc.response(1);
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(response["result"]["finishReason"], "aborted", "{response}");
+    let end = notes.iter().find(|n| n["method"] == "agent/end").unwrap();
+    assert_eq!(
+        end["params"]["toolCalls"][0]["outcome"]["kind"],
+        "cancelled"
+    );
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the command survived the abort"
+    );
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "no model request after the abort"
+    );
+    // Nothing runs any more.
+    rpc.request(3, "abort", json!(null));
+    let (_, response) = rpc.response(3);
+    assert_eq!(response["error"]["code"], -32600);
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn a_saved_session_is_resumed_with_continue_and_listed() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"content": "I will remember kiwi."},
+            {"content": "The word was kiwi.",
+             "expect": {"any_message_contains": "remember the word kiwi"}}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &[]);
+    rpc.call(1, "prompt", json!({"message": "remember the word kiwi"}));
+    let state = rpc.call(2, "getState", json!({}));
+    let file = PathBuf::from(state["sessionFile"].as_str().unwrap());
+    assert!(
+        file.starts_with(sandbox.rho_home.join("sessions")),
+        "{state}"
+    );
+    assert_eq!(state["model"], "fake-model-1");
+    assert_eq!(state["cwd"], json!(sandbox.project));
+    assert_eq!(rpc.finish(), 0);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.lines().next().unwrap().contains("\"type\":\"header\""));
+
+    let mut rpc = Rpc::start(&sandbox, &model, &["--continue"]);
+    let messages = rpc.call(1, "getMessages", json!({}));
+    assert_eq!(messages["messages"][0]["content"], "remember the word kiwi");
+    assert_eq!(messages["messages"][1]["content"], "I will remember kiwi.");
+    let reply = rpc.call(2, "prompt", json!({"message": "which word?"}));
+    assert_eq!(reply["reply"], "The word was kiwi.");
+    let sessions = rpc.call(3, "listSessions", json!({}));
+    assert_eq!(
+        sessions["sessions"].as_array().unwrap().len(),
+        1,
+        "{sessions}"
+    );
+    assert_eq!(sessions["sessions"][0]["messages"], 4);
+    assert_eq!(
+        sessions["sessions"][0]["firstPrompt"],
+        "remember the word kiwi"
+    );
+    let stats = rpc.call(4, "getSessionStats", json!({}));
+    assert_eq!(stats["usage"]["requestCount"], 2);
+    assert_eq!(rpc.finish(), 0);
+
+    // --session <path> resumes the same file; --ephemeral writes nothing new.
+    let mut rpc = Rpc::start(&sandbox, &model, &["--session", file.to_str().unwrap()]);
+    assert_eq!(
+        rpc.call(1, "getMessages", json!({}))["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+    assert_eq!(rpc.finish(), 0);
+    let rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    assert_eq!(rpc.finish(), 0);
+    let dir = file.parent().unwrap();
+    assert_eq!(std::fs::read_dir(dir).unwrap().count(), 1);
+}
+
+#[test]
+fn tools_extensions_and_state_are_listed() {
+    let sandbox = Sandbox::new();
+    rho_e2e::make_skill(
+        &sandbox.project.join(".agents/skills"),
+        "release-notes",
+        "Write release notes.",
+    );
+    let model = Model::start(&sandbox.dir.path().join("model"), &json!([]));
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    let tools = rpc.call(1, "listTools", json!({}));
+    let find = |name: &str| {
+        tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {tools:#}"))
+            .clone()
+    };
+    assert_eq!(find("read_file")["risk"], "read");
+    assert_eq!(find("edit_file")["risk"], "write");
+    assert_eq!(find("run_command")["risk"], "destructive");
+    assert_eq!(find("run_command")["source"], "builtin");
+    let skills = find("activate_skill")["inputSchema"]["properties"]["name"]["enum"].clone();
+    assert!(
+        skills.as_array().unwrap().contains(&json!("release-notes")),
+        "{skills}"
+    );
+    let extensions = rpc.call(2, "listExtensions", json!({}));
+    let names: Vec<&str> = extensions["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"release-notes") && names.contains(&"rho-plugin-authoring"));
+    assert_eq!(extensions["servers"], json!([]));
+    let reloaded = rpc.call(3, "reloadExtensions", json!({}));
+    assert_eq!(reloaded["skills"], extensions["skills"]);
+    let providers = rpc.call(4, "listProviders", json!({}));
+    assert_eq!(providers["providers"][0]["id"], "cli");
+    assert_eq!(providers["providers"][0]["reachable"], true);
+    assert_eq!(providers["providers"][0]["active"], true);
+    let models = rpc.call(5, "listModels", json!({}));
+    assert!(
+        models["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["id"] == "fake-model-2")
+    );
+    let set = rpc.call(6, "setModel", json!({"model": "fake-model-2"}));
+    assert_eq!(set["model"], "fake-model-2");
+    assert_eq!(rpc.call(7, "getState", json!({}))["model"], "fake-model-2");
+    assert_eq!(rpc.call(8, "clear", json!({})), json!({}));
+    let fresh = rpc.call(9, "newSession", json!({}));
+    assert_eq!(fresh["messages"], 0);
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn a_prompt_calls_a_real_mcp_server_tool() {
+    let sandbox = Sandbox::new();
+    let everything = rho_e2e::peer_bin("mcp-server-everything");
+    allow_all(
+        &sandbox,
+        &format!(
+            "[mcp.servers.everything]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
+            everything.display()
+        ),
+    );
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [tool_call("mcp__everything__echo", json!({"message": "hi from rho"}))],
+             "expect": {"tools_include": ["mcp__everything__echo"]}},
+            {"content": "The server echoed.", "expect": {"last_role": "tool", "last_message_contains": "hi from rho"}}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    let extensions = rpc.call(1, "listExtensions", json!({}));
+    assert_eq!(
+        extensions["servers"][0]["status"], "connected",
+        "{extensions}"
+    );
+    rpc.request(2, "prompt", json!({"message": "echo something"}));
+    let (notes, response) = rpc.response(2);
+    let result = notes.iter().find(|n| n["method"] == "tool/result").unwrap();
+    assert_eq!(result["params"]["is_error"], false);
+    assert!(
+        result["params"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("hi from rho"),
+        "{result}"
+    );
+    assert_eq!(response["result"]["reply"], "The server echoed.");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn bad_input_gets_the_right_errors_and_the_process_keeps_serving() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([{"content": "slow answer with several words", "chunk_delay_ms": 150}]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    let expect_error = |rpc: &mut Rpc, line: &str, code: i64, id: Value| {
+        rpc.send_raw(line);
+        let message = rpc.next();
+        assert_eq!(message["error"]["code"], code, "{line} -> {message}");
+        assert_eq!(message["id"], id, "{line} -> {message}");
+    };
+    expect_error(&mut rpc, "{bad json", -32700, Value::Null);
+    expect_error(&mut rpc, "[]", -32600, Value::Null);
+    expect_error(&mut rpc, "[1,2]", -32600, Value::Null);
+    expect_error(&mut rpc, "42", -32600, Value::Null);
+    expect_error(
+        &mut rpc,
+        r#"{"jsonrpc":"1.0","method":"getState","id":1}"#,
+        -32600,
+        json!(1),
+    );
+    expect_error(&mut rpc, r#"{"jsonrpc":"2.0","id":2}"#, -32600, json!(2));
+    expect_error(
+        &mut rpc,
+        r#"{"jsonrpc":"2.0","method":"nope","id":3}"#,
+        -32601,
+        json!(3),
+    );
+    expect_error(
+        &mut rpc,
+        r#"{"jsonrpc":"2.0","method":"prompt","params":{"message":5},"id":4}"#,
+        -32602,
+        json!(4),
+    );
+    expect_error(
+        &mut rpc,
+        r#"{"jsonrpc":"2.0","method":"setModel","params":{"model":"x","extra":1},"id":5}"#,
+        -32602,
+        json!(5),
+    );
+    expect_error(
+        &mut rpc,
+        r#"{"jsonrpc":"2.0","method":"abort","id":6}"#,
+        -32600,
+        json!(6),
+    );
+    expect_error(
+        &mut rpc,
+        r#"{"jsonrpc":"2.0","method":"approvalResponse","params":{"approved":true},"id":7}"#,
+        -32600,
+        json!(7),
+    );
+    expect_error(
+        &mut rpc,
+        r#"{"jsonrpc":"2.0","method":"getState","id":1.5}"#,
+        -32600,
+        Value::Null,
+    );
+    // An unknown notification gets no answer at all; the next request is answered next.
+    rpc.send_raw(r#"{"jsonrpc":"2.0","method":"nope"}"#);
+    rpc.send_raw(r#"{"jsonrpc":"2.0","method":"getState","id":18446744073709551616}"#);
+    let message = rpc.next();
+    assert!(message["result"].is_object(), "{message}");
+    // A second prompt while one runs is refused; the first one finishes.
+    rpc.request(10, "prompt", json!({"message": "first"}));
+    rpc.until("message/delta");
+    rpc.request(11, "prompt", json!({"message": "second"}));
+    let (_, refused) = rpc.response(11);
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let (_, first) = rpc.response(10);
+    assert_eq!(first["result"]["reply"], "slow answer with several words");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn huge_ids_are_echoed_byte_for_byte() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(&sandbox.dir.path().join("model"), &json!([]));
+    let mut child = Command::new(rho_e2e::rho_bin())
+        .arg("--cwd")
+        .arg(&sandbox.project)
+        .args([
+            "rpc",
+            "--ephemeral",
+            "--endpoint",
+            &model.endpoint(),
+            "--model",
+            "m",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("RHO_HOME", &sandbox.rho_home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"getState\",\"id\":18446744073709551616}\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("\"id\":18446744073709551616"), "{stdout}");
+    assert_eq!(output.status.code(), Some(0));
+}
+
+#[test]
+fn an_external_provider_needs_consent() {
+    let sandbox = Sandbox::new();
+    let mut rpc = Rpc::start_with(
+        &sandbox,
+        &[
+            "--ephemeral",
+            "--endpoint",
+            "https://api.example.com/v1",
+            "--model",
+            "m",
+        ],
+    );
+    let state = rpc.call(1, "getState", json!({}));
+    assert!(
+        state["providerError"]
+            .as_str()
+            .unwrap()
+            .contains("--accept-external-provider")
+    );
+    rpc.request(2, "prompt", json!({"message": "hi"}));
+    let (notes, response) = rpc.response(2);
+    assert_eq!(response["error"]["code"], -32603);
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--accept-external-provider")
+    );
+    assert!(methods(&notes).contains(&"agent/error".to_owned()));
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn eof_mid_prompt_aborts_it_and_exits_cleanly() {
+    let sandbox = Sandbox::new();
+    allow_all(&sandbox, "");
+    let marker = format!("28.{}", std::process::id());
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([{"tool_calls": [tool_call("run_command", json!({"argv": ["sleep", marker]}))]}]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &[]);
+    rpc.request(1, "prompt", json!({"message": "wait"}));
+    rpc.until("tool/call");
+    let started = Instant::now();
+    let file = {
+        let sessions = sandbox.rho_home.join("sessions");
+        let project = std::fs::read_dir(&sessions)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        std::fs::read_dir(project)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+    };
+    assert_eq!(rpc.finish(), 0);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the command survived EOF"
+    );
+    let saved = std::fs::read_to_string(file).unwrap();
+    assert!(
+        saved.contains("\"content\":\"wait\""),
+        "the prompt was saved"
+    );
+}

@@ -92,7 +92,10 @@ fn crate_graph_follows_the_design() {
             ],
         ),
         ("rho-plugin-sdk", &[]),
-        ("rho-e2e", &["rho-component", "rho-mcp", "rho-core"]),
+        (
+            "rho-e2e",
+            &["rho-component", "rho-mcp", "rho-core", "rho-rpc"],
+        ),
         ("rho-bench", &[]),
     ];
     for (krate, deps) in &graph {

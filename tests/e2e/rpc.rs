@@ -898,3 +898,62 @@ fn eof_mid_prompt_aborts_it_and_exits_cleanly() {
         "the prompt was saved"
     );
 }
+
+#[test]
+fn a_closed_stdout_stops_rho_without_a_panic() {
+    let sandbox = Sandbox::new();
+    let mut child = Command::new(rho_e2e::rho_bin())
+        .arg("--cwd")
+        .arg(&sandbox.project)
+        .args([
+            "rpc",
+            "--ephemeral",
+            "--endpoint",
+            "http://127.0.0.1:1/v1",
+            "--model",
+            "m",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("RHO_HOME", &sandbox.rho_home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.contains("ready"), "{first}");
+    // The reader goes away (`rho rpc | head -1`), stdin stays open.
+    drop(stdout);
+    let mut stdin = child.stdin.take().unwrap();
+    let started = Instant::now();
+    for id in 0..20 {
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"getState\",\"id\":{id}}}\n");
+        if stdin.write_all(line.as_bytes()).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "rho kept running with nobody reading"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}

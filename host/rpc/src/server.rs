@@ -79,6 +79,8 @@ pub(crate) struct Shared {
     approval_tx: Mutex<Option<oneshot::Sender<ApprovalDecision>>>,
     approval_rx: Mutex<Option<oneshot::Receiver<ApprovalDecision>>>,
     in_flight: Mutex<HashSet<String>>,
+    /// Fires when nobody reads stdout any more: the run stops instead of working for no one.
+    closed: CancelSignal,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -87,8 +89,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Shared {
     pub(crate) fn send(&self, line: String) {
-        // A closed writer means stdout is gone; the run ends at EOF or shutdown.
-        let _ = self.out.send(line);
+        if self.out.send(line).is_err() && !self.closed.is_cancelled() {
+            // The writer is gone (stdout closed by its reader): abort what runs and stop.
+            tracing::warn!("stdout is closed; stopping");
+            self.closed.cancel();
+            if let Some(cancel) = lock(&self.cancel).as_ref() {
+                cancel.cancel();
+            }
+        }
     }
 
     /// Sends a session event; an approval request first opens the slot its answer goes to,
@@ -148,6 +156,7 @@ pub async fn serve(mut app: App, transport: Transport) {
         approval_tx: Mutex::new(None),
         approval_rx: Mutex::new(None),
         in_flight: Mutex::new(HashSet::new()),
+        closed: CancelSignal::new(),
     });
     app.shared = Some(shared.clone());
     let (jobs_tx, mut jobs) = mpsc::unbounded_channel::<Job>();
@@ -163,8 +172,14 @@ pub async fn serve(mut app: App, transport: Transport) {
         let _ = jobs_tx.send(Job::Shutdown);
     });
     shared.send(notification_line::<()>("ready", None));
-    while let Some(job) = jobs.recv().await {
-        let Job::Request(request) = job else { break };
+    loop {
+        let job = tokio::select! {
+            job = jobs.recv() => job,
+            () = shared.closed.cancelled() => None,
+        };
+        let Some(Job::Request(request)) = job else {
+            break;
+        };
         let id_text = request.id_text().map(str::to_owned);
         let response = app.handle(&request).await;
         if let Some(id) = &id_text {

@@ -813,12 +813,16 @@ fn doctor_in_a_clean_sandbox() {
         [
             "config",
             "agent plugins",
+            "plugin trust",
             "skills",
             "mcp servers",
             "provider"
         ],
         "{doctor:#}"
     );
+    let trust = check(&doctor, "plugin trust");
+    assert_eq!(trust["status"], "ok");
+    assert_eq!(trust["detail"], "no untrusted project plugin servers");
     let config = check(&doctor, "config");
     assert_eq!(config["status"], "ok");
     assert_eq!(

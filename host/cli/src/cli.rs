@@ -162,6 +162,17 @@ pub enum PluginsCommand {
         #[arg(long, short = 'y')]
         yes: bool,
     },
+    /// Trust a project plugin so its MCP servers may start (records a fingerprint of its
+    /// launch spec; any later change needs trust again).
+    Trust {
+        /// The plugin name.
+        name: String,
+    },
+    /// Withdraw trust from a project plugin: its MCP servers no longer start.
+    Untrust {
+        /// The plugin name.
+        name: String,
+    },
     /// Validate a plugin directory without installing it; exit 1 on any error.
     Validate {
         /// The plugin directory.

@@ -90,6 +90,9 @@ pub enum DiagnosticCode {
     /// Two tools would be exported under the same name; the one from the lower-precedence
     /// source is not mounted.
     ToolNameCollision,
+    /// A project plugin declares MCP servers but the user has not trusted it (or it changed
+    /// since): its servers are not started until `rho plugins trust <name>`.
+    PluginUntrusted,
 }
 
 impl DiagnosticCode {
@@ -119,6 +122,7 @@ impl DiagnosticCode {
         Self::ConfigInvalid,
         Self::McpServerFailed,
         Self::ToolNameCollision,
+        Self::PluginUntrusted,
     ];
 
     /// The stable kebab-case string.
@@ -148,6 +152,7 @@ impl DiagnosticCode {
             Self::ConfigInvalid => "config-invalid",
             Self::McpServerFailed => "mcp-server-failed",
             Self::ToolNameCollision => "tool-name-collision",
+            Self::PluginUntrusted => "plugin-untrusted",
         }
     }
 }

@@ -152,6 +152,11 @@ impl RhoPaths {
         self.rho_home.join("config.toml")
     }
 
+    /// `$RHO_HOME/trusted-plugins.toml`: fingerprints of the project plugins the user trusted.
+    pub fn trust_file(&self) -> PathBuf {
+        self.rho_home.join("trusted-plugins.toml")
+    }
+
     /// `$RHO_HOME/plugins.toml`: user-scope activation state.
     pub fn user_state_file(&self) -> PathBuf {
         self.rho_home.join("plugins.toml")

@@ -17,5 +17,6 @@ pub use model_choice::{
 pub use registry::{
     ACTIVATE_SKILL, MountOptions, MountedServer, PluginSummary, Registry, ServerSlot, ServerSource,
     ServerStatus, SlotState, ToolSet, collect_servers, plugin_locations, skill_catalog,
+    untrusted_message,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths};

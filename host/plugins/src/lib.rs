@@ -20,6 +20,7 @@ mod package;
 mod placeholder;
 mod schema;
 mod state;
+mod trust;
 
 pub use copy::CopyLimits;
 pub use discovery::{
@@ -36,6 +37,7 @@ pub use package::{DATA_DIR, Package, SKILLS_DIR, load_package};
 pub use placeholder::expand_placeholders;
 pub use schema::{SpecVersion, schema_texts};
 pub use state::{ActivationState, PluginState};
+pub use trust::{TRUST_FILE, TrustState, TrustStore, fingerprint};
 
 /// Entry points for fuzzing the parsers on raw bytes; not part of the stable API.
 #[doc(hidden)]

@@ -356,7 +356,7 @@ pub struct ServerWire {
     pub source: String,
     /// The plugin, for plugin servers.
     pub plugin: Option<String>,
-    /// `connected`, `configured`, `disabled` or `failed`.
+    /// `connected`, `configured`, `disabled`, `untrusted` or `failed`.
     pub status: String,
     /// Why it failed.
     pub error: Option<String>,

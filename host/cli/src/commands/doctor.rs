@@ -72,6 +72,34 @@ pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
             plugin_errors
         ),
     });
+    let untrusted: Vec<&str> = registry
+        .servers
+        .iter()
+        .filter(|s| matches!(s.state, rho_core::SlotState::Untrusted(_)))
+        .map(|s| s.id.as_str())
+        .collect();
+    let trust_file = registry.paths.trust_file();
+    let store_problem = registry.diagnostics.iter().find(|d| {
+        d.code == rho_component::DiagnosticCode::StateFileInvalid
+            && d.message.contains(&*trust_file.to_string_lossy())
+    });
+    rows.push(Row {
+        check: "plugin trust",
+        status: if store_problem.is_some() {
+            "error"
+        } else {
+            status(0, untrusted.len())
+        },
+        detail: match store_problem {
+            Some(d) => d.message.clone(),
+            None if untrusted.is_empty() => "no untrusted project plugin servers".into(),
+            None => format!(
+                "{} server(s) of untrusted project plugins will not start: {} (see `rho plugins trust`)",
+                untrusted.len(),
+                untrusted.join(", ")
+            ),
+        },
+    });
     let skill_problems = registry
         .diagnostics
         .iter()

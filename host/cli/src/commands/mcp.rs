@@ -34,7 +34,7 @@ struct ServerEntry<'a> {
     plugin: Option<&'a str>,
     transport: Option<&'static str>,
     enabled: bool,
-    /// configured | connected | failed | disabled
+    /// configured | connected | failed | disabled | untrusted
     status: &'static str,
     error: Option<Cow<'a, str>>,
     protocol_version: Option<String>,
@@ -119,16 +119,20 @@ fn target(spec: &McpServerSpec) -> String {
     }
 }
 
-/// Where servers come from for one command: the configuration and the plugin inventory.
+/// Where servers come from for one command: the configuration, the plugin inventory and the
+/// user's trust decisions about project plugins.
 struct Sources {
     config: rho_config::RhoConfig,
     inventory: rho_plugins::PluginInventory,
+    trust: rho_plugins::TrustStore,
 }
 
 fn load_sources(ctx: &Context) -> anyhow::Result<Sources> {
     Ok(Sources {
         config: ctx.config()?,
         inventory: ctx.plugins.discover(),
+        // An unreadable store trusts nothing.
+        trust: rho_plugins::TrustStore::load(&ctx.paths.trust_file()).unwrap_or_default(),
     })
 }
 
@@ -177,12 +181,22 @@ fn collect(sources: &Sources) -> Vec<ServerEntry<'_>> {
             .join(rho_plugins::MCP_FILE)
             .to_string_lossy()
             .into_owned();
+        let trust = if status == "configured" {
+            sources.trust.state(record)
+        } else {
+            rho_plugins::TrustState::NotNeeded
+        };
         for spec in &record.package.mcp_servers {
-            entries.push(ServerEntry::from_spec(
-                spec,
-                Some(Cow::Owned(mcp_json.clone())),
-                status,
-            ));
+            let mut entry =
+                ServerEntry::from_spec(spec, Some(Cow::Owned(mcp_json.clone())), status);
+            if !trust.allows_start() && spec.enabled {
+                entry.status = "untrusted";
+                entry.error = Some(Cow::Owned(rho_core::untrusted_message(
+                    &record.name,
+                    &trust,
+                )));
+            }
+            entries.push(entry);
         }
         for d in &record.package.diagnostics {
             if matches!(

@@ -30,6 +30,8 @@ pub fn run(ctx: &Context, command: PluginsCommand) -> anyhow::Result<ExitCode> {
         PluginsCommand::Disable { name } => enable(ctx, &name, false),
         PluginsCommand::Remove { name, yes } => remove(ctx, &name, yes),
         PluginsCommand::Validate { path } => validate(ctx, &path),
+        PluginsCommand::Trust { name } => trust(ctx, &name, true),
+        PluginsCommand::Untrust { name } => trust(ctx, &name, false),
     }
 }
 
@@ -267,6 +269,59 @@ fn inspect_json(record: &PluginRecord, others: &[&PluginRecord]) -> Value {
     value
 }
 
+fn trust_store(ctx: &Context) -> anyhow::Result<rho_plugins::TrustStore> {
+    Ok(rho_plugins::TrustStore::load(&ctx.paths.trust_file())?)
+}
+
+fn trust(ctx: &Context, name: &str, trusted: bool) -> anyhow::Result<ExitCode> {
+    let inventory = ctx.plugins.discover();
+    let Some(record) = inventory.find(name) else {
+        bail!("no plugin named {name:?} was found (try `rho plugins list`)");
+    };
+    if record.scope != Scope::Project {
+        bail!("{name} is a user plugin: user plugins need no trust");
+    }
+    let mut store = trust_store(ctx)?;
+    let changed = if trusted {
+        store.trust(record)?;
+        true
+    } else {
+        store.untrust(record)?
+    };
+    let fingerprint = if trusted {
+        Some(rho_plugins::fingerprint(record)?)
+    } else {
+        None
+    };
+    if ctx.json {
+        json_out(&json!({
+            "name": record.name,
+            "path": path_str(record.path()),
+            "trusted": trusted,
+            "changed": changed,
+            "fingerprint": fingerprint,
+            "trust_file": path_str(&ctx.paths.trust_file()),
+        }));
+    } else if trusted {
+        out(&format!(
+            "{} trusted ({}): its MCP servers may start\n",
+            clean(&record.name),
+            clean(&path_str(record.path()))
+        ));
+    } else {
+        out(&format!(
+            "{} {}\n",
+            clean(&record.name),
+            if changed {
+                "is no longer trusted"
+            } else {
+                "was not trusted"
+            }
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
     let inventory = ctx.plugins.discover();
     let Some(record) = inventory.find(name) else {
@@ -277,8 +332,14 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|p| p.name == name && p.entry != record.entry)
         .collect();
+    let trust_state = match trust_store(ctx) {
+        Ok(store) => store.state(record),
+        Err(_) => rho_plugins::TrustState::Untrusted,
+    };
     if ctx.json {
-        json_out(&inspect_json(record, &others));
+        let mut value = inspect_json(record, &others);
+        value["trust"] = json!(trust_state.as_str());
+        json_out(&value);
         return Ok(ExitCode::SUCCESS);
     }
     let m = record.package.manifest.as_ref();
@@ -307,6 +368,9 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
         record.scope,
         origin_str(record)
     ));
+    if trust_state != rho_plugins::TrustState::NotNeeded {
+        t.push_str(&format!("  trust:   {}\n", trust_state.as_str()));
+    }
     t.push_str(&format!("  path:    {}\n", clean(&path_str(record.path()))));
     if record.entry != record.path() {
         t.push_str(&format!(

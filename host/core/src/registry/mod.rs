@@ -18,7 +18,7 @@ use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
 use rho_config::{ConfigSource, RhoConfig, RhoPaths};
 use rho_plugins::{PluginInventory, PluginLocations};
 
-pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers};
+pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
 pub use tool_set::{MountOptions, MountedServer, ServerStatus, ToolSet};
 
@@ -61,7 +61,25 @@ impl Registry {
         diagnostics.extend(plugins.all_diagnostics().cloned());
         let (skills, skill_diagnostics) = gather_skills(&paths, &plugins);
         diagnostics.extend(skill_diagnostics);
-        let servers = collect_servers(&config, &plugins);
+        let trust = match rho_plugins::TrustStore::load(&paths.trust_file()) {
+            Ok(store) => store,
+            Err(e) => {
+                diagnostics.push(Diagnostic::error(
+                    DiagnosticCode::StateFileInvalid,
+                    format!("{e}; no project plugin is trusted"),
+                ));
+                rho_plugins::TrustStore::default()
+            }
+        };
+        let servers = collect_servers(&config, &plugins, &trust);
+        for slot in &servers {
+            if let SlotState::Untrusted(message) = &slot.state {
+                diagnostics.push(
+                    Diagnostic::warning(DiagnosticCode::PluginUntrusted, message.clone())
+                        .with_component(slot.id.clone()),
+                );
+            }
+        }
         Self {
             paths,
             config_source: config_source.clone(),

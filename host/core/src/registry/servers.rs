@@ -5,7 +5,7 @@
 
 use rho_component::{DiagnosticCode, McpServerSpec};
 use rho_config::RhoConfig;
-use rho_plugins::{PluginInventory, PluginStatus};
+use rho_plugins::{PluginInventory, PluginStatus, TrustState, TrustStore};
 
 /// Where a server entry is declared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,9 @@ pub enum SlotState {
     Disabled,
     /// The entry is invalid; the message names the keys.
     Invalid(String),
+    /// A project plugin's server that the user has not trusted (or that changed since); the
+    /// message says how to trust it. Never started.
+    Untrusted(String),
 }
 
 /// One server entry.
@@ -64,8 +67,13 @@ impl ServerSlot {
     }
 }
 
-/// Collects every server entry from the configuration and the plugin inventory.
-pub fn collect_servers(config: &RhoConfig, inventory: &PluginInventory) -> Vec<ServerSlot> {
+/// Collects every server entry from the configuration and the plugin inventory. Servers of
+/// project plugins the user has not trusted (see `rho plugins trust`) are `Untrusted`.
+pub fn collect_servers(
+    config: &RhoConfig,
+    inventory: &PluginInventory,
+    trust: &TrustStore,
+) -> Vec<ServerSlot> {
     let config_path = config
         .path
         .as_ref()
@@ -98,11 +106,18 @@ pub fn collect_servers(config: &RhoConfig, inventory: &PluginInventory) -> Vec<S
             .join(rho_plugins::MCP_FILE)
             .to_string_lossy()
             .into_owned();
+        let trust_state = if plugin_enabled {
+            trust.state(record)
+        } else {
+            TrustState::NotNeeded
+        };
         for spec in &record.package.mcp_servers {
-            let state = if plugin_enabled && spec.enabled {
+            let state = if !(plugin_enabled && spec.enabled) {
+                SlotState::Disabled
+            } else if trust_state.allows_start() {
                 SlotState::Configured
             } else {
-                SlotState::Disabled
+                SlotState::Untrusted(untrusted_message(&record.name, &trust_state))
             };
             slots.push(ServerSlot {
                 id: spec.id.clone(),
@@ -130,4 +145,16 @@ pub fn collect_servers(config: &RhoConfig, inventory: &PluginInventory) -> Vec<S
         }
     }
     slots
+}
+
+/// Why a project plugin's servers do not start, and what to do about it.
+pub fn untrusted_message(plugin: &str, state: &TrustState) -> String {
+    let why = if *state == TrustState::Changed {
+        "changed since you trusted it"
+    } else {
+        "is not trusted"
+    };
+    format!(
+        "project plugin {plugin:?} {why}: its servers start only after `rho plugins trust {plugin}`"
+    )
 }

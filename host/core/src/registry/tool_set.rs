@@ -46,23 +46,27 @@ pub enum ServerStatus {
     Invalid(String),
     /// Start-up failed; the message says why.
     Failed(String),
+    /// A project plugin's server the user has not trusted; never started.
+    Untrusted(String),
 }
 
 impl ServerStatus {
-    /// `connected`, `configured`, `disabled` or `failed` (invalid entries count as failed).
+    /// `connected`, `configured`, `disabled`, `untrusted` or `failed` (invalid entries count
+    /// as failed).
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Connected => "connected",
             Self::Configured => "configured",
             Self::Disabled => "disabled",
             Self::Invalid(_) | Self::Failed(_) => "failed",
+            Self::Untrusted(_) => "untrusted",
         }
     }
 
     /// The error, for invalid and failed servers.
     pub fn error(&self) -> Option<&str> {
         match self {
-            Self::Invalid(e) | Self::Failed(e) => Some(e),
+            Self::Invalid(e) | Self::Failed(e) | Self::Untrusted(e) => Some(e),
             _ => None,
         }
     }
@@ -230,6 +234,7 @@ impl Registry {
                 SlotState::Configured => ServerStatus::Configured,
                 SlotState::Disabled => ServerStatus::Disabled,
                 SlotState::Invalid(e) => ServerStatus::Invalid(e.clone()),
+                SlotState::Untrusted(e) => ServerStatus::Untrusted(e.clone()),
             };
             set.servers.push(MountedServer {
                 id: slot.id.clone(),

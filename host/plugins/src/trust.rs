@@ -1,0 +1,218 @@
+//! Trust for project plugins: a plugin found in a project's `.agents/plugins` may start
+//! processes (its MCP servers), so rho starts them only once the user trusted that exact
+//! plugin. The trust record is a fingerprint of its effective launch spec: the resolved root,
+//! `mcp.json` as written, and the bytes of every server executable shipped in the package.
+//! Editing any of these, replacing a binary or re-linking the root changes the fingerprint,
+//! and the plugin is untrusted again until the user trusts it anew.
+//!
+//! Records live in `$RHO_HOME/trusted-plugins.toml` (strict, written atomically). User-scope
+//! plugins need no trust: installing them is the user's decision.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use rho_component::{McpTransport, Scope, StdioCommand};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{MCP_FILE, PluginError, PluginRecord};
+
+/// The file name of the trust store under `RHO_HOME`.
+pub const TRUST_FILE: &str = "trusted-plugins.toml";
+
+/// Executables larger than this are hashed up to here (and the size is part of the hash).
+const MAX_HASHED_BYTES: u64 = 512 * 1024 * 1024;
+
+/// Whether a plugin may start its servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustState {
+    /// A user-scope plugin, or one without servers: nothing to decide.
+    NotNeeded,
+    /// Trusted with the current fingerprint.
+    Trusted,
+    /// Never trusted.
+    Untrusted,
+    /// Trusted once, but its launch spec changed since.
+    Changed,
+}
+
+impl TrustState {
+    /// `not-needed`, `trusted`, `untrusted` or `changed`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::NotNeeded => "not-needed",
+            Self::Trusted => "trusted",
+            Self::Untrusted => "untrusted",
+            Self::Changed => "changed",
+        }
+    }
+
+    /// Whether its servers may start.
+    pub fn allows_start(&self) -> bool {
+        matches!(self, Self::NotNeeded | Self::Trusted)
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustFile {
+    #[serde(default, rename = "plugin")]
+    plugins: Vec<TrustRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustRecord {
+    root: PathBuf,
+    name: String,
+    fingerprint: String,
+}
+
+/// The user's trust decisions.
+#[derive(Debug, Clone, Default)]
+pub struct TrustStore {
+    path: PathBuf,
+    records: BTreeMap<PathBuf, TrustRecord>,
+}
+
+impl TrustStore {
+    /// Reads the store at `path` (missing: empty). A store that cannot be read trusts nothing
+    /// and says why.
+    pub fn load(path: &Path) -> Result<Self, PluginError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => {
+                return Err(PluginError::Io {
+                    path: path.to_path_buf(),
+                    error: e,
+                });
+            }
+        };
+        let file: TrustFile = toml::from_str(&text).map_err(|e| PluginError::StateFile {
+            path: path.to_path_buf(),
+            message: format!("not a valid trust store: {}", e.message().trim_end()),
+        })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            records: file
+                .plugins
+                .into_iter()
+                .map(|r| (r.root.clone(), r))
+                .collect(),
+        })
+    }
+
+    /// The trust state of `record`.
+    pub fn state(&self, record: &PluginRecord) -> TrustState {
+        if record.scope != Scope::Project || record.package.mcp_servers.is_empty() {
+            return TrustState::NotNeeded;
+        }
+        let Some(trusted) = self.records.get(record.path()) else {
+            return TrustState::Untrusted;
+        };
+        match fingerprint(record) {
+            Ok(current) if current == trusted.fingerprint => TrustState::Trusted,
+            _ => TrustState::Changed,
+        }
+    }
+
+    /// Records `record` as trusted with its current fingerprint and saves the store.
+    pub fn trust(&mut self, record: &PluginRecord) -> Result<(), PluginError> {
+        let fingerprint = fingerprint(record)?;
+        let root = record.path().to_path_buf();
+        self.records.insert(
+            root.clone(),
+            TrustRecord {
+                root,
+                name: record.name.clone(),
+                fingerprint,
+            },
+        );
+        self.save()
+    }
+
+    /// Forgets every record for `record`'s root; returns whether one existed.
+    pub fn untrust(&mut self, record: &PluginRecord) -> Result<bool, PluginError> {
+        let removed = self.records.remove(record.path()).is_some();
+        if removed {
+            self.save()?;
+        }
+        Ok(removed)
+    }
+
+    fn save(&self) -> Result<(), PluginError> {
+        let io = |error| PluginError::Io {
+            path: self.path.clone(),
+            error,
+        };
+        let file = TrustFile {
+            plugins: self.records.values().cloned().collect(),
+        };
+        let text = toml::to_string(&file).map_err(|e| PluginError::StateFile {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let tmp = self.path.with_extension("toml.tmp");
+        std::fs::write(&tmp, text).map_err(io)?;
+        std::fs::rename(&tmp, &self.path).map_err(io)
+    }
+}
+
+/// `sha256:<hex>` over the resolved root, `mcp.json` as written, and the bytes of every
+/// server executable inside the package.
+pub fn fingerprint(record: &PluginRecord) -> Result<String, PluginError> {
+    let root = record.path();
+    let mut hasher = Sha256::new();
+    let mut field = |label: &str, bytes: &[u8]| {
+        hasher.update(label.as_bytes());
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    field("root", root.as_os_str().as_encoded_bytes());
+    let mcp = root.join(MCP_FILE);
+    let text = std::fs::read(&mcp).map_err(|error| PluginError::Io {
+        path: mcp.clone(),
+        error,
+    })?;
+    field("mcp.json", &text);
+    for spec in &record.package.mcp_servers {
+        field("server", spec.id.as_bytes());
+        if let McpTransport::Stdio(stdio) = &spec.transport
+            && let StdioCommand::Path(command) = &stdio.command
+            && command.starts_with(root)
+        {
+            let digest = file_digest(command)?;
+            field("executable", &digest);
+        }
+    }
+    let digest = hasher.finalize();
+    Ok(format!("sha256:{}", hex(&digest)))
+}
+
+fn file_digest(path: &Path) -> Result<Vec<u8>, PluginError> {
+    let io = |error| PluginError::Io {
+        path: path.to_path_buf(),
+        error,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut reader = file.take(MAX_HASHED_BYTES);
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = reader.read(&mut buf).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher.finalize().to_vec())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -94,18 +94,38 @@ impl Rpc {
     }
 
     fn start_with(sandbox: &Sandbox, args: &[&str]) -> Self {
-        let mut child = Command::new(rho_e2e::rho_bin())
+        Self::start_env(sandbox, args, &[])
+    }
+
+    fn start_env(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(rho_e2e::rho_bin());
+        command.env_clear();
+        if let Some(filter) = std::env::var_os("RHO_TEST_LOG") {
+            command.env("RHO_LOG", filter);
+        }
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command
             .arg("--cwd")
             .arg(&sandbox.project)
             .arg("rpc")
             .args(args)
-            .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &sandbox.home)
             .env("RHO_HOME", &sandbox.rho_home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(match std::env::var_os("RHO_TEST_STDERR") {
+                Some(path) => Stdio::from(
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                        .unwrap(),
+                ),
+                None => Stdio::null(),
+            })
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -184,6 +204,23 @@ impl Rpc {
         }
         assert!(response.get("error").is_none(), "{method}: {response}");
         response["result"].clone()
+    }
+
+    /// Reads until every id in `ids` is answered; returns all notifications read meanwhile
+    /// and the responses by id (whatever order rho answered in).
+    fn responses(&mut self, ids: &[u64]) -> (Vec<Value>, std::collections::HashMap<u64, Value>) {
+        let mut notes = Vec::new();
+        let mut answers = std::collections::HashMap::new();
+        while answers.len() < ids.len() {
+            let message = self.next();
+            match message.get("id").and_then(Value::as_u64) {
+                Some(id) if ids.contains(&id) => {
+                    answers.insert(id, message);
+                }
+                _ => notes.push(message),
+            }
+        }
+        (notes, answers)
     }
 
     /// Reads until a notification `method` arrives; returns it.
@@ -956,4 +993,315 @@ fn a_closed_stdout_stops_rho_without_a_panic() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn eof_with_a_queued_prompt_that_needs_approval_still_exits() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"content": "first answer"},
+            {"content": "a summary", "delay_ms": 800},
+            {"tool_calls": [tool_call("run_command", json!({"argv": ["echo", "x"]}))]}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.call(1, "prompt", json!({"message": "first"}));
+    rpc.request(2, "compact", json!({}));
+    rpc.request(3, "prompt", json!({"message": "then delete"}));
+    // EOF while the compaction runs and the prompt waits behind it: both end aborted, no
+    // approval is ever asked (nobody could answer it), and rho exits.
+    drop(rpc.stdin.take());
+    let started = Instant::now();
+    let (_, compact) = rpc.response(2);
+    assert_eq!(compact["error"]["code"], -32603, "{compact}");
+    let (notes, response) = rpc.response(3);
+    assert_eq!(response["result"]["finishReason"], "aborted", "{response}");
+    assert!(
+        !methods(&notes).contains(&"approval/request".to_owned()),
+        "{notes:#?}"
+    );
+    assert_eq!(rpc.finish(), 0);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn abort_reaches_a_prompt_waiting_in_the_queue() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"content": "first answer"},
+            {"content": "a summary", "delay_ms": 600},
+            {"content": "never asked"}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.call(1, "prompt", json!({"message": "first"}));
+    // A slow listModels-like method: a compaction, then a prompt queued behind it.
+    rpc.request(2, "getSessionStats", json!({}));
+    rpc.request(3, "compact", json!({}));
+    rpc.request(4, "prompt", json!({"message": "queued"}));
+    let (_, _) = rpc.response(2);
+    // The compaction runs now; abort it, then abort the queued prompt.
+    rpc.call(5, "abort", json!(null));
+    let second = rpc.call(6, "abort", json!(null));
+    assert_eq!(second, json!({}), "the queued prompt takes the abort");
+    let (_, response) = rpc.response(4);
+    assert_eq!(response["result"]["finishReason"], "aborted", "{response}");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn abort_at_an_approval_asks_nothing_more() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([{"tool_calls": [
+            tool_call("run_command", json!({"argv": ["echo", "1"]})),
+            tool_call("run_command", json!({"argv": ["echo", "2"]}))
+        ]}]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "two commands"}));
+    rpc.until("approval/request");
+    rpc.request(2, "abort", json!(null));
+    let (all, answers) = rpc.responses(&[1, 2]);
+    assert_eq!(answers[&2]["result"], json!({}));
+    let response = answers[&1].clone();
+    assert_eq!(
+        methods(&all)
+            .iter()
+            .filter(|m| *m == "approval/request")
+            .count(),
+        0,
+        "no approval is asked after the abort: {all:#?}"
+    );
+    assert_eq!(response["result"]["finishReason"], "aborted");
+    let end = all.iter().find(|n| n["method"] == "agent/end").unwrap();
+    let calls = end["params"]["toolCalls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2, "{end}");
+    assert!(
+        calls.iter().all(|c| c["outcome"]["kind"] == "cancelled"),
+        "{end}"
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn provider_keys_never_reach_commands_or_the_model() {
+    let sandbox = Sandbox::new();
+    allow_all(&sandbox, "");
+    let canary = "sk-canary-7d41c2";
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [tool_call("run_command", json!({"argv": ["env"]}))]},
+            {"content": "done"}
+        ]),
+    );
+    let mut rpc = Rpc::start_env(
+        &sandbox,
+        &[
+            "--ephemeral",
+            "--endpoint",
+            &model.endpoint(),
+            "--model",
+            "m",
+            "--api-key-env",
+            "MY_PROVIDER_KEY",
+        ],
+        &[("MY_PROVIDER_KEY", canary)],
+    );
+    rpc.request(1, "prompt", json!({"message": "show the environment"}));
+    let (notes, _) = rpc.response(1);
+    let result = notes.iter().find(|n| n["method"] == "tool/result").unwrap();
+    let output = result["params"]["output"].as_str().unwrap();
+    assert!(output.contains("HOME="), "the command ran: {output}");
+    assert!(!output.contains(canary), "{output}");
+    for request in model.requests() {
+        assert!(!request.to_string().contains(canary));
+    }
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn steering_belongs_to_its_session() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([{"content": "ok"}]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.call(
+        1,
+        "prompt",
+        json!({"message": "SECRET-PLAN", "steer": true}),
+    );
+    rpc.call(2, "clear", json!({}));
+    rpc.call(3, "prompt", json!({"message": "hello"}));
+    let messages = rpc.call(4, "getMessages", json!({}));
+    let text = messages.to_string();
+    assert!(!text.contains("SECRET-PLAN"), "{messages:#}");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn a_session_cut_by_a_crash_resumes_with_a_well_formed_history() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [tool_call("run_command", json!({"argv": ["echo", "x"]}))]},
+            {"content": "resumed fine"}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &[]);
+    rpc.request(1, "prompt", json!({"message": "run it"}));
+    rpc.until("approval/request");
+    // A crash while the approval is pending: the call never gets a result on disk.
+    rpc.child.kill().unwrap();
+    rpc.child.wait().unwrap();
+    drop(rpc);
+    let mut rpc = Rpc::start(&sandbox, &model, &["--continue"]);
+    let reply = rpc.call(1, "prompt", json!({"message": "again"}));
+    assert_eq!(reply["reply"], "resumed fine");
+    let sent = &model.requests()[1]["messages"];
+    let messages = sent.as_array().unwrap();
+    let call_id = messages
+        .iter()
+        .find_map(|m| m["tool_calls"][0]["id"].as_str())
+        .unwrap()
+        .to_owned();
+    let answer = messages
+        .iter()
+        .position(|m| m["role"] == "tool" && m["tool_call_id"] == call_id.as_str())
+        .expect("the interrupted call has a result");
+    let again = messages
+        .iter()
+        .position(|m| m["content"] == "again")
+        .unwrap();
+    assert!(answer < again, "{sent:#}");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn reload_applies_new_agent_settings() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(&sandbox.dir.path().join("model"), &json!([]));
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    assert_eq!(
+        rpc.call(1, "getState", json!({}))["permissionMode"],
+        "ask-destructive"
+    );
+    sandbox.write_config("[agent]\npermission_mode = \"read-only\"\n");
+    rpc.call(2, "reloadExtensions", json!({}));
+    assert_eq!(
+        rpc.call(3, "getState", json!({}))["permissionMode"],
+        "read-only"
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn an_empty_summary_never_replaces_the_history() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([{"content": "first answer"}, {"content": ""}]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.call(1, "prompt", json!({"message": "first"}));
+    rpc.request(2, "compact", json!({}));
+    let (_, response) = rpc.response(2);
+    assert_eq!(response["error"]["code"], -32603, "{response}");
+    let messages = rpc.call(3, "getMessages", json!({}));
+    assert_eq!(
+        messages["messages"].as_array().unwrap().len(),
+        2,
+        "{messages:#}"
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn ready_comes_before_answers_to_early_input() {
+    let sandbox = Sandbox::new();
+    for _ in 0..5 {
+        let mut child = Command::new(rho_e2e::rho_bin())
+            .arg("--cwd")
+            .arg(&sandbox.project)
+            .args([
+                "rpc",
+                "--ephemeral",
+                "--endpoint",
+                "http://127.0.0.1:1/v1",
+                "--model",
+                "m",
+            ])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &sandbox.home)
+            .env("RHO_HOME", &sandbox.rho_home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"{bad\n").unwrap();
+        let output = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let first = stdout.lines().next().unwrap_or_default();
+        assert!(first.contains("\"ready\""), "{stdout}");
+        assert!(stdout.contains("-32700"), "{stdout}");
+    }
+}
+
+#[test]
+fn a_request_flood_is_refused_beyond_the_queue_bound() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([{"content": "slow words to keep the prompt busy", "chunk_delay_ms": 100}]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "go"}));
+    rpc.until("message/delta");
+    for id in 100..300 {
+        rpc.request(id, "getState", json!({}));
+    }
+    let mut refused = 0;
+    let mut answered = 0;
+    let mut prompt_done = false;
+    while refused + answered < 200 || !prompt_done {
+        let message = rpc.next();
+        match message["id"].as_u64() {
+            Some(1) => prompt_done = true,
+            Some(_) if message["error"]["code"] == -32600 => refused += 1,
+            Some(_) => answered += 1,
+            None => {}
+        }
+    }
+    assert!(refused > 0, "nothing was refused");
+    assert!(answered >= 64, "the queue holds at least 64: {answered}");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn ids_in_flight_cannot_be_reused_by_inline_messages() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([{"content": "a b c d", "chunk_delay_ms": 80}]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "go"}));
+    rpc.until("message/delta");
+    rpc.request(1, "prompt", json!({"message": "steer", "steer": true}));
+    let refused = rpc.next();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let (_, response) = rpc.response(1);
+    assert_eq!(response["result"]["reply"], "a b c d");
+    assert_eq!(rpc.finish(), 0);
 }

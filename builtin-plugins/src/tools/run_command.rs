@@ -197,6 +197,10 @@ async fn run(plan: Plan, context: &ToolContext) -> ToolOutput {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Secrets rho holds (provider keys, MCP server credentials) are not the command's business.
+    for name in &context.hidden_env {
+        command.env_remove(name);
+    }
     #[cfg(unix)]
     command.process_group(0);
     let mut child = match command.spawn() {
@@ -395,6 +399,34 @@ mod tests {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn hidden_variables_never_reach_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        // PATH is always set for tests; hiding it proves the removal works on a real variable.
+        let mut context = ToolContext::new(dir.path());
+        context.hidden_env = vec!["PATH".into()];
+        let output = RunCommand::new()
+            .call(json!({"argv": ["/usr/bin/env"]}), &context)
+            .await;
+        assert!(!output.is_error, "{}", output.text);
+        assert!(
+            !output.text.lines().any(|l| l.starts_with("PATH=")),
+            "{}",
+            output.text
+        );
+        let output = RunCommand::new()
+            .call(
+                json!({"argv": ["/usr/bin/env"]}),
+                &ToolContext::new(dir.path()),
+            )
+            .await;
+        assert!(
+            output.text.lines().any(|l| l.starts_with("PATH=")),
+            "{}",
+            output.text
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -169,6 +169,9 @@ pub struct ToolContext {
     pub workspace: PathBuf,
     /// Further directories the user's configuration opens to file tools.
     pub extra_roots: Vec<PathBuf>,
+    /// Environment variables that hold secrets (API keys, values for MCP servers): processes
+    /// a tool starts never inherit them.
+    pub hidden_env: Vec<String>,
     /// Fires when the user aborts or the call budget runs out; tools stop promptly and
     /// clean up (processes killed, requests cancelled).
     pub cancel: CancelSignal,
@@ -183,6 +186,7 @@ impl ToolContext {
         Self {
             workspace: workspace.into(),
             extra_roots: Vec::new(),
+            hidden_env: Vec::new(),
             cancel: CancelSignal::new(),
             progress: None,
         }

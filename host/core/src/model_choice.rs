@@ -32,15 +32,18 @@ pub struct ProviderFlags {
     pub accept_external_provider: bool,
 }
 
-/// One provider a run could use.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One provider a run could use. `Debug` leaves out the full URL (it may hold a credential).
+#[derive(Clone, PartialEq, Serialize)]
 pub struct ProviderEntry {
     /// The identity (`cli` for `--endpoint`, `local` for the built-in default).
     pub id: String,
     /// `flags`, `config` or `builtin`.
     pub source: &'static str,
-    /// The endpoint URL.
+    /// The endpoint as shown: scheme, host, port and path; never user information or a query
+    /// string (either may carry a credential).
     pub endpoint: String,
+    #[serde(skip)]
+    url: String,
     /// Whether the endpoint is outside this machine.
     pub external: bool,
     /// The model used when none is chosen.
@@ -59,12 +62,27 @@ pub struct ProviderEntry {
     idle_timeout: Option<std::time::Duration>,
 }
 
+impl std::fmt::Debug for ProviderEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderEntry")
+            .field("id", &self.id)
+            .field("source", &self.source)
+            .field("endpoint", &self.endpoint)
+            .field("external", &self.external)
+            .field("default_model", &self.default_model)
+            .field("api_key_env", &self.api_key_env)
+            .field("problem", &self.problem)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The providers of a run, in the order they are considered.
 pub fn provider_entries(config: &RhoConfig, flags: &ProviderFlags) -> Vec<ProviderEntry> {
     let entry = |id: &str, source, endpoint: &str| ProviderEntry {
         id: id.to_owned(),
         source,
-        endpoint: endpoint.to_owned(),
+        endpoint: shown(endpoint),
+        url: endpoint.to_owned(),
         external: is_external(endpoint),
         default_model: None,
         models: Vec::new(),
@@ -78,6 +96,7 @@ pub fn provider_entries(config: &RhoConfig, flags: &ProviderFlags) -> Vec<Provid
         let mut e = entry("cli", "flags", endpoint);
         e.api_key_env = flags.api_key_env.clone();
         if let Err(problem) = rho_component::endpoint::check_remote_url(endpoint) {
+            // The rule's message never quotes the URL, which may hold a credential.
             e.problem = Some(format!("--endpoint: {problem}"));
         }
         return vec![e];
@@ -109,6 +128,20 @@ pub fn provider_entries(config: &RhoConfig, flags: &ProviderFlags) -> Vec<Provid
         out.push(e);
     }
     out
+}
+
+/// `endpoint` without user information, query or fragment.
+fn shown(endpoint: &str) -> String {
+    match url::Url::parse(endpoint) {
+        Ok(mut url) => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.set_query(None);
+            url.set_fragment(None);
+            url.to_string()
+        }
+        Err(_) => "(an invalid URL)".to_owned(),
+    }
 }
 
 fn is_external(endpoint: &str) -> bool {
@@ -186,7 +219,7 @@ pub fn choose_model(
                 entry.id
             )
         })?;
-    let mut config = OpenAiConfig::new(&entry.id, &entry.endpoint, &model);
+    let mut config = OpenAiConfig::new(&entry.id, &entry.url, &model);
     if let Some(timeout) = entry.request_timeout {
         config.request_timeout = timeout;
     }
@@ -279,6 +312,27 @@ mod tests {
             (chosen.entry.id.as_str(), chosen.model.as_str()),
             ("cli", "m")
         );
+    }
+
+    #[test]
+    fn endpoints_are_shown_without_credentials() {
+        let flags = ProviderFlags {
+            endpoint: Some("https://user:pw@api.example.com/v1?api-key=SECRETQ#x".into()),
+            ..ProviderFlags::default()
+        };
+        let entries = provider_entries(&RhoConfig::default(), &flags);
+        let text = format!("{entries:?}");
+        assert!(!text.contains("SECRETQ") && !text.contains("pw@"), "{text}");
+        assert_eq!(entries[0].endpoint, "https://api.example.com/v1");
+        let err = choose_model(
+            &entries,
+            &AgentSettings::default(),
+            &flags,
+            Some("m"),
+            &|_| None,
+        )
+        .unwrap_err();
+        assert!(!err.contains("SECRETQ"), "{err}");
     }
 
     #[test]

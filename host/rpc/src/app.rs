@@ -127,9 +127,12 @@ impl App {
                     .map_err(|e| e.to_string())?
             }
             SessionStart::Continue => {
-                let latest = list_sessions(&app.registry.sessions_dir())
-                    .into_iter()
-                    .next();
+                let latest = list_sessions(
+                    &app.registry.sessions_dir(),
+                    &app.registry.paths.project.cwd,
+                )
+                .into_iter()
+                .next();
                 match latest {
                     Some(s) => Session::resume(&s.path, config, provider, app.tools.clone())
                         .map_err(|e| e.to_string())?,
@@ -147,6 +150,8 @@ impl App {
 
     fn session_config(&self, model: String, context_window: Option<u64>) -> SessionConfig {
         let agent = &self.registry.config.agent;
+        let mut hidden_env = self.registry.secret_variables();
+        hidden_env.extend(self.flags.api_key_env.clone());
         SessionConfig {
             workspace: self.registry.paths.project.cwd.clone(),
             model,
@@ -154,19 +159,23 @@ impl App {
             max_iterations: agent.max_iterations,
             extra_roots: agent.extra_roots.clone(),
             context_window,
+            hidden_env,
         }
     }
 
     /// Chooses the provider (and records the outcome); on failure a stand-in that explains.
+    /// A model without a `provider:` prefix stays with the active provider.
     fn choose(&mut self, model: Option<&str>) -> (Arc<dyn Provider>, String, Option<u64>) {
         let ambient = self.ambient.clone();
-        match rho_core::choose_model(
-            &self.entries,
-            &self.registry.config.agent,
-            &self.flags,
-            model,
-            &move |name| ambient(name),
-        ) {
+        let mut agent = self.registry.config.agent.clone();
+        if model.is_some()
+            && let Some((provider, _)) = &self.active
+        {
+            agent.provider = Some(provider.clone());
+        }
+        match rho_core::choose_model(&self.entries, &agent, &self.flags, model, &move |name| {
+            ambient(name)
+        }) {
             Ok(chosen) => {
                 self.provider_error = None;
                 self.active = Some((chosen.entry.id.clone(), chosen.model.clone()));
@@ -238,7 +247,6 @@ impl App {
                     session_id: stats.session_id,
                     session_file: stats.session_file,
                     permission_mode: self.session.config().permission_mode.as_str().to_owned(),
-                    running: false,
                 })
             }
             "getMessages" => {
@@ -258,13 +266,14 @@ impl App {
                     .map_err(|e| (ErrorCode::InvalidParams, e))?;
                 let previous_error = self.provider_error.clone();
                 let previous_active = self.active.clone();
-                let (provider, model, _) = self.choose(Some(&p.model));
+                let (provider, model, window) = self.choose(Some(&p.model));
                 if let Some(error) = self.provider_error.take() {
                     self.provider_error = previous_error;
                     self.active = previous_active;
                     return Err((ErrorCode::InvalidParams, error));
                 }
-                self.session.set_model(model.clone(), Some(provider));
+                self.session
+                    .set_model(model.clone(), Some(provider), window);
                 ok(&SetModelResult {
                     model,
                     provider: self
@@ -295,17 +304,20 @@ impl App {
             }
             "listSessions" => {
                 params(request)?;
-                let sessions = list_sessions(&self.registry.sessions_dir())
-                    .into_iter()
-                    .map(|s| SessionWire {
-                        id: s.id,
-                        path: s.path,
-                        created: s.created,
-                        modified: s.modified,
-                        messages: s.messages,
-                        first_prompt: s.first_prompt,
-                    })
-                    .collect();
+                let sessions = list_sessions(
+                    &self.registry.sessions_dir(),
+                    &self.registry.paths.project.cwd,
+                )
+                .into_iter()
+                .map(|s| SessionWire {
+                    id: s.id,
+                    path: s.path,
+                    created: s.created,
+                    modified: s.modified,
+                    messages: s.messages,
+                    first_prompt: s.first_prompt,
+                })
+                .collect();
                 ok(&SessionsResult { sessions })
             }
             "listExtensions" => {
@@ -319,12 +331,16 @@ impl App {
             }
             "compact" => {
                 params(request)?;
-                let cancel = CancelSignal::new();
-                let summary = self
-                    .session
-                    .compact(&cancel)
-                    .await
-                    .map_err(|e| (ErrorCode::Internal, e.to_string()))?;
+                // `abort` and EOF stop a compaction like a prompt.
+                let shared = self.shared.clone();
+                let cancel = shared
+                    .as_ref()
+                    .map_or_else(CancelSignal::new, |s| s.begin(false));
+                let result = self.session.compact(&cancel).await;
+                if let Some(shared) = &shared {
+                    shared.end();
+                }
+                let summary = result.map_err(|e| (ErrorCode::Internal, e.to_string()))?;
                 ok(&CompactResult { summary })
             }
             "resumeSession" => {
@@ -332,8 +348,13 @@ impl App {
                     .required_params()
                     .map_err(|e| (ErrorCode::InvalidParams, e))?;
                 let config = self.session.config().clone();
+                let path = if p.path.is_absolute() {
+                    p.path.clone()
+                } else {
+                    self.registry.paths.project.cwd.join(&p.path)
+                };
                 let session = Session::resume(
-                    &p.path,
+                    &path,
                     config,
                     self.session.provider().clone(),
                     self.tools.clone(),
@@ -380,7 +401,11 @@ impl App {
     async fn reload(&mut self) -> Result<(), (ErrorCode, String)> {
         let registry = self.registry.reload();
         let tools = Arc::new(registry.mount(&self.mount).await);
-        let config = self.session.config().clone();
+        let old_registry = std::mem::replace(&mut self.registry, registry);
+        // The new [agent] settings (permission mode, budget, roots) apply from the next turn;
+        // the model stays.
+        let current = self.session.config().clone();
+        let config = self.session_config(current.model, current.context_window);
         let messages = self.session.messages().to_vec();
         let path = self.session.file_path().map(std::path::Path::to_path_buf);
         let provider = self.session.provider().clone();
@@ -393,7 +418,7 @@ impl App {
         }
         .map_err(|e| (ErrorCode::Internal, e.to_string()))?;
         let old = std::mem::replace(&mut self.tools, tools);
-        self.registry = registry;
+        drop(old_registry);
         self.entries = rho_core::provider_entries(&self.registry.config, &self.flags);
         self.session_replaced(session);
         if let Ok(old) = Arc::try_unwrap(old) {
@@ -570,6 +595,7 @@ fn placeholder_session(registry: &Registry, tools: Arc<ToolSet>) -> Session {
         max_iterations: registry.config.agent.max_iterations,
         extra_roots: Vec::new(),
         context_window: None,
+        hidden_env: Vec::new(),
     };
     Session::ephemeral(config, Arc::new(Unavailable(String::new())), tools)
 }

@@ -81,7 +81,22 @@ pub(crate) struct Shared {
     in_flight: Mutex<HashSet<String>>,
     /// Fires when nobody reads stdout any more: the run stops instead of working for no one.
     closed: CancelSignal,
+    /// Fires at EOF on stdin: whatever runs or is queued is aborted, approvals are denied.
+    pub(crate) eof: CancelSignal,
+    /// `abort` arrived while a prompt was queued but not yet running: it starts aborted.
+    abort_pending: Mutex<bool>,
+    /// A prompt is running (not just queued).
+    prompt_running: Mutex<bool>,
+    /// Queued jobs and their bytes, bounded so a flood cannot grow memory without limit.
+    queued: Mutex<(usize, usize)>,
 }
+
+/// At most this many requests wait in the queue; more get `-32600`.
+pub const MAX_QUEUED_REQUESTS: usize = 64;
+/// At most this many bytes of queued requests.
+pub const MAX_QUEUED_BYTES: usize = 32 * 1024 * 1024;
+/// At most this many steering messages wait for a seam.
+pub const MAX_STEERING_MESSAGES: usize = 64;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -113,6 +128,30 @@ impl Shared {
     pub(crate) fn set_steering(&self, queue: SteeringQueue) {
         *lock(&self.steering) = queue;
     }
+
+    /// Registers the cancel signal of an operation that starts now (a prompt, a compaction):
+    /// `abort` and EOF cancel it. It starts cancelled after EOF, or (a prompt) after an abort
+    /// that arrived while it was queued.
+    pub(crate) fn begin(&self, prompt: bool) -> CancelSignal {
+        let cancel = CancelSignal::new();
+        // A pending abort was meant for the queued prompt, not for other work before it.
+        let pending = prompt && std::mem::take(&mut *lock(&self.abort_pending));
+        if pending || self.eof.is_cancelled() || self.closed.is_cancelled() {
+            tracing::debug!(pending, "an operation starts aborted");
+            cancel.cancel();
+        }
+        *lock(&self.cancel) = Some(cancel.clone());
+        tracing::debug!("operation begins");
+        cancel
+    }
+
+    /// Clears what [`Shared::begin`] registered.
+    pub(crate) fn end(&self) {
+        tracing::debug!("operation ends");
+        *lock(&self.cancel) = None;
+        *lock(&self.approval_tx) = None;
+        *lock(&self.approval_rx) = None;
+    }
 }
 
 /// Waits for `approvalResponse` through the slot [`Shared::emit`] opened.
@@ -128,7 +167,10 @@ impl Approver for RpcApprover {
         Box::pin(async move {
             let rx = lock(&self.0.approval_rx).take();
             let decision = match rx {
-                Some(rx) => rx.await.unwrap_or(ApprovalDecision::Deny),
+                Some(rx) => tokio::select! {
+                    answer = rx => answer.unwrap_or(ApprovalDecision::Deny),
+                    () = self.0.eof.cancelled() => ApprovalDecision::Deny,
+                },
                 None => ApprovalDecision::Deny,
             };
             *lock(&self.0.approval_tx) = None;
@@ -157,21 +199,28 @@ pub async fn serve(mut app: App, transport: Transport) {
         approval_rx: Mutex::new(None),
         in_flight: Mutex::new(HashSet::new()),
         closed: CancelSignal::new(),
+        eof: CancelSignal::new(),
+        abort_pending: Mutex::new(false),
+        prompt_running: Mutex::new(false),
+        queued: Mutex::new((0, 0)),
     });
     app.shared = Some(shared.clone());
+    // `ready` is the first line, before any answer to early input.
+    shared.send(notification_line::<()>("ready", None));
     let (jobs_tx, mut jobs) = mpsc::unbounded_channel::<Job>();
     let reader_shared = shared.clone();
     let reader = tokio::spawn(async move {
         while let Some(inbound) = incoming.recv().await {
             route(&reader_shared, &jobs_tx, inbound);
         }
-        // EOF: a running prompt is aborted and the main task stops after it.
+        // EOF: what runs is aborted, queued work starts aborted, and the main task stops
+        // after the queue.
+        reader_shared.eof.cancel();
         if let Some(cancel) = lock(&reader_shared.cancel).as_ref() {
             cancel.cancel();
         }
         let _ = jobs_tx.send(Job::Shutdown);
     });
-    shared.send(notification_line::<()>("ready", None));
     loop {
         let job = tokio::select! {
             job = jobs.recv() => job,
@@ -180,6 +229,11 @@ pub async fn serve(mut app: App, transport: Transport) {
         let Some(Job::Request(request)) = job else {
             break;
         };
+        {
+            let mut queued = lock(&shared.queued);
+            queued.0 = queued.0.saturating_sub(1);
+            queued.1 = queued.1.saturating_sub(request_bytes(&request));
+        }
         let id_text = request.id_text().map(str::to_owned);
         let response = app.handle(&request).await;
         if let Some(id) = &id_text {
@@ -226,6 +280,22 @@ fn route(shared: &Arc<Shared>, jobs: &mpsc::UnboundedSender<Job>, inbound: Inbou
             Err((code, message)) => error_line(Some(id), code, &message),
         });
     };
+    let inline = match request.method.as_str() {
+        "abort" | "approvalResponse" => true,
+        "prompt" => request
+            .required_params::<PromptParams>()
+            .is_ok_and(|p| p.steer),
+        _ => false,
+    };
+    if inline
+        && let Some(id) = request.id_text()
+        && lock(&shared.in_flight).contains(id)
+    {
+        return reply(Err((
+            ErrorCode::InvalidRequest,
+            "a request with this id is still in flight".into(),
+        )));
+    }
     match request.method.as_str() {
         "prompt" => {
             let params: PromptParams = match request.required_params() {
@@ -233,7 +303,14 @@ fn route(shared: &Arc<Shared>, jobs: &mpsc::UnboundedSender<Job>, inbound: Inbou
                 Err(e) => return reply(Err((ErrorCode::InvalidParams, e))),
             };
             if params.steer {
-                lock(&shared.steering).push(params.message);
+                let steering = lock(&shared.steering);
+                if steering.len() >= MAX_STEERING_MESSAGES {
+                    return reply(Err((
+                        ErrorCode::InvalidRequest,
+                        format!("{MAX_STEERING_MESSAGES} steering messages are already waiting"),
+                    )));
+                }
+                steering.push(params.message);
                 return reply(Ok(()));
             }
             {
@@ -250,16 +327,30 @@ fn route(shared: &Arc<Shared>, jobs: &mpsc::UnboundedSender<Job>, inbound: Inbou
             }
             queue(shared, jobs, request);
         }
-        "abort" => match lock(&shared.cancel).as_ref() {
-            Some(cancel) => {
+        "abort" => {
+            let running = lock(&shared.cancel).clone();
+            if let Some(cancel) = &running
+                && !cancel.is_cancelled()
+            {
+                tracing::debug!("abort: cancelling the running operation");
                 cancel.cancel();
-                reply(Ok(()));
+                return reply(Ok(()));
             }
-            None => reply(Err((
+            if *lock(&shared.busy) && !*lock(&shared.prompt_running) {
+                // A prompt is queued behind other work: it will start aborted.
+                tracing::debug!("abort: the queued prompt will start aborted");
+                *lock(&shared.abort_pending) = true;
+                return reply(Ok(()));
+            }
+            if running.is_some() {
+                // Already aborting: nothing more to do.
+                return reply(Ok(()));
+            }
+            reply(Err((
                 ErrorCode::InvalidRequest,
                 "nothing is running".into(),
-            ))),
-        },
+            )));
+        }
         "approvalResponse" => {
             let params: ApprovalResponseParams = match request.required_params() {
                 Ok(p) => p,
@@ -294,13 +385,43 @@ fn route(shared: &Arc<Shared>, jobs: &mpsc::UnboundedSender<Job>, inbound: Inbou
     }
 }
 
+fn request_bytes(request: &Request) -> usize {
+    request.method.len()
+        + request.id_text().map_or(0, str::len)
+        + request.params.as_deref().map_or(0, |p| p.get().len())
+}
+
 fn queue(shared: &Arc<Shared>, jobs: &mpsc::UnboundedSender<Job>, request: Request) {
+    let bytes = request_bytes(&request);
+    {
+        let mut queued = lock(&shared.queued);
+        if queued.0 >= MAX_QUEUED_REQUESTS || queued.1 + bytes > MAX_QUEUED_BYTES {
+            drop(queued);
+            if request.method == "prompt" {
+                *lock(&shared.busy) = false;
+            }
+            if request.id.is_some() {
+                shared.send(error_line(
+                    request.id.as_deref(),
+                    ErrorCode::InvalidRequest,
+                    "too many requests are waiting: retry when earlier ones are answered",
+                ));
+            }
+            return;
+        }
+        queued.0 += 1;
+        queued.1 += bytes;
+    }
     if let Some(id) = request.id_text()
         && !lock(&shared.in_flight).insert(id.to_owned())
     {
         if request.method == "prompt" {
             *lock(&shared.busy) = false;
         }
+        let mut queued = lock(&shared.queued);
+        queued.0 = queued.0.saturating_sub(1);
+        queued.1 = queued.1.saturating_sub(bytes);
+        drop(queued);
         shared.send(error_line(
             request.id.as_deref(),
             ErrorCode::InvalidRequest,
@@ -321,8 +442,8 @@ impl App {
         let Some(shared) = self.shared.clone() else {
             return Err((ErrorCode::Internal, "not serving".into()));
         };
-        let cancel = CancelSignal::new();
-        *lock(&shared.cancel) = Some(cancel.clone());
+        let cancel = shared.begin(true);
+        *lock(&shared.prompt_running) = true;
         let emit_shared = shared.clone();
         let emit = move |event: SessionEvent| emit_shared.emit(event);
         let approver = RpcApprover(shared.clone());
@@ -341,9 +462,8 @@ impl App {
                 })
                 .map_err(|e| (ErrorCode::Internal, e.to_string())),
         };
-        *lock(&shared.cancel) = None;
-        *lock(&shared.approval_tx) = None;
-        *lock(&shared.approval_rx) = None;
+        shared.end();
+        *lock(&shared.prompt_running) = false;
         *lock(&shared.busy) = false;
         outcome
     }

@@ -122,8 +122,6 @@ pub struct StateResult {
     pub session_file: Option<PathBuf>,
     /// The permission mode.
     pub permission_mode: String,
-    /// Whether a prompt is running.
-    pub running: bool,
 }
 
 /// A tool call inside a message.

@@ -105,7 +105,7 @@ fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    if !diagnostics.is_empty() && failed.is_empty() {
+    if !diagnostics.is_empty() {
         text.push('\n');
         for d in &diagnostics {
             text.push_str(&format!("  {}\n", diagnostic_line(d)));
@@ -132,6 +132,7 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
         || name == rho_core::ACTIVATE_SKILL;
     let workspace = registry.paths.project.cwd.clone();
     let extra_roots = registry.config.agent.extra_roots.clone();
+    let hidden_env = registry.secret_variables();
     let json = ctx.json;
     runtime()?.block_on(async move {
         let set = registry.mount(&mount_options(!builtin)).await;
@@ -151,6 +152,7 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
         };
         let mut context = ToolContext::new(workspace);
         context.extra_roots = extra_roots;
+        context.hidden_env = hidden_env;
         let cancel = context.cancel.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {

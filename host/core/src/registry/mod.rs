@@ -105,6 +105,31 @@ impl Registry {
         )
     }
 
+    /// The environment variables that hold secrets rho uses: every provider's `api_key_env`
+    /// and the variables MCP servers read credentials from (`env_from_env`,
+    /// `headers_from_env`). Tools never pass them to the processes they start.
+    pub fn secret_variables(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .config
+            .providers
+            .iter()
+            .filter_map(|p| p.settings.as_ref().ok()?.api_key_env.clone())
+            .collect();
+        for spec in self.servers.iter().filter_map(|s| s.spec.as_ref()) {
+            match &spec.transport {
+                rho_component::McpTransport::Stdio(stdio) => {
+                    names.extend(stdio.env_from_env.iter().map(|(_, from)| from.clone()));
+                }
+                rho_component::McpTransport::StreamableHttp(http) => {
+                    names.extend(http.headers_from_env.iter().map(|(_, from)| from.clone()));
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// The servers a session starts (valid and enabled).
     pub fn startable_servers(&self) -> impl Iterator<Item = &ServerSlot> {
         self.servers.iter().filter(|s| s.startable().is_some())

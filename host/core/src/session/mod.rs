@@ -49,6 +49,8 @@ pub struct SessionConfig {
     pub extra_roots: Vec<PathBuf>,
     /// The model's context window, when known (for statistics).
     pub context_window: Option<u64>,
+    /// Environment variables holding secrets; tools never pass them on.
+    pub hidden_env: Vec<String>,
 }
 
 /// Why a prompt (or a compaction) failed.
@@ -60,6 +62,9 @@ pub enum SessionError {
     /// The session file could not be written.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Compaction produced nothing usable.
+    #[error("compaction failed: {0}")]
+    Compaction(String),
 }
 
 /// Steering messages waiting for the next tool-batch seam. Cloneable: front-ends push while
@@ -174,11 +179,7 @@ impl Session {
             Some(dir) => Some(SessionFile::create(dir, &config.workspace, &config.model)?),
             None => None,
         };
-        let id = file.as_ref().and_then(|f| {
-            f.path()
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-        });
+        let id = file.as_ref().and_then(SessionFile::id);
         let mut session = Self::ephemeral(config, provider, tools);
         session.file = file;
         session.id = id;
@@ -198,7 +199,8 @@ impl Session {
         provider: Arc<dyn Provider>,
         tools: Arc<ToolSet>,
     ) -> Result<Self, SessionError> {
-        let loaded = store::load(path)?;
+        let mut loaded = store::load(path)?;
+        loaded.messages = repair_history(&loaded.messages);
         let file = SessionFile::open(path)?;
         let system_prompt = system_prompt(&config.workspace, &tools);
         Ok(Self {
@@ -248,9 +250,15 @@ impl Session {
         &self.provider
     }
 
-    /// Switches the model for the next request.
-    pub fn set_model(&mut self, model: String, provider: Option<Arc<dyn Provider>>) {
+    /// Switches the model (and its context window) for the next request.
+    pub fn set_model(
+        &mut self,
+        model: String,
+        provider: Option<Arc<dyn Provider>>,
+        context_window: Option<u64>,
+    ) {
         self.config.model = model;
+        self.config.context_window = context_window;
         if let Some(provider) = provider {
             self.provider = provider;
         }
@@ -275,6 +283,7 @@ impl Session {
     /// Forgets the conversation (the tool set and model stay).
     pub fn clear(&mut self) -> Result<(), SessionError> {
         self.messages.clear();
+        self.steering.drain();
         self.context = ContextSnapshot::default();
         self.record(&Entry::Clear)
     }
@@ -286,13 +295,11 @@ impl Session {
         Ok(())
     }
 
+    /// Adds a message to the conversation, then to the file. The conversation keeps it even
+    /// when the write fails, so a batch never loses a tool result half-way.
     fn push(&mut self, message: ChatMessage) -> Result<(), SessionError> {
-        let entry = Entry::Message { message };
-        self.record(&entry)?;
-        if let Entry::Message { message } = entry {
-            self.messages.push(message);
-        }
-        Ok(())
+        self.messages.push(message.clone());
+        self.record(&Entry::Message { message })
     }
 
     fn definitions(&self) -> Vec<ToolDefinition> {
@@ -309,7 +316,7 @@ impl Session {
     fn request(&self, tools: Vec<ToolDefinition>, extra: Option<ChatMessage>) -> ChatRequest {
         let mut messages = Vec::with_capacity(self.messages.len() + 2);
         messages.push(ChatMessage::system(self.system_prompt.clone()));
-        messages.extend(self.messages.iter().cloned());
+        messages.extend(repair_history(&self.messages));
         messages.extend(extra);
         ChatRequest {
             model: self.config.model.clone(),
@@ -349,6 +356,10 @@ impl Session {
         // A turn boundary: servers that announced new tool lists are reconciled now.
         for (server, changes) in self.tools.reconcile().await {
             tracing::info!(target: "rho::mcp", server = server.as_str(), revised = changes.revised.len(), withdrawn = changes.withdrawn.len(), added = changes.added.len(), "tool list changed");
+        }
+        // Steering sent while nothing ran comes first: it was written before this prompt.
+        for message in self.steering.drain() {
+            self.push(ChatMessage::user(message))?;
         }
         self.push(ChatMessage::user(text))?;
         let definitions = self.definitions();
@@ -461,6 +472,10 @@ impl Session {
         let mut verdicts: Vec<Verdict> = Vec::with_capacity(calls.len());
         let mut redirect = None;
         for call in &calls {
+            if cancel.is_cancelled() {
+                // Aborted: nothing more is asked or run.
+                break;
+            }
             let Some(tool) = self.tools.get(&call.name) else {
                 verdicts.push(Verdict::Fail(format!(
                     "there is no tool named {:?}; use one of the tools offered",
@@ -521,6 +536,12 @@ impl Session {
         }
         if cancel.is_cancelled() {
             for call in &calls {
+                turn.tool_calls.push(CallRecord {
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    outcome: CallOutcome::Cancelled,
+                    duration_ms: 0,
+                });
                 self.push(ChatMessage::tool_result(
                     &call.id,
                     &call.name,
@@ -580,6 +601,7 @@ impl Session {
         let context = ToolContext {
             workspace: self.config.workspace.clone(),
             extra_roots: self.config.extra_roots.clone(),
+            hidden_env: self.config.hidden_env.clone(),
             cancel: cancel.clone(),
             progress: None,
         };
@@ -651,6 +673,11 @@ impl Session {
         usage.request_count = usage.request_count.max(1);
         self.usage.add(&usage);
         self.record(&Entry::Usage { usage })?;
+        if response.content.trim().is_empty() || response.finish_reason == "length" {
+            return Err(SessionError::Compaction(
+                "the model returned an empty or cut-off summary; the history is unchanged".into(),
+            ));
+        }
         let mut summary = format!(
             "[Summary of the earlier conversation]\n{}",
             response.content.trim()
@@ -687,4 +714,92 @@ fn parse_arguments(text: &str) -> Result<Value, String> {
         return Ok(Value::Object(serde_json::Map::new()));
     }
     serde_json::from_str(text).map_err(|e| format!("the arguments are not valid JSON: {e}"))
+}
+
+/// The conversation as a provider accepts it: every tool call of an assistant message gets
+/// exactly one result right after it (a synthetic "not run" result when the session ended
+/// before the call finished, e.g. after a crash), and tool results that answer no pending
+/// call are dropped.
+pub fn repair_history(messages: &[ChatMessage]) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
+    let mut pending: Vec<(String, String)> = Vec::new();
+    let close = |out: &mut Vec<ChatMessage>, pending: &mut Vec<(String, String)>| {
+        for (id, name) in pending.drain(..) {
+            out.push(ChatMessage::tool_result(
+                id,
+                name,
+                "Not run: the session ended before this call finished.",
+            ));
+        }
+    };
+    for message in messages {
+        match message.role {
+            Role::Tool => {
+                let id = message.tool_call_id.as_deref().unwrap_or_default();
+                if let Some(at) = pending.iter().position(|(p, _)| p == id) {
+                    pending.remove(at);
+                    out.push(message.clone());
+                }
+            }
+            _ => {
+                close(&mut out, &mut pending);
+                if message.role == Role::Assistant {
+                    pending = message
+                        .tool_calls
+                        .iter()
+                        .map(|c| (c.id.clone(), c.name.clone()))
+                        .collect();
+                }
+                out.push(message.clone());
+            }
+        }
+    }
+    close(&mut out, &mut pending);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "t".into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn histories_cut_by_a_crash_are_repaired() {
+        let history = vec![
+            ChatMessage::user("go"),
+            ChatMessage::assistant("", vec![call("a"), call("b")]),
+            ChatMessage::tool_result("b", "t", "done b"),
+            // The session ended here: "a" never got a result.
+            ChatMessage::user("again"),
+            ChatMessage::tool_result("zombie", "t", "answers nothing"),
+            ChatMessage::assistant("", vec![call("c")]),
+        ];
+        let repaired = repair_history(&history);
+        let shape: Vec<(Role, Option<&str>)> = repaired
+            .iter()
+            .map(|m| (m.role, m.tool_call_id.as_deref()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (Role::User, None),
+                (Role::Assistant, None),
+                (Role::Tool, Some("b")),
+                (Role::Tool, Some("a")),
+                (Role::User, None),
+                (Role::Assistant, None),
+                (Role::Tool, Some("c")),
+            ]
+        );
+        assert!(repaired[3].content.starts_with("Not run"));
+        // A well-formed history is left as it is.
+        assert_eq!(repair_history(&repaired), repaired);
+    }
 }

@@ -77,74 +77,131 @@ pub enum StoreError {
     },
 }
 
-/// An open session file, appended to as the conversation changes.
+/// A session file, appended to as the conversation changes. A new session's file is created
+/// (with its header) on the first append, so runs that never talk leave nothing behind. Files
+/// are private to the user (0600 in a 0700 directory): they hold the conversation.
 #[derive(Debug)]
 pub struct SessionFile {
     path: PathBuf,
-    file: File,
+    file: Option<File>,
+    header: Option<Entry>,
+}
+
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 impl SessionFile {
-    /// Creates a new session file in `dir` with a fresh id and writes its header.
+    /// A new session file in `dir` with a fresh id; nothing is written until the first entry.
     pub fn create(dir: &Path, cwd: &Path, model: &str) -> Result<Self, StoreError> {
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |error| StoreError::Io { path, error }
-        };
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
         let created = now_secs();
         let id = format!("{}-{:08x}", timestamp(created), random_u32());
         let path = dir.join(format!("{id}.jsonl"));
-        let file = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(&path)
-            .map_err(io(&path))?;
-        let mut session = Self { path, file };
-        session.append(&Entry::Header {
-            version: SESSION_FORMAT_VERSION,
-            id,
-            cwd: cwd.to_path_buf(),
-            created,
-            model: model.to_owned(),
-        })?;
-        Ok(session)
-    }
-
-    /// Opens an existing session file for appending.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(|error| StoreError::Io {
-                path: path.to_path_buf(),
-                error,
-            })?;
         Ok(Self {
-            path: path.to_path_buf(),
-            file,
+            path,
+            file: None,
+            header: Some(Entry::Header {
+                version: SESSION_FORMAT_VERSION,
+                id,
+                cwd: cwd.to_path_buf(),
+                created,
+                model: model.to_owned(),
+            }),
         })
     }
 
-    /// The file.
+    /// Opens an existing session file for appending. A torn last line (a crash mid-write) is
+    /// closed with a newline first, so the next entry starts on a line of its own.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let io = |error| StoreError::Io {
+            path: path.to_path_buf(),
+            error,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len > 0 {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(len - 1)).map_err(io)?;
+            file.read_exact(&mut last).map_err(io)?;
+            if last[0] != b'\n' {
+                file.write_all(b"\n").map_err(io)?;
+            }
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            file: Some(file),
+            header: None,
+        })
+    }
+
+    /// The file (it may not exist yet).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Appends one entry and flushes it.
-    pub fn append(&mut self, entry: &Entry) -> Result<(), StoreError> {
+    /// The session id (the file stem).
+    pub fn id(&self) -> Option<String> {
+        self.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+    }
+
+    fn ensure_open(&mut self) -> Result<&mut File, StoreError> {
+        if self.file.is_none() {
+            let io = |path: &Path| {
+                let path = path.to_path_buf();
+                move |error| StoreError::Io { path, error }
+            };
+            if let Some(dir) = self.path.parent() {
+                private_dir(dir).map_err(io(dir))?;
+            }
+            use std::os::unix::fs::OpenOptionsExt;
+            let file = OpenOptions::new()
+                .create_new(true)
+                .append(true)
+                .mode(0o600)
+                .open(&self.path)
+                .map_err(io(&self.path))?;
+            self.file = Some(file);
+            if let Some(header) = self.header.take() {
+                self.write_line(&header)?;
+            }
+        }
+        self.file.as_mut().ok_or_else(|| StoreError::Invalid {
+            path: self.path.clone(),
+            message: "not open".into(),
+        })
+    }
+
+    fn write_line(&mut self, entry: &Entry) -> Result<(), StoreError> {
         let mut line = serde_json::to_vec(entry).map_err(|e| StoreError::Invalid {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
         line.push(b'\n');
-        self.file
-            .write_all(&line)
-            .and_then(|()| self.file.flush())
-            .map_err(|error| StoreError::Io {
-                path: self.path.clone(),
-                error,
-            })
+        let path = self.path.clone();
+        let file = self.file.as_mut().ok_or_else(|| StoreError::Invalid {
+            path: path.clone(),
+            message: "not open".into(),
+        })?;
+        file.write_all(&line)
+            .and_then(|()| file.flush())
+            .map_err(|error| StoreError::Io { path, error })
+    }
+
+    /// Appends one entry and flushes it (creating the file on the first one).
+    pub fn append(&mut self, entry: &Entry) -> Result<(), StoreError> {
+        self.ensure_open()?;
+        self.write_line(entry)
     }
 }
 
@@ -249,8 +306,9 @@ pub struct SessionSummary {
     pub first_prompt: Option<String>,
 }
 
-/// The sessions saved in `dir`, most recently changed first. Unreadable files are left out.
-pub fn list(dir: &Path) -> Vec<SessionSummary> {
+/// The sessions saved in `dir` for the workspace `cwd`, most recently changed first.
+/// Unreadable files, and sessions of another workspace, are left out.
+pub fn list(dir: &Path, cwd: &Path) -> Vec<SessionSummary> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -267,6 +325,9 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_secs());
         let Ok(session) = load(&path) else { continue };
+        if session.cwd != cwd {
+            continue;
+        }
         let first_prompt = session
             .messages
             .iter()
@@ -285,10 +346,12 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
     out
 }
 
-/// The directory of a project's sessions: `<sessions root>/<workspace path with '/' as '-'>`.
+/// The directory of a project's sessions: `<sessions root>/<readable tail>-<hash>`, where the
+/// tail is the workspace path with separators as `-` (its last 48 characters) and the hash
+/// (FNV-1a, 64 bits) of the whole path keeps `/a/b-c` and `/a/b/c` apart.
 pub fn project_dir(sessions_root: &Path, workspace: &Path) -> PathBuf {
-    let key: String = workspace
-        .to_string_lossy()
+    let text = workspace.to_string_lossy();
+    let readable: String = text
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
@@ -298,7 +361,20 @@ pub fn project_dir(sessions_root: &Path, workspace: &Path) -> PathBuf {
             }
         })
         .collect();
-    sessions_root.join(key)
+    let tail: String = readable
+        .chars()
+        .rev()
+        .take(48)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in workspace.as_os_str().as_encoded_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    sessions_root.join(format!("{}-{hash:016x}", tail.trim_start_matches('-')))
 }
 
 fn now_secs() -> u64 {
@@ -405,8 +481,9 @@ mod tests {
         );
         assert_eq!(loaded.usage, usage);
         assert_eq!(loaded.skipped_lines, 1);
-        let listed = list(dir.path());
+        let listed = list(dir.path(), Path::new("/w"));
         assert_eq!(listed.len(), 1);
+        assert!(list(dir.path(), Path::new("/elsewhere")).is_empty());
         assert_eq!(listed[0].first_prompt.as_deref(), Some("summary"));
     }
 
@@ -416,6 +493,62 @@ mod tests {
         let path = dir.path().join("x.jsonl");
         std::fs::write(&path, "{\"hello\":1}\n").unwrap();
         assert!(load(&path).unwrap_err().to_string().contains("header"));
-        assert!(list(dir.path()).is_empty());
+        assert!(list(dir.path(), Path::new("/w")).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod file_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn files_are_created_lazily_and_privately_and_torn_lines_are_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = dir.path().join("sessions/p");
+        let mut file = SessionFile::create(&sessions, Path::new("/w"), "m").unwrap();
+        assert!(
+            !file.path().exists(),
+            "nothing is written before the first entry"
+        );
+        file.append(&Entry::Message {
+            message: ChatMessage::user("one"),
+        })
+        .unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(file.path()), 0o600);
+        assert_eq!(mode(&sessions), 0o700);
+        let path = file.path().to_path_buf();
+        drop(file);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"type\":\"message\",\"message\":{\"role\":\"us")
+            .unwrap();
+        let mut file = SessionFile::open(&path).unwrap();
+        file.append(&Entry::Message {
+            message: ChatMessage::user("two"),
+        })
+        .unwrap();
+        let loaded = load(&path).unwrap();
+        let texts: Vec<&str> = loaded.messages.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(texts, ["one", "two"]);
+        assert_eq!(loaded.skipped_lines, 1);
+    }
+
+    #[test]
+    fn project_keys_keep_similar_paths_apart() {
+        let root = Path::new("/s");
+        assert_ne!(
+            project_dir(root, Path::new("/tmp/k/a")),
+            project_dir(root, Path::new("/tmp/k-a"))
+        );
+        let key = project_dir(root, Path::new("/home/u/project"));
+        let name = key.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("home-u-project-"), "{name}");
     }
 }

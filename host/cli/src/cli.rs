@@ -5,8 +5,17 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// rho: an agent host whose skills, MCP servers and tools are all loadable components.
+///
+/// Without a command and with stdin not a terminal, rho runs JSON-RPC mode (as `rho rpc`),
+/// taking the session flags below: `echo '{...}' | rho --model m`.
 #[derive(Debug, Parser)]
-#[command(name = "rho", version, about, propagate_version = true)]
+#[command(
+    name = "rho",
+    version,
+    about,
+    propagate_version = true,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     /// The project directory (default: the working directory).
     #[arg(long, global = true, value_name = "DIR")]
@@ -21,7 +30,11 @@ pub struct Cli {
     pub config: Option<PathBuf>,
 
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+
+    /// Session flags for JSON-RPC mode without the `rpc` command.
+    #[command(flatten)]
+    pub session: RpcArgs,
 }
 
 /// Top-level commands.

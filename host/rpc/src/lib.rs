@@ -15,5 +15,8 @@ pub mod transport;
 pub mod wire;
 
 pub use app::{Ambient, App, RpcOptions};
-pub use server::{METHODS, NOTIFICATIONS, SessionStart, serve};
+pub use server::{
+    MAX_QUEUED_BYTES, MAX_QUEUED_REQUESTS, MAX_STEERING_MESSAGES, METHODS, NOTIFICATIONS,
+    SessionStart, serve, serve_until,
+};
 pub use transport::{Inbound, Peer, Transport};

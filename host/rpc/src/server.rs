@@ -79,9 +79,11 @@ pub(crate) struct Shared {
     approval_tx: Mutex<Option<oneshot::Sender<ApprovalDecision>>>,
     approval_rx: Mutex<Option<oneshot::Receiver<ApprovalDecision>>>,
     in_flight: Mutex<HashSet<String>>,
-    /// Fires when nobody reads stdout any more: the run stops instead of working for no one.
+    /// Fires when the run must stop now: nobody reads stdout any more, or the process got
+    /// SIGINT/SIGTERM. What runs is aborted and queued work is dropped.
     closed: CancelSignal,
-    /// Fires at EOF on stdin: whatever runs or is queued is aborted, approvals are denied.
+    /// Fires at EOF on stdin: queued and running work finishes, but nobody can answer an
+    /// approval any more, so every approval is denied.
     pub(crate) eof: CancelSignal,
     /// `abort` arrived while a prompt was queued but not yet running: it starts aborted.
     abort_pending: Mutex<bool>,
@@ -130,13 +132,13 @@ impl Shared {
     }
 
     /// Registers the cancel signal of an operation that starts now (a prompt, a compaction):
-    /// `abort` and EOF cancel it. It starts cancelled after EOF, or (a prompt) after an abort
-    /// that arrived while it was queued.
+    /// `abort` and a stop cancel it. It starts cancelled after a stop, or (a prompt) after an
+    /// abort that arrived while it was queued.
     pub(crate) fn begin(&self, prompt: bool) -> CancelSignal {
         let cancel = CancelSignal::new();
         // A pending abort was meant for the queued prompt, not for other work before it.
         let pending = prompt && std::mem::take(&mut *lock(&self.abort_pending));
-        if pending || self.eof.is_cancelled() || self.closed.is_cancelled() {
+        if pending || self.closed.is_cancelled() {
             tracing::debug!(pending, "an operation starts aborted");
             cancel.cancel();
         }
@@ -185,7 +187,17 @@ enum Job {
 }
 
 /// Serves one connection until EOF. `app` owns the registry, tool set and session.
-pub async fn serve(mut app: App, transport: Transport) {
+///
+/// At EOF, work already received still runs to its end (so `echo '{"method":"prompt",...}' |
+/// rho rpc` answers), approvals are denied because nobody can answer them, and then every
+/// server is closed. [`serve_until`] also stops on a signal.
+pub async fn serve(app: App, transport: Transport) {
+    serve_until(app, transport, CancelSignal::new()).await;
+}
+
+/// [`serve`], stopping early when `stop` fires (SIGINT/SIGTERM in the binary): the running
+/// operation is aborted, queued work is dropped, servers are closed.
+pub async fn serve_until(mut app: App, transport: Transport, stop: CancelSignal) {
     let Transport {
         mut incoming,
         outgoing,
@@ -213,13 +225,19 @@ pub async fn serve(mut app: App, transport: Transport) {
         while let Some(inbound) = incoming.recv().await {
             route(&reader_shared, &jobs_tx, inbound);
         }
-        // EOF: what runs is aborted, queued work starts aborted, and the main task stops
+        // EOF: what was received still runs (approvals are denied); the main task stops
         // after the queue.
         reader_shared.eof.cancel();
-        if let Some(cancel) = lock(&reader_shared.cancel).as_ref() {
+        let _ = jobs_tx.send(Job::Shutdown);
+    });
+    let stop_shared = shared.clone();
+    let stopper = tokio::spawn(async move {
+        stop.cancelled().await;
+        tracing::info!("stopping on request");
+        stop_shared.closed.cancel();
+        if let Some(cancel) = lock(&stop_shared.cancel).as_ref() {
             cancel.cancel();
         }
-        let _ = jobs_tx.send(Job::Shutdown);
     });
     loop {
         let job = tokio::select! {
@@ -244,6 +262,7 @@ pub async fn serve(mut app: App, transport: Transport) {
         }
     }
     reader.abort();
+    stopper.abort();
     app.shutdown().await;
 }
 

@@ -15,7 +15,17 @@ use crate::context::Context;
 /// Runs the parsed command; `Err` is a failure reported as `error: ...` with exit code 1.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let ctx = Context::new(cli.cwd.as_deref(), cli.json, cli.config.as_deref())?;
-    match cli.command {
+    let Some(command) = cli.command else {
+        use std::io::IsTerminal;
+        if std::io::stdin().is_terminal() {
+            // The interactive front-end (TUI) is not there yet: say what exists.
+            use clap::CommandFactory;
+            let _ = crate::cli::Cli::command().print_help();
+            return Ok(ExitCode::from(2));
+        }
+        return rpc::run(&ctx, cli.session);
+    };
+    match command {
         Command::Plugins(command) => plugins::run(&ctx, command),
         Command::Skills(command) => skills::run(&ctx, command),
         Command::Mcp(command) => mcp::run(&ctx, command),

@@ -38,7 +38,27 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         let app = App::start(options).await.map_err(anyhow::Error::msg)?;
         let (transport, writer) = rho_rpc::transport::stdio();
-        rho_rpc::serve(app, transport).await;
+        // SIGINT and SIGTERM abort what runs and stop; EOF lets received work finish.
+        let stop = rho_component::CancelSignal::new();
+        let on_signal = stop.clone();
+        tokio::spawn(async move {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            let terminated = async {
+                match term.as_mut() {
+                    Some(term) => {
+                        term.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = terminated => {}
+            }
+            on_signal.cancel();
+        });
+        rho_rpc::serve_until(app, transport, stop).await;
         let _ = writer.await;
         Ok::<_, anyhow::Error>(())
     })?;

@@ -943,8 +943,8 @@ fn the_spec_usage_pipes_one_prompt_and_gets_the_answer() {
     let mut child = Command::new(rho_e2e::rho_bin())
         .arg("--cwd")
         .arg(&sandbox.project)
+        // As the spec writes it: no `rpc` command, stdin not a terminal.
         .args([
-            "rpc",
             "--ephemeral",
             "--endpoint",
             &model.endpoint(),

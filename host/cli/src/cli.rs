@@ -9,13 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Without a command and with stdin not a terminal, rho runs JSON-RPC mode (as `rho rpc`),
 /// taking the session flags below: `echo '{...}' | rho --model m`.
 #[derive(Debug, Parser)]
-#[command(
-    name = "rho",
-    version,
-    about,
-    propagate_version = true,
-    args_conflicts_with_subcommands = true
-)]
+#[command(name = "rho", version, about, propagate_version = true)]
 pub struct Cli {
     /// The project directory (default: the working directory).
     #[arg(long, global = true, value_name = "DIR")]
@@ -98,7 +92,7 @@ pub struct ProviderArgs {
 }
 
 /// `rho rpc`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RpcArgs {
     /// Provider choice.
     #[command(flatten)]
@@ -230,4 +224,18 @@ pub enum SkillsCommand {
         /// The skill directory.
         dir: PathBuf,
     },
+}
+
+impl RpcArgs {
+    /// Whether any session flag was given.
+    pub fn is_set(&self) -> bool {
+        let p = &self.provider;
+        p.model.is_some()
+            || p.endpoint.is_some()
+            || p.api_key_env.is_some()
+            || p.accept_external_provider
+            || self.ephemeral
+            || self.continue_session
+            || self.session.is_some()
+    }
 }

@@ -25,6 +25,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         return rpc::run(&ctx, cli.session);
     };
+    if cli.session.is_set() {
+        anyhow::bail!(
+            "session flags (--model, --endpoint, ...) go after `rpc`, or without a command"
+        );
+    }
     match command {
         Command::Plugins(command) => plugins::run(&ctx, command),
         Command::Skills(command) => skills::run(&ctx, command),

@@ -58,9 +58,19 @@ pub struct Request {
 }
 
 impl Request {
-    /// The id's JSON text, for duplicate detection.
+    /// The id's JSON text as sent.
     pub fn id_text(&self) -> Option<&str> {
         self.id.as_deref().map(RawValue::get)
+    }
+
+    /// The id as a key for duplicate detection: a string id by its value (so `"a"` and
+    /// `"\u0061"` are the same id), a number by its text.
+    pub fn id_key(&self) -> Option<String> {
+        let text = self.id_text()?;
+        Some(match serde_json::from_str::<String>(text) {
+            Ok(value) => format!("s:{value}"),
+            Err(_) => format!("n:{text}"),
+        })
     }
 
     /// Deserializes the params; absent, `null`, `{}` and `[]` count as no params.
@@ -330,6 +340,20 @@ mod tests {
             let response = result_line(request.id.as_deref().unwrap(), &serde_json::json!({}));
             assert!(response.contains(&format!("\"id\":{id}")), "{response}");
         }
+    }
+
+    #[test]
+    fn equal_string_ids_have_one_key() {
+        let key = |id: &str| {
+            let line = format!(r#"{{"jsonrpc":"2.0","method":"x","id":{id}}}"#);
+            parse_line(line.as_bytes())
+                .unwrap()
+                .unwrap()
+                .id_key()
+                .unwrap()
+        };
+        assert_eq!(key(r#""a""#), key(r#""\u0061""#));
+        assert_ne!(key(r#""1""#), key("1"));
     }
 
     #[test]

@@ -252,7 +252,7 @@ pub async fn serve_until(mut app: App, transport: Transport, stop: CancelSignal)
             queued.0 = queued.0.saturating_sub(1);
             queued.1 = queued.1.saturating_sub(request_bytes(&request));
         }
-        let id_text = request.id_text().map(str::to_owned);
+        let id_text = request.id_key();
         let response = app.handle(&request).await;
         if let Some(id) = &id_text {
             lock(&shared.in_flight).remove(id);
@@ -307,8 +307,8 @@ fn route(shared: &Arc<Shared>, jobs: &mpsc::UnboundedSender<Job>, inbound: Inbou
         _ => false,
     };
     if inline
-        && let Some(id) = request.id_text()
-        && lock(&shared.in_flight).contains(id)
+        && let Some(id) = request.id_key()
+        && lock(&shared.in_flight).contains(&id)
     {
         return reply(Err((
             ErrorCode::InvalidRequest,
@@ -431,8 +431,8 @@ fn queue(shared: &Arc<Shared>, jobs: &mpsc::UnboundedSender<Job>, request: Reque
         queued.0 += 1;
         queued.1 += bytes;
     }
-    if let Some(id) = request.id_text()
-        && !lock(&shared.in_flight).insert(id.to_owned())
+    if let Some(id) = request.id_key()
+        && !lock(&shared.in_flight).insert(id)
     {
         if request.method == "prompt" {
             *lock(&shared.busy) = false;

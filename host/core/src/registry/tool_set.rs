@@ -229,6 +229,7 @@ impl Registry {
             }
         }
         let mut started = tokio::task::JoinSet::new();
+        let mut task_index = HashMap::new();
         for (index, slot) in self.servers.iter().enumerate() {
             let status = match &slot.state {
                 SlotState::Configured => ServerStatus::Configured,
@@ -253,18 +254,31 @@ impl Registry {
             }
             if let Some(spec) = slot.startable() {
                 let spec = spec.clone();
-                started.spawn(async move {
+                let handle = started.spawn(async move {
                     let result = rho_mcp::connect(&spec, &rho_mcp::process_ambient).await;
                     (index, spec, result)
                 });
+                task_index.insert(handle.id(), index);
             }
         }
         // Zero-server fast path: with nothing startable the join set is empty and no task,
         // process or socket exists.
         let mut outcomes = Vec::new();
         while let Some(joined) = started.join_next().await {
-            if let Ok(outcome) = joined {
-                outcomes.push(outcome);
+            match joined {
+                Ok(outcome) => outcomes.push(outcome),
+                Err(e) => {
+                    // A start-up task that panicked fails only its own server.
+                    if let Some(&index) = task_index.get(&e.id()) {
+                        let server = &mut set.servers[index];
+                        let message = "start-up failed unexpectedly (an internal error)".to_owned();
+                        set.diagnostics.push(
+                            Diagnostic::error(DiagnosticCode::McpServerFailed, message.clone())
+                                .with_component(server.id.clone()),
+                        );
+                        server.status = ServerStatus::Failed(message);
+                    }
+                }
             }
         }
         outcomes.sort_by_key(|(index, _, _)| *index);
@@ -304,7 +318,7 @@ impl Registry {
             }
             if let (true, Some(interval)) = (legacy_http, options.keep_alive) {
                 spawn_keep_alive(
-                    connection.clone(),
+                    Arc::downgrade(&connection),
                     interval,
                     server.ping_failure.clone(),
                     set.keep_alive_stop.clone(),
@@ -329,7 +343,7 @@ impl Registry {
 /// Pings a legacy HTTP session every `interval` until `stop`; a failure is recorded (and
 /// cleared by the next success) so `/mcp` and `rho mcp show` can show it.
 fn spawn_keep_alive(
-    connection: Arc<RwLock<Connection>>,
+    connection: std::sync::Weak<RwLock<Connection>>,
     interval: Duration,
     failure: Arc<Mutex<Option<String>>>,
     stop: tokio_util::sync::CancellationToken,
@@ -343,11 +357,16 @@ fn spawn_keep_alive(
                 () = stop.cancelled() => return,
                 _ = ticker.tick() => {}
             }
+            // A weak reference: the pinger never keeps a closed session alive.
+            let Some(connection) = connection.upgrade() else {
+                return;
+            };
             let result = connection
                 .read()
                 .await
                 .ping(interval.min(Duration::from_secs(10)))
                 .await;
+            drop(connection);
             let mut slot = failure.lock().unwrap_or_else(PoisonError::into_inner);
             match result {
                 Ok(()) => *slot = None,

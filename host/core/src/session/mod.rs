@@ -357,11 +357,6 @@ impl Session {
         for (server, changes) in self.tools.reconcile().await {
             tracing::info!(target: "rho::mcp", server = server.as_str(), revised = changes.revised.len(), withdrawn = changes.withdrawn.len(), added = changes.added.len(), "tool list changed");
         }
-        // Steering sent while nothing ran comes first: it was written before this prompt.
-        for message in self.steering.drain() {
-            self.push(ChatMessage::user(message))?;
-        }
-        self.push(ChatMessage::user(text))?;
         let definitions = self.definitions();
         let mut turn = TurnResult {
             reply: String::new(),
@@ -371,9 +366,13 @@ impl Session {
             duration_ms: 0,
             finish_reason: String::new(),
         };
-        let outcome = self
-            .run_loop(&definitions, &mut turn, emit, approver, cancel)
-            .await;
+        let outcome = match self.open_turn(text) {
+            Ok(()) => {
+                self.run_loop(&definitions, &mut turn, emit, approver, cancel)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
         turn.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         emit(SessionEvent::StateChange(LoopState::Idle));
         match outcome {
@@ -391,6 +390,15 @@ impl Session {
                 Err(e)
             }
         }
+    }
+
+    /// Steering sent while nothing ran comes first (it was written before this prompt), then
+    /// the prompt itself.
+    fn open_turn(&mut self, text: &str) -> Result<(), SessionError> {
+        for message in self.steering.drain() {
+            self.push(ChatMessage::user(message))?;
+        }
+        self.push(ChatMessage::user(text))
     }
 
     async fn run_loop(
@@ -667,7 +675,12 @@ impl Session {
         if self.messages.is_empty() {
             return Ok(String::new());
         }
-        let request = self.request(Vec::new(), Some(ChatMessage::user(COMPACT_INSTRUCTION)));
+        // The tool definitions go along: some endpoints refuse a history with tool calls when
+        // no tools are declared.
+        let request = self.request(
+            self.definitions(),
+            Some(ChatMessage::user(COMPACT_INSTRUCTION)),
+        );
         let response = self.provider.complete(&request, &|_| {}, cancel).await?;
         let mut usage = response.usage;
         usage.request_count = usage.request_count.max(1);

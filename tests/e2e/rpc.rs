@@ -746,6 +746,22 @@ fn a_prompt_calls_a_real_mcp_server_tool() {
         "{result}"
     );
     assert_eq!(response["result"]["reply"], "The server echoed.");
+    // The system prompt carries the skill catalog and the server's instructions, fenced and
+    // attributed to the server.
+    let system = model.requests()[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("<available_skills>"), "{system}");
+    assert!(
+        system.contains("<name>rho-plugin-authoring</name>"),
+        "{system}"
+    );
+    assert!(
+        system.contains("<mcp_server_instructions server=\"everything\">"),
+        "{system}"
+    );
+    assert!(system.contains("documentation provided by MCP servers"));
     assert_eq!(rpc.finish(), 0);
 }
 

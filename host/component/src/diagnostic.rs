@@ -93,6 +93,12 @@ pub enum DiagnosticCode {
     /// A project plugin declares MCP servers but the user has not trusted it (or it changed
     /// since): its servers are not started until `rho plugins trust <name>`.
     PluginUntrusted,
+    /// `extensions["dev.rho"]` (rho's own namespace) is malformed: not an object, an unknown
+    /// key, or `tools` not an object.
+    ExtensionInvalid,
+    /// One WASM tool component cannot be used: bad settings, a missing or oversized file, an
+    /// invalid name, or a component that does not load; the plugin's other parts still load.
+    WasmComponentInvalid,
 }
 
 impl DiagnosticCode {
@@ -123,6 +129,8 @@ impl DiagnosticCode {
         Self::McpServerFailed,
         Self::ToolNameCollision,
         Self::PluginUntrusted,
+        Self::ExtensionInvalid,
+        Self::WasmComponentInvalid,
     ];
 
     /// The stable kebab-case string.
@@ -153,6 +161,8 @@ impl DiagnosticCode {
             Self::McpServerFailed => "mcp-server-failed",
             Self::ToolNameCollision => "tool-name-collision",
             Self::PluginUntrusted => "plugin-untrusted",
+            Self::ExtensionInvalid => "extension-invalid",
+            Self::WasmComponentInvalid => "wasm-component-invalid",
         }
     }
 }

@@ -17,6 +17,7 @@ mod permission;
 mod skill;
 mod source;
 mod tool;
+mod wasm_component;
 
 pub use cancel::{CancelSignal, Cancelled};
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
@@ -31,4 +32,8 @@ pub use source::{Scope, SkillSource};
 pub use tool::{
     ProgressSink, RiskLevel, Tool, ToolContext, ToolFuture, ToolImage, ToolOrigin, ToolOutput,
     ToolProgress, ToolSpec,
+};
+pub use wasm_component::{
+    DEFAULT_WASM_MAX_OUTPUT_BYTES, DEFAULT_WASM_MEMORY, DEFAULT_WASM_TIMEOUT, MAX_WASM_MEMORY,
+    MAX_WASM_TIMEOUT, RHO_NAMESPACE, WasmComponentSpec, WorkspaceAccess,
 };

@@ -112,6 +112,34 @@ impl PluginRecord {
             .map_err(|e| unsafe_path(e.to_string()))
     }
 
+    /// Reads the bytes of this plugin's tool component `name` (`dev.rho/tools/<name>.wasm`),
+    /// opening it again under the containment rules.
+    pub fn read_component(&self, name: &str) -> Result<Vec<u8>, PluginError> {
+        let path = self
+            .path()
+            .join(crate::extension::TOOLS_DIR)
+            .join(format!("{name}.wasm"));
+        if !self.package.tool_components.iter().any(|c| c.name == name) {
+            return Err(PluginError::Unsafe {
+                path,
+                message: format!("plugin {} has no tool component {name:?}", self.name),
+            });
+        }
+        let root = self
+            .package
+            .root
+            .clone()
+            .ok_or_else(|| PluginError::Unsafe {
+                path: path.clone(),
+                message: "unresolved plugin root".into(),
+            })?;
+        let beneath = crate::containment::Beneath::new(root);
+        crate::extension::read_component(&beneath, name).map_err(|e| PluginError::Unsafe {
+            path,
+            message: format!("component {e}"),
+        })
+    }
+
     /// `<plugins root>/data/<name>`: this plugin's `PLUGIN_DATA`.
     pub fn data_dir(&self) -> PathBuf {
         self.plugins_root.join(DATA_DIR).join(&self.name)

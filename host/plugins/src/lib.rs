@@ -12,6 +12,7 @@ mod containment;
 mod copy;
 mod discovery;
 mod error;
+mod extension;
 mod json_doc;
 mod lifecycle;
 mod manifest;
@@ -27,6 +28,7 @@ pub use discovery::{
     Origin, PluginInventory, PluginRecord, PluginRoot, PluginStatus, RESERVED_PREFIX, discover,
 };
 pub use error::PluginError;
+pub use extension::{COMPONENT_KEYS, COMPONENT_MAX_BYTES, MAX_COMPONENTS_PER_PLUGIN, TOOLS_DIR};
 pub use lifecycle::{
     EnableReport, InstallReport, PluginLocations, RemoveReport, install, install_with_limits, link,
     removal_target, remove, set_enabled, validate_package,

@@ -28,6 +28,8 @@ pub struct Package {
     pub skills: Vec<SkillMeta>,
     /// Valid MCP servers, sorted by name.
     pub mcp_servers: Vec<McpServerSpec>,
+    /// Valid WASM tool components (`dev.rho/tools/*.wasm`), sorted by name.
+    pub tool_components: Vec<rho_component::WasmComponentSpec>,
     /// Everything reported while loading, in the order found.
     pub diagnostics: Vec<Diagnostic>,
     /// The directory has no `plugin.json` at all, so it is not a plugin.
@@ -61,6 +63,7 @@ pub(crate) fn load_package_resolved(
         claimed_name: None,
         skills: Vec::new(),
         mcp_servers: Vec::new(),
+        tool_components: Vec::new(),
         diagnostics: Vec::new(),
         not_a_plugin: false,
     };
@@ -108,6 +111,9 @@ pub(crate) fn load_package_resolved(
     let mcp = load_mcp_config(&ctx);
     package.mcp_servers = mcp.servers;
     package.diagnostics.extend(mcp.diagnostics);
+    let extension = crate::extension::load_tool_components(&name, &beneath, &manifest.extensions);
+    package.tool_components = extension.components;
+    package.diagnostics.extend(extension.diagnostics);
     package.manifest = Some(manifest);
     package
 }

@@ -23,10 +23,16 @@ pub enum Command {
     McpStartup(Options),
     /// `rho mcp list` without connecting against `rho plugins list` on the same corpus.
     McpList(Options),
+    /// One `rho rpc` turn with one tool call against the model server's own time.
+    RpcTurn(Options),
+    /// `rho rpc` spawn to its `ready` line against a process that prints one line.
+    RpcReady(Options),
     /// Hidden baseline mode: read every file under a root, print the byte count.
     ReadFiles(PathBuf),
     /// Hidden baseline mode: start and exit.
     Noop,
+    /// Hidden baseline mode: print rho's `ready` line, wait for EOF on stdin, exit.
+    ReadyLine,
     /// Write one corpus to a directory (its `home/` and `project/`) for profiling by hand.
     Corpus {
         /// The directory to create.
@@ -51,6 +57,8 @@ pub struct Options {
     pub fake: Option<PathBuf>,
     /// `--servers`: how many servers start in parallel (mcp-startup only).
     pub servers: usize,
+    /// `--fake-model`: the `fake-model` server binary (rpc-turn only; default: next to rho).
+    pub fake_model: Option<PathBuf>,
 }
 
 /// The command-specific options a command accepts (all take `--rho`, `--runs`, `--warmup`).
@@ -59,6 +67,9 @@ struct Accepts {
     sizes: bool,
     fake: bool,
     servers: bool,
+    fake_model: bool,
+    /// The `--warmup` default when it is not 3.
+    warmup: Option<usize>,
 }
 
 /// Parses the arguments after the program name.
@@ -101,6 +112,27 @@ pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
         )
         .map(Command::McpStartup),
         "mcp-list" => options(argv, 21, Accepts::default()).map(Command::McpList),
+        // A turn takes a few milliseconds: 200 of them steady the median; the first turns of a
+        // session (connection set-up, caches) are warm-up.
+        "rpc-turn" => options(
+            argv,
+            200,
+            Accepts {
+                fake_model: true,
+                warmup: Some(10),
+                ..Accepts::default()
+            },
+        )
+        .map(Command::RpcTurn),
+        "rpc-ready" => options(
+            argv,
+            51,
+            Accepts {
+                warmup: Some(5),
+                ..Accepts::default()
+            },
+        )
+        .map(Command::RpcReady),
         "read-files" => {
             let root = argv
                 .next()
@@ -111,6 +143,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
             Ok(Command::ReadFiles(PathBuf::from(root)))
         }
         "noop" => Ok(Command::Noop),
+        "ready-line" => Ok(Command::ReadyLine),
         "corpus" => {
             let (Some(dir), Some(plugins), None) = (argv.next(), argv.next(), argv.next()) else {
                 return Err(Error::Usage("corpus needs DIR and a plugin count".into()));
@@ -132,10 +165,11 @@ fn options(
     let mut options = Options {
         rho: None,
         runs: default_runs,
-        warmup: 3,
+        warmup: accepts.warmup.unwrap_or(3),
         sizes: DEFAULT_SIZES.to_vec(),
         fake: None,
         servers: DEFAULT_SERVERS,
+        fake_model: None,
     };
     let mut argv = argv.peekable();
     while let Some(arg) = argv.next() {
@@ -159,6 +193,9 @@ fn options(
             "--warmup" => options.warmup = count(&name, value()?)?,
             "--fake" if accepts.fake => options.fake = Some(PathBuf::from(value()?)),
             "--servers" if accepts.servers => options.servers = positive(&name, value()?)?,
+            "--fake-model" if accepts.fake_model => {
+                options.fake_model = Some(PathBuf::from(value()?));
+            }
             "--sizes" if accepts.sizes => {
                 let list = value()?;
                 let list = list
@@ -243,6 +280,32 @@ mod tests {
             parse_str(&["mcp-list", "--servers", "3"]),
             Err(Error::Usage(_))
         ));
+    }
+
+    #[test]
+    fn rpc_commands_take_their_options() {
+        let Ok(Command::RpcTurn(o)) = parse_str(&["rpc-turn"]) else {
+            panic!("expected rpc-turn");
+        };
+        assert_eq!((o.runs, o.warmup, o.fake_model), (200, 10, None));
+        let Ok(Command::RpcTurn(o)) =
+            parse_str(&["rpc-turn", "--fake-model=/x/fake-model", "--warmup", "0"])
+        else {
+            panic!("expected rpc-turn");
+        };
+        assert_eq!(
+            (o.fake_model, o.warmup),
+            (Some(PathBuf::from("/x/fake-model")), 0)
+        );
+        let Ok(Command::RpcReady(o)) = parse_str(&["rpc-ready"]) else {
+            panic!("expected rpc-ready");
+        };
+        assert_eq!((o.runs, o.warmup), (51, 5));
+        assert!(matches!(
+            parse_str(&["rpc-ready", "--fake-model", "/x"]),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(parse_str(&["ready-line"]), Ok(Command::ReadyLine)));
     }
 
     #[test]

@@ -5,10 +5,13 @@
 //! Subcommands: `plugins-list` (discovery over generated corpora of 250..2000 plugins against a
 //! process that only reads the same files), `startup` (`rho plugins list` with nothing installed
 //! against a process that does nothing), `mcp-startup` (`rho mcp list --connect` with 10 stdio
-//! servers against one) and `mcp-list` (`rho mcp list` without connecting against
-//! `rho plugins list` on the same corpus). `read-files` and `noop` are the hidden baseline modes
-//! the bench re-executes itself in. Results are recorded in `docs/benchmarks.md`; the MCP
-//! `tools/call` benchmark is a bench target of `rho-mcp` (only that crate may use `rmcp`).
+//! servers against one), `mcp-list` (`rho mcp list` without connecting against
+//! `rho plugins list` on the same corpus), `rpc-turn` (one `rho rpc` turn with one tool call
+//! against the scripted model server's own time for the same requests) and `rpc-ready`
+//! (`rho rpc` spawn to its `ready` line against a process that prints one line). `read-files`,
+//! `noop` and `ready-line` are the hidden baseline modes the bench re-executes itself in.
+//! Results are recorded in `docs/benchmarks.md`; the MCP `tools/call` benchmark is a bench
+//! target of `rho-mcp` (only that crate may use `rmcp`).
 
 // A benchmark binary owns its stdout (the result tables) and reports progress and failures on
 // stderr, so the workspace-wide print lints do not apply here.
@@ -23,6 +26,8 @@ mod mcp_list;
 mod mcp_startup;
 mod measure;
 mod plugins_list;
+mod rpc_ready;
+mod rpc_turn;
 mod scratch;
 mod startup;
 mod stats;
@@ -59,6 +64,11 @@ commands:
                  servers, against the same with one server (and none, for reference)
   mcp-list       median wall time of `rho mcp list --json` (no connect) over 1,000 plugins and
                  20 configured servers, against `rho plugins list --json` on the same home
+  rpc-turn       median time of one `rho rpc` prompt (2 model requests + 1 read_file call)
+                 against fake-model, against the same two requests POSTed straight to a second
+                 fake-model plus a direct read of the file
+  rpc-ready      median time from spawning `rho rpc` to its `ready` line, against a process
+                 that prints one line
   corpus DIR N   write a corpus of N plugins to DIR/home (and an empty DIR/project), for
                  profiling by hand with HOME=DIR/home rho --cwd DIR/project plugins list --json
   help           print this text
@@ -66,14 +76,17 @@ commands:
 options:
   --rho PATH     the rho binary (default: `rho` next to this binary, i.e. target/release/rho)
   --runs N       timed runs per measurement (default: 21 for plugins-list and mcp-list, 51 for
-                 startup, 31 for mcp-startup)
-  --warmup N     untimed runs before them (default: 3)
+                 startup and rpc-ready, 31 for mcp-startup, 200 turns for rpc-turn)
+  --warmup N     untimed runs before them (default: 3; 5 for rpc-ready, 10 turns for rpc-turn)
   --sizes LIST   plugins-list only: comma-separated plugin counts (default: 250,500,1000,2000)
   --fake PATH    mcp-startup only: the fake-mcp server (default: `fake-mcp` next to rho)
   --servers N    mcp-startup only: servers started in parallel (default: 10)
+  --fake-model PATH
+                 rpc-turn only: the fake-model server (default: `fake-model` next to rho)
 
 build the binaries first: cargo build --release -p rho-cli -p rho-bench
-(mcp-startup also needs: cargo build --release -p rho-e2e --bin fake-mcp)
+(mcp-startup also needs: cargo build --release -p rho-e2e --bin fake-mcp; rpc-turn:
+cargo build --release -p rho-e2e --bin fake-model)
 ";
 
 fn main() -> ExitCode {
@@ -113,8 +126,17 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<(), Error> {
             warn_if_debug_build();
             mcp_list::run(&resolve(options)?)
         }
+        Command::RpcTurn(options) => {
+            warn_if_debug_build();
+            rpc_turn::run(&resolve(options)?)
+        }
+        Command::RpcReady(options) => {
+            warn_if_debug_build();
+            rpc_ready::run(&resolve(options)?)
+        }
         Command::ReadFiles(root) => baseline::read_files(&root),
         Command::Noop => Ok(()),
+        Command::ReadyLine => rpc_ready::ready_line(),
         Command::Corpus { dir, plugins } => write_corpus(&dir, plugins),
     }
 }

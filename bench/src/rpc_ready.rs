@@ -1,0 +1,326 @@
+//! `rho-bench rpc-ready`: the time from spawning `rho rpc` (no MCP servers, empty home and
+//! project, an endpoint nothing listens on) to reading its `ready` notification, against the
+//! hidden `ready-line` mode of this binary, which prints the same line and waits for EOF the same
+//! way. Both clocks start just before `spawn` and stop when the first line has been read; closing
+//! stdin and reaping the process happen after the clock stops.
+//!
+//! [`LineChild`], a child spoken to line by line over pipes, is shared with `rpc-turn`.
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::scratch::Scratch;
+use crate::stats::Summary;
+use crate::{Error, Resolved, machine};
+
+/// The issue's goal for the `ready` notification after start.
+const GOAL_MS: f64 = 30.0;
+
+/// The line `rho rpc` prints once it serves requests (and the baseline prints at once).
+pub const READY_LINE: &str = r#"{"jsonrpc":"2.0","method":"ready"}"#;
+
+/// How much of a failing child's stderr is quoted in the error.
+const STDERR_QUOTE_BYTES: usize = 4096;
+
+/// The hidden `ready-line` mode: print [`READY_LINE`], then wait for EOF on stdin and exit 0.
+pub fn ready_line() -> Result<(), Error> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{READY_LINE}")
+        .and_then(|()| stdout.flush())
+        .map_err(|e| format!("cannot write the ready line: {e}"))?;
+    std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink())
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    Ok(())
+}
+
+/// A command to start as a [`LineChild`], prepared outside the timed window.
+pub struct LineCommand {
+    label: String,
+    command: Command,
+    stderr_path: PathBuf,
+}
+
+impl LineCommand {
+    /// `program args...` in `dir` with only `env` (plus `PATH`) in its environment, stdin and
+    /// stdout piped, stderr to `stderr_path` (quoted when the child fails).
+    pub fn new(
+        label: &str,
+        program: &Path,
+        args: &[&OsStr],
+        env: &[(&str, &Path)],
+        dir: &Path,
+        stderr_path: PathBuf,
+    ) -> Result<Self, String> {
+        let stderr = std::fs::File::create(&stderr_path)
+            .map_err(|e| format!("cannot create {}: {e}", stderr_path.display()))?;
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .env_clear()
+            .envs(env.iter().copied())
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr);
+        if let Some(path) = std::env::var_os("PATH") {
+            command.env("PATH", path);
+        }
+        Ok(Self {
+            label: label.to_owned(),
+            command,
+            stderr_path,
+        })
+    }
+
+    /// The command as a user would type it, for messages.
+    pub fn command_line(&self) -> String {
+        std::iter::once(self.command.get_program())
+            .chain(self.command.get_args())
+            .map(OsStr::to_string_lossy)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Starts the child. The command can be started again (its stderr file is reused).
+    pub fn spawn(&mut self) -> Result<LineChild, String> {
+        let mut child = self.command.spawn().map_err(|e| {
+            format!(
+                "{}: cannot start {}: {e}",
+                self.label,
+                self.command.get_program().to_string_lossy()
+            )
+        })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{}: the child has no pipes", self.label));
+        };
+        Ok(LineChild {
+            label: self.label.clone(),
+            child,
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout),
+            stderr_path: self.stderr_path.clone(),
+            finished: false,
+        })
+    }
+}
+
+/// A running child spoken to line by line; killed and reaped if dropped before [`finish`].
+///
+/// [`finish`]: LineChild::finish
+pub struct LineChild {
+    label: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    stderr_path: PathBuf,
+    finished: bool,
+}
+
+impl LineChild {
+    /// Reads the next stdout line into `line` (cleared first, newline removed). EOF is an error
+    /// that quotes the child's stderr.
+    pub fn read_line(&mut self, line: &mut String) -> Result<(), String> {
+        line.clear();
+        match self.stdout.read_line(line) {
+            Ok(0) => Err(format!(
+                "{}: stdout closed early; stderr:\n{}",
+                self.label,
+                stderr_quote(&self.stderr_path)
+            )),
+            Ok(_) => {
+                if line.ends_with('\n') {
+                    line.pop();
+                }
+                Ok(())
+            }
+            Err(e) => Err(format!("{}: cannot read its stdout: {e}", self.label)),
+        }
+    }
+
+    /// Writes `line` and a newline to stdin, flushed.
+    pub fn write_line(&mut self, line: &str) -> Result<(), String> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| format!("{}: stdin is already closed", self.label))?;
+        // One write: the child sees the whole line at once.
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        stdin
+            .write_all(&bytes)
+            .and_then(|()| stdin.flush())
+            .map_err(|e| format!("{}: cannot write to its stdin: {e}", self.label))
+    }
+
+    /// Closes stdin, reads stdout to EOF (returned) and waits; fails unless the child exits 0.
+    pub fn finish(mut self) -> Result<String, String> {
+        self.finished = true;
+        drop(self.stdin.take());
+        let mut rest = String::new();
+        let drained = self.stdout.read_to_string(&mut rest);
+        let status = self
+            .child
+            .wait()
+            .map_err(|e| format!("{}: cannot wait for it: {e}", self.label))?;
+        drained.map_err(|e| format!("{}: cannot read its stdout: {e}", self.label))?;
+        if !status.success() {
+            return Err(format!(
+                "{}: exited with {status} after stdin closed; stderr:\n{}",
+                self.label,
+                stderr_quote(&self.stderr_path)
+            ));
+        }
+        Ok(rest)
+    }
+}
+
+impl Drop for LineChild {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The end of a child's stderr file (runs of one command append to it), for error messages.
+pub fn stderr_quote(path: &Path) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let cut = text.len().saturating_sub(STDERR_QUOTE_BYTES);
+    match String::from_utf8_lossy(&text[cut..]).trim() {
+        "" => "(empty)".into(),
+        quoted => quoted.to_owned(),
+    }
+}
+
+/// Spawns `command`, reads its first line and stops the clock; then checks the line, closes
+/// stdin and reaps the child, outside the timed window.
+fn time_ready(command: &mut LineCommand, line: &mut String) -> Result<Duration, String> {
+    let start = Instant::now();
+    let mut child = command.spawn()?;
+    child.read_line(line)?;
+    let elapsed = start.elapsed();
+    if line != READY_LINE {
+        return Err(format!(
+            "{}: the first stdout line is {line:?}, expected {READY_LINE}",
+            command.label
+        ));
+    }
+    let rest = child.finish()?;
+    if !rest.trim().is_empty() {
+        return Err(format!(
+            "{}: printed more after the ready line: {rest:?}",
+            command.label
+        ));
+    }
+    Ok(elapsed)
+}
+
+/// Times both commands and prints the comparison.
+pub fn run(resolved: &Resolved) -> Result<(), Error> {
+    let o = &resolved.options;
+    let load_at_start = machine::load();
+    let scratch = Scratch::new("rpc-ready")?;
+    let home = scratch.dir("home")?;
+    let project = scratch.dir("project")?;
+    let rho_home = home.join(".rho");
+    let env = [("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())];
+    // Nothing listens on port 1: startup makes no network call, so this proves it never waits
+    // on the model.
+    let mut rho = LineCommand::new(
+        "rho rpc",
+        &resolved.rho,
+        &[
+            OsStr::new("--cwd"),
+            project.as_os_str(),
+            OsStr::new("rpc"),
+            OsStr::new("--ephemeral"),
+            OsStr::new("--endpoint"),
+            OsStr::new("http://127.0.0.1:1/v1"),
+            OsStr::new("--model"),
+            OsStr::new("m"),
+        ],
+        &env,
+        &project,
+        scratch.path().join("rho.stderr"),
+    )?;
+    let mut baseline = LineCommand::new(
+        "baseline",
+        &resolved.bench,
+        &[OsStr::new("ready-line")],
+        &env,
+        &project,
+        scratch.path().join("baseline.stderr"),
+    )?;
+    eprintln!("rho-bench: timing `{}`", rho.command_line());
+
+    let mut line = String::new();
+    let mut rho_runs: Vec<Duration> = Vec::with_capacity(o.runs);
+    let mut base_runs: Vec<Duration> = Vec::with_capacity(o.runs);
+    for i in 0..o.warmup + o.runs {
+        // Alternating which goes first keeps a slow drift in the machine from favouring either.
+        let (r, b) = if i % 2 == 0 {
+            let r = time_ready(&mut rho, &mut line)?;
+            (r, time_ready(&mut baseline, &mut line)?)
+        } else {
+            let b = time_ready(&mut baseline, &mut line)?;
+            (time_ready(&mut rho, &mut line)?, b)
+        };
+        if i >= o.warmup {
+            rho_runs.push(r);
+            base_runs.push(b);
+        }
+    }
+    let (Some(rho_ms), Some(base_ms)) = (Summary::of(&rho_runs), Summary::of(&base_runs)) else {
+        return Err(Error::Failed("no timed runs".into()));
+    };
+
+    println!("rho rpc: spawn to the `ready` line (no MCP servers, empty home and project)");
+    println!("machine:  {}", machine::describe());
+    println!("load avg: {load_at_start} (at start)");
+    println!("rho:      {}", resolved.rho.display());
+    println!(
+        "command:  rho --cwd <tmp>/project rpc --ephemeral --endpoint http://127.0.0.1:1/v1 --model m"
+    );
+    println!(
+        "baseline: rho-bench ready-line (spawn and exec of a Rust binary that prints the same line)"
+    );
+    println!(
+        "runs:     {} timed after {} warm-up; rho and baseline alternate; stdin closed and the \
+         process reaped after the clock stops",
+        o.runs, o.warmup
+    );
+    println!();
+    println!(
+        "{:<22} {:>9} {:>7} {:>7}",
+        "command", "median ms", "min", "p90"
+    );
+    for (name, s) in [
+        ("rho rpc → ready", rho_ms),
+        ("rho-bench ready-line", base_ms),
+    ] {
+        println!("{name:<22} {:>9.2} {:>7.2} {:>7.2}", s.median, s.min, s.p90);
+    }
+    println!();
+    println!(
+        "rho/baseline: {:.2}x ({:+.2} ms over a process that only prints the line)",
+        rho_ms.median / base_ms.median,
+        rho_ms.median - base_ms.median
+    );
+    let verdict = if rho_ms.median <= GOAL_MS {
+        "met"
+    } else {
+        "NOT met"
+    };
+    println!(
+        "goal: ready ≤ {GOAL_MS:.0} ms after start (median): {verdict} ({:.2} ms; p90 {:.2} ms)",
+        rho_ms.median, rho_ms.p90
+    );
+    Ok(())
+}

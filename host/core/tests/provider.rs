@@ -164,15 +164,20 @@ fn provider(base: &str) -> OpenAiCompatible {
     OpenAiCompatible::new(OpenAiConfig::new("test", base, "model-x").with_api_key(CANARY)).unwrap()
 }
 
-fn request() -> ChatRequest {
-    ChatRequest {
-        model: String::new(),
-        messages: vec![ChatMessage::system("be brief"), ChatMessage::user("hello")],
-        tools: vec![ToolDefinition {
+fn request() -> ChatRequest<'static> {
+    static MESSAGES: std::sync::LazyLock<[ChatMessage; 2]> =
+        std::sync::LazyLock::new(|| [ChatMessage::system("be brief"), ChatMessage::user("hello")]);
+    static TOOLS: std::sync::LazyLock<[ToolDefinition; 1]> = std::sync::LazyLock::new(|| {
+        [ToolDefinition {
             name: "read_file".into(),
             description: "Reads a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
+        }]
+    });
+    ChatRequest {
+        model: "",
+        messages: MESSAGES.iter().collect(),
+        tools: &*TOOLS,
     }
 }
 

@@ -60,7 +60,7 @@ impl Provider for Unavailable {
 
     fn complete<'a>(
         &'a self,
-        _: &'a ChatRequest,
+        _: &'a ChatRequest<'a>,
         _: &'a (dyn Fn(StreamEvent) + Send + Sync),
         _: &'a CancelSignal,
     ) -> ProviderFuture<'a, ChatResponse> {

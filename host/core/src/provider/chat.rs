@@ -110,15 +110,16 @@ pub struct ToolDefinition {
     pub parameters: Value,
 }
 
-/// One request to the model.
+/// One request to the model. It borrows the conversation: building a request copies no
+/// message, so its cost does not grow with the history.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChatRequest {
-    /// The model id as the endpoint knows it.
-    pub model: String,
+pub struct ChatRequest<'a> {
+    /// The model id as the endpoint knows it (empty: the provider's configured model).
+    pub model: &'a str,
     /// The conversation so far, system message first.
-    pub messages: Vec<ChatMessage>,
+    pub messages: Vec<&'a ChatMessage>,
     /// The tools the model may call (empty: none offered).
-    pub tools: Vec<ToolDefinition>,
+    pub tools: &'a [ToolDefinition],
 }
 
 /// Token counts of one or more model requests.
@@ -185,7 +186,7 @@ pub trait Provider: Send + Sync {
     /// [`crate::provider::ProviderError::Cancelled`] when `cancel` fires.
     fn complete<'a>(
         &'a self,
-        request: &'a ChatRequest,
+        request: &'a ChatRequest<'a>,
         on_event: &'a (dyn Fn(StreamEvent) + Send + Sync),
         cancel: &'a CancelSignal,
     ) -> ProviderFuture<'a, ChatResponse>;

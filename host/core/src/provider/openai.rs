@@ -111,7 +111,9 @@ pub struct OpenAiCompatible {
     model: String,
     request_timeout: Duration,
     idle_timeout: Duration,
-    client: reqwest::Client,
+    /// Built on the first request: loading the system's certificate store costs ~1.5 ms,
+    /// which a session that never talks (or starts `ready` first) should not pay up front.
+    client: std::sync::OnceLock<reqwest::Client>,
 }
 
 impl std::fmt::Debug for OpenAiCompatible {
@@ -184,10 +186,6 @@ impl OpenAiCompatible {
             }
             None => None,
         };
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| config_error(format!("cannot build the HTTP client: {}", chain(e))))?;
         Ok(Self {
             name,
             chat_shown: shown(&chat_url),
@@ -199,8 +197,23 @@ impl OpenAiCompatible {
             model,
             request_timeout,
             idle_timeout,
-            client,
+            client: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The HTTP client, built on first use.
+    fn client(&self) -> Result<&reqwest::Client, ProviderError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| ProviderError::Config {
+                provider: self.name.clone(),
+                message: format!("cannot build the HTTP client: {}", chain(e)),
+            })?;
+        Ok(self.client.get_or_init(|| client))
     }
 
     /// The chat-completions URL as messages show it (no query).
@@ -304,20 +317,20 @@ impl OpenAiCompatible {
 
     async fn complete_inner(
         &self,
-        request: &ChatRequest,
+        request: &ChatRequest<'_>,
         on_event: &(dyn Fn(StreamEvent) + Send + Sync),
         cancel: &CancelSignal,
     ) -> Result<ChatResponse, ProviderError> {
         let endpoint = self.chat_shown.as_str();
         let model = if request.model.is_empty() {
-            &self.model
+            self.model.as_str()
         } else {
-            &request.model
+            request.model
         };
-        let payload = serde_json::to_vec(&request_body(model, request))
+        let payload = request_body(model, request)
             .map_err(|e| self.protocol(endpoint, format!("cannot encode the request: {e}")))?;
         let builder = self
-            .client
+            .client()?
             .post(self.chat_url.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream, application/json")
@@ -423,7 +436,7 @@ impl OpenAiCompatible {
         // Listing has no cancel of its own; the timeouts bound it.
         let cancel = CancelSignal::new();
         let builder = self
-            .client
+            .client()?
             .get(self.models_url.clone())
             .header(ACCEPT, "application/json");
         let mut body = self.send(builder, endpoint, &cancel).await?;
@@ -448,7 +461,7 @@ impl Provider for OpenAiCompatible {
 
     fn complete<'a>(
         &'a self,
-        request: &'a ChatRequest,
+        request: &'a ChatRequest<'a>,
         on_event: &'a (dyn Fn(StreamEvent) + Send + Sync),
         cancel: &'a CancelSignal,
     ) -> ProviderFuture<'a, ChatResponse> {

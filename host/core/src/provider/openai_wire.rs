@@ -6,86 +6,142 @@
 //! DeepSeek) or `reasoning` (OpenRouter, Ollama), tool-call arguments may be an object instead
 //! of a string, and usage may come with the last choice or in a chunk of its own.
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
+#[cfg(test)]
+use serde_json::json;
 
 use super::chat::{ChatMessage, ChatRequest, ChatResponse, Role, StreamEvent, ToolCall, Usage};
 
-/// The JSON body of one streaming request.
-pub(crate) fn request_body(model: &str, request: &ChatRequest) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model));
-    body.insert(
-        "messages".into(),
-        Value::Array(request.messages.iter().map(message).collect()),
-    );
-    if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    }
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({ "include_usage": true }));
-    Value::Object(body)
+/// The JSON body of one streaming request, serialized straight from the borrowed
+/// conversation (no intermediate JSON tree, no copies of messages or schemas).
+pub(crate) fn request_body(model: &str, request: &ChatRequest<'_>) -> serde_json::Result<Vec<u8>> {
+    serde_json::to_vec(&Body {
+        model,
+        messages: request.messages.iter().map(|m| WireMessage(m)).collect(),
+        tools: request.tools.iter().map(WireTool).collect(),
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+    })
 }
 
-fn message(message: &ChatMessage) -> Value {
-    match message.role {
-        Role::System => json!({ "role": "system", "content": message.content }),
-        Role::User => json!({ "role": "user", "content": message.content }),
-        Role::Tool => json!({
-            "role": "tool",
-            "tool_call_id": message.tool_call_id.as_deref().unwrap_or_default(),
-            "content": message.content,
-        }),
-        Role::Assistant => {
-            let mut out = Map::new();
-            out.insert("role".into(), json!("assistant"));
-            // The canonical form of a tools-only turn is `content: null`.
-            let content = if message.content.is_empty() && !message.tool_calls.is_empty() {
-                Value::Null
-            } else {
-                json!(message.content)
-            };
-            out.insert("content".into(), content);
-            if !message.tool_calls.is_empty() {
-                let calls = message
-                    .tool_calls
-                    .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": { "name": call.name, "arguments": wire_arguments(&call.arguments) },
-                        })
-                    })
-                    .collect();
-                out.insert("tool_calls".into(), Value::Array(calls));
-            }
-            Value::Object(out)
+#[derive(serde::Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+}
+
+#[derive(serde::Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+struct WireTool<'a>(&'a super::chat::ToolDefinition);
+
+impl serde::Serialize for WireTool<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        #[derive(serde::Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            description: &'a str,
+            parameters: &'a Value,
         }
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("type", "function")?;
+        map.serialize_entry(
+            "function",
+            &Function {
+                name: &self.0.name,
+                description: &self.0.description,
+                parameters: &self.0.parameters,
+            },
+        )?;
+        map.end()
+    }
+}
+
+struct WireMessage<'a>(&'a ChatMessage);
+
+impl serde::Serialize for WireMessage<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let message = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        match message.role {
+            Role::System => {
+                map.serialize_entry("role", "system")?;
+                map.serialize_entry("content", &message.content)?;
+            }
+            Role::User => {
+                map.serialize_entry("role", "user")?;
+                map.serialize_entry("content", &message.content)?;
+            }
+            Role::Tool => {
+                map.serialize_entry("role", "tool")?;
+                map.serialize_entry(
+                    "tool_call_id",
+                    message.tool_call_id.as_deref().unwrap_or_default(),
+                )?;
+                map.serialize_entry("content", &message.content)?;
+            }
+            Role::Assistant => {
+                map.serialize_entry("role", "assistant")?;
+                // The canonical form of a tools-only turn is `content: null`.
+                if message.content.is_empty() && !message.tool_calls.is_empty() {
+                    map.serialize_entry("content", &())?;
+                } else {
+                    map.serialize_entry("content", &message.content)?;
+                }
+                if !message.tool_calls.is_empty() {
+                    let calls: Vec<WireCall<'_>> =
+                        message.tool_calls.iter().map(WireCall).collect();
+                    map.serialize_entry("tool_calls", &calls)?;
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+struct WireCall<'a>(&'a ToolCall);
+
+impl serde::Serialize for WireCall<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        #[derive(serde::Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            arguments: &'a str,
+        }
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("id", &self.0.id)?;
+        map.serialize_entry("type", "function")?;
+        map.serialize_entry(
+            "function",
+            &Function {
+                name: &self.0.name,
+                arguments: wire_arguments(&self.0.arguments),
+            },
+        )?;
+        map.end()
     }
 }
 
 /// Arguments as sent back in the history. Servers that render chat templates (llama.cpp and
 /// others) parse them and fail the whole request on invalid JSON, so text that is not a JSON
-/// value goes back as `{}`; the tool result already told the model what was wrong.
-fn wire_arguments(arguments: &str) -> String {
-    if serde_json::from_str::<Value>(arguments).is_ok() {
-        arguments.to_owned()
+/// value goes back as `{}`; the tool result already told the model what was wrong. The check
+/// builds no JSON tree.
+fn wire_arguments(arguments: &str) -> &str {
+    if serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_ok() {
+        arguments
     } else {
-        "{}".to_owned()
+        "{}"
     }
 }
 
@@ -551,28 +607,30 @@ mod tests {
 
     #[test]
     fn request_body_maps_every_role() {
+        let messages = [
+            ChatMessage::system("sys"),
+            ChatMessage::user("hi"),
+            ChatMessage::assistant(
+                "",
+                vec![ToolCall {
+                    id: "c1".into(),
+                    name: "f".into(),
+                    arguments: "{not json".into(),
+                }],
+            ),
+            ChatMessage::tool_result("c1", "f", "result"),
+        ];
+        let tools = [ToolDefinition {
+            name: "f".into(),
+            description: "does f".into(),
+            parameters: json!({ "type": "object" }),
+        }];
         let request = ChatRequest {
-            model: "m".into(),
-            messages: vec![
-                ChatMessage::system("sys"),
-                ChatMessage::user("hi"),
-                ChatMessage::assistant(
-                    "",
-                    vec![ToolCall {
-                        id: "c1".into(),
-                        name: "f".into(),
-                        arguments: "{not json".into(),
-                    }],
-                ),
-                ChatMessage::tool_result("c1", "f", "result"),
-            ],
-            tools: vec![ToolDefinition {
-                name: "f".into(),
-                description: "does f".into(),
-                parameters: json!({ "type": "object" }),
-            }],
+            model: "m",
+            messages: messages.iter().collect(),
+            tools: &tools,
         };
-        let body = request_body("m", &request);
+        let body: Value = serde_json::from_slice(&request_body("m", &request).unwrap()).unwrap();
         assert_eq!(
             body,
             json!({
@@ -591,14 +649,18 @@ mod tests {
                 "stream_options": { "include_usage": true },
             })
         );
-        let bare = request_body(
-            "m",
-            &ChatRequest {
-                model: "m".into(),
-                messages: vec![],
-                tools: vec![],
-            },
-        );
+        let bare: Value = serde_json::from_slice(
+            &request_body(
+                "m",
+                &ChatRequest {
+                    model: "m",
+                    messages: vec![],
+                    tools: &[],
+                },
+            )
+            .unwrap(),
+        )
+        .unwrap();
         assert!(bare.get("tools").is_none());
     }
 }

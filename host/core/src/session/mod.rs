@@ -126,7 +126,8 @@ pub struct Session {
     config: SessionConfig,
     provider: Arc<dyn Provider>,
     tools: Arc<ToolSet>,
-    system_prompt: String,
+    /// The system prompt, as the message every request starts with.
+    system_message: ChatMessage,
     messages: Vec<ChatMessage>,
     usage: Usage,
     context: ContextSnapshot,
@@ -152,12 +153,12 @@ impl Session {
         provider: Arc<dyn Provider>,
         tools: Arc<ToolSet>,
     ) -> Self {
-        let system_prompt = system_prompt(&config.workspace, &tools);
+        let system_message = ChatMessage::system(system_prompt(&config.workspace, &tools));
         Self {
             config,
             provider,
             tools,
-            system_prompt,
+            system_message,
             messages: Vec::new(),
             usage: Usage::default(),
             context: ContextSnapshot::default(),
@@ -200,9 +201,9 @@ impl Session {
         tools: Arc<ToolSet>,
     ) -> Result<Self, SessionError> {
         let mut loaded = store::load(path)?;
-        loaded.messages = repair_history(&loaded.messages);
+        loaded.messages = repair_history(&loaded.messages).into_owned();
         let file = SessionFile::open(path)?;
-        let system_prompt = system_prompt(&config.workspace, &tools);
+        let system_message = ChatMessage::system(system_prompt(&config.workspace, &tools));
         Ok(Self {
             context: ContextSnapshot {
                 messages: loaded.messages.len(),
@@ -211,7 +212,7 @@ impl Session {
             config,
             provider,
             tools,
-            system_prompt,
+            system_message,
             messages: loaded.messages,
             usage: loaded.usage,
             steering: SteeringQueue::default(),
@@ -232,7 +233,7 @@ impl Session {
 
     /// The system prompt.
     pub fn system_prompt(&self) -> &str {
-        &self.system_prompt
+        &self.system_message.content
     }
 
     /// The tool set.
@@ -313,13 +314,19 @@ impl Session {
             .collect()
     }
 
-    fn request(&self, tools: Vec<ToolDefinition>, extra: Option<ChatMessage>) -> ChatRequest {
-        let mut messages = Vec::with_capacity(self.messages.len() + 2);
-        messages.push(ChatMessage::system(self.system_prompt.clone()));
-        messages.extend(repair_history(&self.messages));
+    /// A request over `history` (the repaired conversation) and `extra`, borrowing everything.
+    fn request<'a>(
+        &'a self,
+        history: &'a [ChatMessage],
+        tools: &'a [ToolDefinition],
+        extra: Option<&'a ChatMessage>,
+    ) -> ChatRequest<'a> {
+        let mut messages = Vec::with_capacity(history.len() + 2);
+        messages.push(&self.system_message);
+        messages.extend(history.iter());
         messages.extend(extra);
         ChatRequest {
-            model: self.config.model.clone(),
+            model: &self.config.model,
             messages,
             tools,
         }
@@ -423,12 +430,15 @@ impl Session {
             }
             turn.iterations += 1;
             emit(SessionEvent::StateChange(LoopState::Thinking));
-            let request = self.request(definitions.to_vec(), None);
             let on_event = |event: StreamEvent| match event {
                 StreamEvent::Text(delta) => emit(SessionEvent::MessageDelta(delta)),
                 StreamEvent::Reasoning(delta) => emit(SessionEvent::ReasoningDelta(delta)),
             };
-            let response = self.provider.complete(&request, &on_event, cancel).await?;
+            let response = {
+                let history = repair_history(&self.messages);
+                let request = self.request(&history, definitions, None);
+                self.provider.complete(&request, &on_event, cancel).await?
+            };
             let mut usage = response.usage;
             usage.request_count = usage.request_count.max(1);
             turn.usage.add(&usage);
@@ -677,11 +687,13 @@ impl Session {
         }
         // The tool definitions go along: some endpoints refuse a history with tool calls when
         // no tools are declared.
-        let request = self.request(
-            self.definitions(),
-            Some(ChatMessage::user(COMPACT_INSTRUCTION)),
-        );
-        let response = self.provider.complete(&request, &|_| {}, cancel).await?;
+        let definitions = self.definitions();
+        let instruction = ChatMessage::user(COMPACT_INSTRUCTION);
+        let response = {
+            let history = repair_history(&self.messages);
+            let request = self.request(&history, &definitions, Some(&instruction));
+            self.provider.complete(&request, &|_| {}, cancel).await?
+        };
         let mut usage = response.usage;
         usage.request_count = usage.request_count.max(1);
         self.usage.add(&usage);
@@ -733,7 +745,10 @@ fn parse_arguments(text: &str) -> Result<Value, String> {
 /// exactly one result right after it (a synthetic "not run" result when the session ended
 /// before the call finished, e.g. after a crash), and tool results that answer no pending
 /// call are dropped.
-pub fn repair_history(messages: &[ChatMessage]) -> Vec<ChatMessage> {
+pub fn repair_history(messages: &[ChatMessage]) -> std::borrow::Cow<'_, [ChatMessage]> {
+    if is_well_formed(messages) {
+        return std::borrow::Cow::Borrowed(messages);
+    }
     let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
     let mut pending: Vec<(String, String)> = Vec::new();
     let close = |out: &mut Vec<ChatMessage>, pending: &mut Vec<(String, String)>| {
@@ -768,7 +783,32 @@ pub fn repair_history(messages: &[ChatMessage]) -> Vec<ChatMessage> {
         }
     }
     close(&mut out, &mut pending);
-    out
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether every tool call is answered exactly once before the next non-tool message, and no
+/// tool result answers nothing (the common case: then nothing is copied).
+fn is_well_formed(messages: &[ChatMessage]) -> bool {
+    let mut pending: Vec<&str> = Vec::new();
+    for message in messages {
+        if message.role == Role::Tool {
+            let id = message.tool_call_id.as_deref().unwrap_or_default();
+            match pending.iter().position(|p| *p == id) {
+                Some(at) => {
+                    pending.remove(at);
+                }
+                None => return false,
+            }
+        } else {
+            if !pending.is_empty() {
+                return false;
+            }
+            if message.role == Role::Assistant {
+                pending = message.tool_calls.iter().map(|c| c.id.as_str()).collect();
+            }
+        }
+    }
+    pending.is_empty()
 }
 
 #[cfg(test)]
@@ -794,7 +834,7 @@ mod tests {
             ChatMessage::tool_result("zombie", "t", "answers nothing"),
             ChatMessage::assistant("", vec![call("c")]),
         ];
-        let repaired = repair_history(&history);
+        let repaired = repair_history(&history).into_owned();
         let shape: Vec<(Role, Option<&str>)> = repaired
             .iter()
             .map(|m| (m.role, m.tool_call_id.as_deref()))
@@ -813,6 +853,9 @@ mod tests {
         );
         assert!(repaired[3].content.starts_with("Not run"));
         // A well-formed history is left as it is.
-        assert_eq!(repair_history(&repaired), repaired);
+        assert!(matches!(
+            repair_history(&repaired),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }

@@ -13,6 +13,7 @@ mod cancel;
 mod diagnostic;
 pub mod endpoint;
 mod mcp_server;
+pub mod naming;
 mod permission;
 mod skill;
 mod source;

@@ -78,6 +78,7 @@ struct PluginEntry<'a> {
     shadowed_by: Option<Cow<'a, str>>,
     skills: Vec<&'a str>,
     mcp_servers: Vec<&'a str>,
+    tool_components: Vec<&'a str>,
     diagnostics: Vec<DiagnosticEntry<'a>>,
 }
 
@@ -102,6 +103,12 @@ impl<'a> From<&'a PluginRecord> for PluginEntry<'a> {
                 .map(|s| s.name.as_str())
                 .collect(),
             mcp_servers: server_names(&record.package),
+            tool_components: record
+                .package
+                .tool_components
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect(),
             diagnostics: diagnostic_entries(&record.package.diagnostics),
         }
     }
@@ -249,6 +256,25 @@ fn inspect_json(record: &PluginRecord, others: &[&PluginRecord]) -> Value {
                     .mcp_servers
                     .iter()
                     .map(server_json)
+                    .collect::<Vec<_>>()
+            ),
+        );
+        map.insert(
+            "tool_component_details".into(),
+            json!(
+                record
+                    .package
+                    .tool_components
+                    .iter()
+                    .map(|c| json!({
+                        "name": c.name,
+                        "path": path_str(&c.path),
+                        "workspace": c.workspace.as_str(),
+                        "env": c.env,
+                        "timeout_ms": u64::try_from(c.timeout.as_millis()).unwrap_or(u64::MAX),
+                        "memory_mib": c.memory_limit / (1024 * 1024),
+                        "risk": c.risk.as_str(),
+                    }))
                     .collect::<Vec<_>>()
             ),
         );
@@ -426,6 +452,27 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
                     clean(&h.url)
                 ));
             }
+        }
+    }
+    if !record.package.tool_components.is_empty() {
+        t.push_str(&format!(
+            "\ntool components ({}):\n",
+            record.package.tool_components.len()
+        ));
+        for c in &record.package.tool_components {
+            t.push_str(&format!(
+                "  {}  workspace: {}  env: {}  timeout: {} ms  memory: {} MiB  risk: {}\n",
+                clean(&c.name),
+                c.workspace.as_str(),
+                if c.env.is_empty() {
+                    "-".to_owned()
+                } else {
+                    clean(&c.env.join(","))
+                },
+                c.timeout.as_millis(),
+                c.memory_limit / (1024 * 1024),
+                c.risk.as_str()
+            ));
         }
     }
     if !others.is_empty() {

@@ -11,11 +11,16 @@
 //! timeout, cancellation or drop. This crate does not provide `activate_skill` (it needs the
 //! skill registry, which the host owns), nor does it decide approvals: each tool only declares
 //! its risk level.
+//!
+//! WASM components: [`builtin_components`] embeds tool components written with
+//! `rho-plugin-sdk` (`text-stats`); the registry loads them through the WASM host.
 
+mod components;
 mod tools;
 
 use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
 
+pub use components::{BuiltinComponent, builtin_components};
 pub use tools::{
     EditFile, Glob, Grep, ListDirectory, ReadFile, RunCommand, WriteFile, builtin_tools,
 };

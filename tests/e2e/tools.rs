@@ -49,12 +49,13 @@ fn skill_enum(list: &Value) -> Vec<String> {
     strings(&tool(list, "activate_skill")["input_schema"]["properties"]["name"]["enum"])
 }
 
-/// The built-in names followed by `activate_skill`, in mount order.
+/// The built-in names, the built-in WASM tool `text_stats`, then `activate_skill`, in mount
+/// order.
 fn builtin_names() -> Vec<String> {
     BUILTINS
         .iter()
         .map(|(n, _)| (*n).to_owned())
-        .chain(["activate_skill".to_owned()])
+        .chain(["text_stats".to_owned(), "activate_skill".to_owned()])
         .collect()
 }
 
@@ -213,7 +214,7 @@ fn list_connects_config_servers_and_isolates_a_failed_one() {
     ));
     let list = sb.rho(&["tools", "list", "--json"]).ok().json();
     let all = names(&list);
-    assert_eq!(all[..8], builtin_names()[..], "built-ins first: {all:?}");
+    assert_eq!(all[..9], builtin_names()[..], "built-ins first: {all:?}");
     let echo = tool(&list, "mcp__everything__echo");
     assert_eq!(echo["source"], "mcp", "{echo:#}");
     assert_eq!(echo["server"], "everything", "{echo:#}");

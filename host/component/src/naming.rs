@@ -22,10 +22,21 @@ pub const MAX_NAME_LEN: usize = 64;
 /// Encodes one component: unchanged when it is only ASCII letters, digits and `_`, holds no
 /// `__` and does not start with `_rho_`; otherwise `_rho_` and the lowercase hex of its UTF-8.
 pub fn encode_component(component: &str) -> String {
+    encode(component, false)
+}
+
+/// The encoding of WASM name components: like [`encode_component`], but `-` stays as it is
+/// (model APIs accept it, and plugin names are kebab-case). The `__` separator stays
+/// unambiguous because a component holding `__` is still encoded.
+pub fn encode_wasm_component(component: &str) -> String {
+    encode(component, true)
+}
+
+fn encode(component: &str, dash: bool) -> String {
     let plain = !component.is_empty()
         && component
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || (dash && b == b'-'))
         && !component.contains("__")
         && !component.starts_with(ENCODED_PREFIX);
     if plain {
@@ -49,11 +60,8 @@ pub fn full_name(server: &str, tool: &str) -> String {
 
 /// The full (possibly over-long) exported name with `prefix` before shortening.
 pub fn prefixed_name(prefix: &str, owner: &str, tool: &str) -> String {
-    format!(
-        "{prefix}{}__{}",
-        encode_component(owner),
-        encode_component(tool)
-    )
+    let dash = prefix == WASM_PREFIX;
+    format!("{prefix}{}__{}", encode(owner, dash), encode(tool, dash))
 }
 
 /// FNV-1a, 64-bit: small, stable across versions and platforms (a shortened name must not
@@ -209,7 +217,11 @@ mod tests {
     fn wasm_names_have_their_own_prefix_and_never_meet_mcp_names() {
         let mut names = ExportedNames::default();
         let wasm = names.assign_with(WASM_PREFIX, "data-tools", "convert");
-        assert_eq!(wasm, "wasm___rho_646174612d746f6f6c73__convert");
+        assert_eq!(wasm, "wasm__data-tools__convert");
+        assert_eq!(
+            names.assign_with(WASM_PREFIX, "p", "a__b"),
+            "wasm__p___rho_615f5f62"
+        );
         let mcp = names.assign("data-tools", "convert");
         assert_ne!(wasm, mcp);
         assert_eq!(names.resolve(&wasm).unwrap().prefix, WASM_PREFIX);

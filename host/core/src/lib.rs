@@ -15,8 +15,8 @@ pub use model_choice::{
     choose_model, provider_entries,
 };
 pub use registry::{
-    ACTIVATE_SKILL, MountOptions, MountedServer, PluginSummary, Registry, ServerSlot, ServerSource,
-    ServerStatus, SlotState, ToolSet, collect_servers, plugin_locations, skill_catalog,
-    untrusted_message,
+    ACTIVATE_SKILL, BUILTIN_OWNER, MountOptions, MountedServer, PluginSummary, Registry,
+    ServerSlot, ServerSource, ServerStatus, SlotState, ToolSet, collect_servers, plugin_locations,
+    skill_catalog, untrusted_message,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths};

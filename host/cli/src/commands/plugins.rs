@@ -413,11 +413,22 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
     }
     if let Some(m) = m {
         t.push_str(&format!("  schema:  Agent Plugins {}\n", m.spec.as_str()));
-        if !m.extensions.is_empty() {
-            let ns: Vec<String> = m.extensions.keys().map(|k| clean(k)).collect();
+        if m.extensions.contains_key(rho_component::RHO_NAMESPACE) {
             t.push_str(&format!(
-                "  extensions (ignored by rho): {}\n",
-                ns.join(", ")
+                "  extensions: {} (rho's own: tool components)\n",
+                rho_component::RHO_NAMESPACE
+            ));
+        }
+        let others: Vec<String> = m
+            .extensions
+            .keys()
+            .filter(|k| k.as_str() != rho_component::RHO_NAMESPACE)
+            .map(|k| clean(k))
+            .collect();
+        if !others.is_empty() {
+            t.push_str(&format!(
+                "  extensions (other clients', ignored): {}\n",
+                others.join(", ")
             ));
         }
     }

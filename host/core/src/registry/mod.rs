@@ -11,6 +11,7 @@ mod mcp_tool;
 mod servers;
 mod skill_tool;
 mod tool_set;
+mod wasm_tools;
 
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use rho_plugins::{PluginInventory, PluginLocations};
 pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
 pub use tool_set::{MountOptions, MountedServer, ServerStatus, ToolSet};
+pub use wasm_tools::BUILTIN_OWNER;
 
 /// Everything one run knows about its components, before anything is started.
 #[derive(Debug)]

@@ -222,6 +222,19 @@ impl Registry {
                 set.diagnostics.push(d);
             }
         }
+        // WASM components: built-in ones mount with the other built-in tools, plugin ones after
+        // the MCP tools.
+        let mut names = rho_component::naming::ExportedNames::default();
+        let (wasm, diagnostics) = super::wasm_tools::wasm_tools(self, &mut names).await;
+        set.diagnostics.extend(diagnostics);
+        let (builtin_wasm, plugin_wasm): (Vec<_>, Vec<_>) = wasm
+            .into_iter()
+            .partition(|t| t.spec().origin == rho_component::ToolOrigin::Builtin);
+        for tool in builtin_wasm {
+            if let Err(d) = set.add(tool) {
+                set.diagnostics.push(d);
+            }
+        }
         if !set.skills.is_empty() {
             let tool = ActivateSkill::new(set.skills.clone(), self.plugins.clone());
             if let Err(d) = set.add(Arc::new(tool)) {
@@ -282,7 +295,6 @@ impl Registry {
             }
         }
         outcomes.sort_by_key(|(index, _, _)| *index);
-        let mut names = rho_mcp::ExportedNames::default();
         for (index, spec, result) in outcomes {
             let server = &mut set.servers[index];
             let connection = match result {
@@ -335,6 +347,11 @@ impl Registry {
             }
             set.servers[index].tools = exported_names;
             set.connections.push((spec.id.clone(), connection));
+        }
+        for tool in plugin_wasm {
+            if let Err(d) = set.add(tool) {
+                set.diagnostics.push(d);
+            }
         }
         set
     }

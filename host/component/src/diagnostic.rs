@@ -57,7 +57,7 @@ pub enum DiagnosticCode {
     PluginShadowed,
     /// The plugin is disabled in `plugins.toml` and contributes nothing.
     PluginDisabled,
-    /// A loaded plugin contributes no usable skill or MCP server.
+    /// A loaded plugin contributes no usable skill, MCP server or WASM tool component.
     PluginNoComponents,
     /// A plugin root (or one of its entries) could not be read.
     PluginRootUnreadable,

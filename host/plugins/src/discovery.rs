@@ -338,11 +338,17 @@ pub fn discover(roots: &[PluginRoot]) -> PluginInventory {
                     .with_path(&record.entry)
                     .with_component(name.clone()),
                 );
-            } else if record.package.skills.is_empty() && record.package.mcp_servers.is_empty() {
+            } else if record.package.skills.is_empty()
+                && record.package.mcp_servers.is_empty()
+                && record.package.tool_components.is_empty()
+            {
                 record.package.diagnostics.push(
                     Diagnostic::info(
                         DiagnosticCode::PluginNoComponents,
-                        format!("plugin {name:?} contributes no usable skill or MCP server"),
+                        format!(
+                            "plugin {name:?} contributes no usable skill, MCP server or tool \
+                             component"
+                        ),
                     )
                     .with_path(&record.entry)
                     .with_component(name.clone()),

@@ -38,14 +38,19 @@ pub(crate) fn render(result: ToolResult, max_output_bytes: u64) -> ToolOutput {
         },
     };
     let mut text = CappedText::new(max_output_bytes);
-    if let Some(value) = &structured {
+    // The tool's own text is what the model reads: a WASM tool writes it for the model (the SDK
+    // adds the JSON as text itself when a tool gives structured content alone). Only a result
+    // without any text block shows its structured content as JSON.
+    let has_text = result
+        .content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::Text(_)));
+    if let (false, Some(value)) = (has_text, &structured) {
         text.push(&serde_json::to_string_pretty(value).unwrap_or_default());
     }
     let mut image = None;
     for block in result.content {
         match block {
-            // With structured content, text blocks mirror it: the JSON is what the model reads.
-            ContentBlock::Text(_) if structured.is_some() => {}
             ContentBlock::Text(t) => text.push(&t),
             ContentBlock::Image(img) => {
                 let mime = shown_mime(&img.mime_type);
@@ -188,14 +193,18 @@ mod tests {
     }
 
     #[test]
-    fn structured_content_is_what_the_model_reads() {
+    fn the_tools_text_is_what_the_model_reads_and_structured_content_rides_along() {
         let out = render(
             result(
-                vec![ContentBlock::Text("{\"a\":1}".into())],
-                Some("{\"a\":1}"),
+                vec![ContentBlock::Text("demo".into())],
+                Some("{\"value\":\"demo\"}"),
             ),
             1000,
         );
+        assert_eq!(out.text, "demo");
+        assert_eq!(out.structured, Some(json!({"value": "demo"})));
+        // Structured content alone is shown as JSON.
+        let out = render(result(vec![], Some("{\"a\":1}")), 1000);
         assert_eq!(out.text, "{\n  \"a\": 1\n}");
         assert_eq!(out.structured, Some(json!({"a": 1})));
         let bad = render(result(vec![], Some("{nope")), 1000);

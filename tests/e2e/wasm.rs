@@ -1,0 +1,997 @@
+//! WASM tool components through the real binary: the committed `data-tools` example plugin
+//! (`dev.rho/tools/data.wasm`) installed into a temporary home, the built-in `text_stats`
+//! component, a plugin with a broken component and one with invalid settings, a session that
+//! calls a WASM tool (`rho rpc` against the scripted `fake-model`), and the compiled-component
+//! cache under `$RHO_HOME/cache/wasm`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rho_e2e::*;
+use serde_json::{Value, json};
+
+const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
+const CONVERT: &str = "wasm__data-tools__convert";
+const QUERY: &str = "wasm__data-tools__query";
+
+/// The example plugin's source directory.
+fn example() -> PathBuf {
+    repo_root().join("examples/plugins/data-tools")
+}
+
+/// The committed component of the example plugin.
+fn data_wasm() -> PathBuf {
+    example().join("dev.rho/tools/data.wasm")
+}
+
+/// `rho plugins install <repo>/examples/plugins/data-tools` into the sandbox's user scope.
+fn install_example(sb: &Sandbox) {
+    let run = sb
+        .rho(&["plugins", "install", example().to_str().unwrap()])
+        .ok();
+    assert!(
+        run.stdout.contains("installed data-tools (user scope)"),
+        "{}",
+        run.stdout
+    );
+}
+
+fn tools(list: &Value) -> &Vec<Value> {
+    list["tools"].as_array().unwrap()
+}
+
+fn names(list: &Value) -> Vec<String> {
+    tools(list)
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn tool<'a>(list: &'a Value, name: &str) -> &'a Value {
+    tools(list)
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no tool {name} in {list:#}"))
+}
+
+fn tools_list(sb: &Sandbox) -> Value {
+    sb.rho(&["tools", "list", "--json"]).ok().json()
+}
+
+/// `rho tools call <name> <args> --json` that must succeed; returns the result document.
+fn call_ok(sb: &Sandbox, name: &str, args: &Value) -> Value {
+    let result = sb
+        .rho(&["tools", "call", name, &args.to_string(), "--json"])
+        .ok()
+        .json();
+    assert_eq!(result["tool"], name, "{result:#}");
+    assert_eq!(result["is_error"], false, "{result:#}");
+    assert_eq!(result["truncated"], false, "{result:#}");
+    result
+}
+
+/// `rho tools call <name> <args> --json` that must fail (exit 1); returns the error text.
+fn call_err(sb: &Sandbox, name: &str, args: &str) -> String {
+    let result = sb
+        .rho(&["tools", "call", name, args, "--json"])
+        .code(1)
+        .json();
+    assert_eq!(result["is_error"], true, "{args}: {result:#}");
+    assert_eq!(result["structured_content"], Value::Null, "{result:#}");
+    result["text"].as_str().unwrap().to_owned()
+}
+
+/// The diagnostics of a document (`tools list`, `plugins inspect`, `plugins validate`).
+fn diagnostics(doc: &Value) -> &Vec<Value> {
+    doc["diagnostics"].as_array().unwrap()
+}
+
+/// The one diagnostic of `doc` for `component`.
+fn diagnostic_for<'a>(doc: &'a Value, component: &str) -> &'a Value {
+    let found: Vec<&Value> = diagnostics(doc)
+        .iter()
+        .filter(|d| d["component"] == component)
+        .collect();
+    assert_eq!(found.len(), 1, "one diagnostic for {component}: {doc:#}");
+    found[0]
+}
+
+#[test]
+fn the_installed_example_reports_its_component_and_mounts_its_tools() {
+    let sb = Sandbox::new();
+    install_example(&sb);
+    // The component was copied with the rest of the package, byte for byte.
+    let installed = sb.user_plugins().join("data-tools");
+    assert_eq!(
+        std::fs::read(installed.join("dev.rho/tools/data.wasm")).unwrap(),
+        std::fs::read(data_wasm()).unwrap()
+    );
+
+    let inspect = sb
+        .rho(&["plugins", "inspect", "data-tools", "--json"])
+        .ok()
+        .json();
+    assert_eq!(inspect["status"], "loaded", "{inspect:#}");
+    assert_eq!(inspect["scope"], "user", "{inspect:#}");
+    assert_eq!(inspect["origin"], "install", "{inspect:#}");
+    assert_eq!(inspect["tool_components"], json!(["data"]), "{inspect:#}");
+    assert_eq!(
+        inspect["tool_component_details"],
+        json!([{
+            "name": "data",
+            "path": installed.join("dev.rho/tools/data.wasm").to_str().unwrap(),
+            "workspace": "read",
+            "env": [],
+            "timeout_ms": 5000,
+            "memory_mib": 64,
+            "risk": "read",
+        }]),
+        "the manifest's settings: {inspect:#}"
+    );
+    assert_eq!(inspect["skills"], json!(["data-conversion"]), "{inspect:#}");
+    assert_eq!(inspect["diagnostics"], json!([]), "{inspect:#}");
+    let listed = sb.plugin("data-tools");
+    assert_eq!(listed["tool_components"], json!(["data"]), "{listed:#}");
+
+    let list = tools_list(&sb);
+    assert_eq!(list["diagnostics"], json!([]), "{list:#}");
+    let all = names(&list);
+    assert_eq!(
+        all[all.len() - 2..],
+        [CONVERT, QUERY],
+        "plugin WASM tools mount after the built-ins: {all:?}"
+    );
+    for (name, tool_name, required) in [(CONVERT, "convert", "to"), (QUERY, "query", "select")] {
+        let t = tool(&list, name);
+        assert_eq!(t["source"], "wasm", "{t:#}");
+        assert_eq!(t["plugin"], "data-tools", "{t:#}");
+        assert_eq!(t["server"], Value::Null, "{t:#}");
+        assert_eq!(t["risk"], "read", "{t:#}");
+        assert_eq!(t["input_schema"]["type"], "object", "{t:#}");
+        assert_eq!(t["input_schema"]["required"], json!([required]), "{t:#}");
+        assert_eq!(
+            t["input_schema"]["properties"]["path"]["type"], "string",
+            "{t:#}"
+        );
+        let description = t["description"].as_str().unwrap();
+        assert!(
+            description.ends_with(&format!(
+                "\n(WASM tool `{tool_name}` of plugin `data-tools`)"
+            )),
+            "{description}"
+        );
+    }
+    assert_eq!(tool(&list, CONVERT)["title"], "Convert JSON / TOML / YAML");
+    assert_eq!(tool(&list, QUERY)["title"], "Query JSON / TOML / YAML");
+
+    let text = sb.rho(&["tools", "list"]).ok().stdout;
+    let row = text
+        .lines()
+        .find(|l| l.starts_with(QUERY))
+        .unwrap_or_else(|| panic!("no {QUERY} row:\n{text}"));
+    let columns: Vec<&str> = row.split_whitespace().take(4).collect();
+    assert_eq!(columns, [QUERY, "wasm", "data-tools", "read"], "{row}");
+}
+
+#[test]
+fn the_example_plugin_validates() {
+    let sb = Sandbox::new();
+    let path = example();
+    let run = sb
+        .rho(&["plugins", "validate", path.to_str().unwrap()])
+        .ok();
+    assert!(
+        run.stdout.starts_with("valid plugin data-tools:"),
+        "{}",
+        run.stdout
+    );
+    let doc = sb
+        .rho(&["plugins", "validate", path.to_str().unwrap(), "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["valid"], true, "{doc:#}");
+    assert_eq!(doc["loadable"], true, "{doc:#}");
+    assert_eq!(doc["name"], "data-tools", "{doc:#}");
+    assert_eq!(doc["skills"], json!(["data-conversion"]), "{doc:#}");
+    assert_eq!(doc["diagnostics"], json!([]), "{doc:#}");
+}
+
+#[test]
+fn convert_and_query_read_workspace_files_and_inline_text() {
+    let sb = Sandbox::new();
+    install_example(&sb);
+    write(
+        &sb.project.join("config/app.toml"),
+        "title = \"demo\"\n\n[server]\nhost = \"db.internal\"\nports = [8001, 8002]\n\n\
+         [owner]\nname = \"Ann\"\n",
+    );
+    write(
+        &sb.project.join("deploy.yaml"),
+        "replicas: 3\nimage:\n  name: rho\n  tag: \"1.4\"\n",
+    );
+
+    // A TOML workspace file as JSON (key order kept).
+    let result = call_ok(
+        &sb,
+        CONVERT,
+        &json!({"path": "config/app.toml", "to": "json"}),
+    );
+    assert_eq!(
+        result["text"],
+        "{\n  \"title\": \"demo\",\n  \"server\": {\n    \"host\": \"db.internal\",\n    \
+         \"ports\": [\n      8001,\n      8002\n    ]\n  },\n  \"owner\": {\n    \"name\": \"Ann\"\n  }\n}"
+    );
+    assert_eq!(result["structured_content"], Value::Null, "{result:#}");
+    let compact = call_ok(
+        &sb,
+        CONVERT,
+        &json!({"path": "config/app.toml", "to": "json", "compact": true}),
+    );
+    assert_eq!(
+        compact["text"],
+        r#"{"title":"demo","server":{"host":"db.internal","ports":[8001,8002]},"owner":{"name":"Ann"}}"#
+    );
+    // `/workspace/...` (the guest's view of the workspace) names the same file.
+    let guest_path = call_ok(
+        &sb,
+        CONVERT,
+        &json!({"path": "/workspace/config/app.toml", "to": "json", "compact": true}),
+    );
+    assert_eq!(guest_path["text"], compact["text"]);
+
+    // Inline JSON text as YAML.
+    let result = call_ok(
+        &sb,
+        CONVERT,
+        &json!({"input": "{\"name\": \"rho\", \"tags\": [\"a\", \"b\"], \"nested\": {\"x\": 1}}", "to": "yaml"}),
+    );
+    assert_eq!(
+        result["text"],
+        "name: rho\ntags:\n- a\n- b\nnested:\n  x: 1\n"
+    );
+    // A YAML workspace file as TOML, through the human output.
+    let run = sb
+        .rho(&[
+            "tools",
+            "call",
+            CONVERT,
+            r#"{"path":"deploy.yaml","to":"toml"}"#,
+        ])
+        .ok();
+    assert_eq!(
+        run.stdout,
+        "replicas = 3\n\n[image]\nname = \"rho\"\ntag = \"1.4\"\n"
+    );
+
+    // query: a dotted path and a JSON Pointer into workspace files, a negative index inline.
+    let result = call_ok(
+        &sb,
+        QUERY,
+        &json!({"path": "config/app.toml", "select": "server.host"}),
+    );
+    assert_eq!(
+        result["structured_content"],
+        json!({"value": "db.internal"})
+    );
+    assert!(
+        result["text"].as_str().unwrap().contains("\"db.internal\""),
+        "{result:#}"
+    );
+    let result = call_ok(
+        &sb,
+        QUERY,
+        &json!({"path": "config/app.toml", "select": "/server/ports/1"}),
+    );
+    assert_eq!(result["structured_content"], json!({"value": 8002}));
+    let result = call_ok(
+        &sb,
+        QUERY,
+        &json!({"path": "deploy.yaml", "select": "image"}),
+    );
+    assert_eq!(
+        result["structured_content"],
+        json!({"value": {"name": "rho", "tag": "1.4"}})
+    );
+    let result = call_ok(
+        &sb,
+        QUERY,
+        &json!({"input": "a: [1, 2, 3]", "select": "a[-1]"}),
+    );
+    assert_eq!(result["structured_content"], json!({"value": 3}));
+
+    // A miss and a missing file are failed calls that say what is there.
+    let text = call_err(
+        &sb,
+        QUERY,
+        r#"{"path":"config/app.toml","select":"server.user"}"#,
+    );
+    assert_eq!(
+        text,
+        "no key \"user\" at `server` (keys there: host, ports)"
+    );
+    let text = call_err(&sb, CONVERT, r#"{"path":"missing.toml","to":"json"}"#);
+    assert!(text.contains("missing.toml"), "{text}");
+    assert!(text.contains("does not exist"), "{text}");
+}
+
+#[test]
+fn invalid_arguments_fail_the_call_and_name_the_field() {
+    let sb = Sandbox::new();
+    install_example(&sb);
+    let cases = [
+        (
+            CONVERT,
+            r#"{"input":"a: 1","to":"xml"}"#,
+            "invalid arguments for `convert`: to: unknown variant `xml`",
+        ),
+        (
+            CONVERT,
+            r#"{"input":"a: 1"}"#,
+            "invalid arguments for `convert`: missing field `to`",
+        ),
+        (
+            CONVERT,
+            r#"{"input":"a: 1","to":"json","colour":1}"#,
+            "invalid arguments for `convert`: colour: unknown field `colour`",
+        ),
+        (
+            CONVERT,
+            r#"{"input":3,"to":"json"}"#,
+            "invalid arguments for `convert`: input: ",
+        ),
+        (
+            CONVERT,
+            r#"{"to":"json"}"#,
+            "invalid arguments for `convert`: give `input`",
+        ),
+        (
+            CONVERT,
+            r#"{"input":"{\"a\": null}","to":"toml"}"#,
+            "`a`: TOML has no null",
+        ),
+        (
+            QUERY,
+            r#"{"input":"{}"}"#,
+            "invalid arguments for `query`: missing field `select`",
+        ),
+        (
+            QUERY,
+            r#"{"input":"{}","select":"a..b"}"#,
+            "invalid arguments for `query`: select: ",
+        ),
+    ];
+    for (name, args, needle) in cases {
+        let text = call_err(&sb, name, args);
+        assert!(text.contains(needle), "{name} {args}: {text}");
+    }
+    // Arguments that are not a JSON object never reach the component.
+    let run = sb.rho(&["tools", "call", QUERY, "[1]"]).code(1);
+    assert!(
+        run.stderr.contains("arguments must be a JSON object"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn paths_outside_the_workspace_are_refused_and_the_canary_never_leaks() {
+    let sb = Sandbox::new();
+    install_example(&sb);
+    let canary = Canary::new(&sb);
+    // The project is <base>/project and the canary <base>/outside/canary.
+    symlink(&canary.file, sb.project.join("link.txt"));
+    symlink(&canary.dir, sb.project.join("linkdir"));
+    write(&sb.project.join("inside.yaml"), "ok: true\n");
+    let absolute = canary.file.to_str().unwrap().to_owned();
+    let attempts = [
+        (CONVERT, "../outside/canary/secret.txt"),
+        (CONVERT, "sub/../../outside/canary/secret.txt"),
+        (CONVERT, absolute.as_str()),
+        (CONVERT, "/workspace/../outside/canary/secret.txt"),
+        (QUERY, "link.txt"),
+        (QUERY, "linkdir/secret.txt"),
+        (QUERY, absolute.as_str()),
+    ];
+    for (name, path) in attempts {
+        let args = if name == CONVERT {
+            json!({"path": path, "to": "json", "from": "yaml"})
+        } else {
+            json!({"path": path, "select": ".", "from": "yaml"})
+        };
+        let run = sb.rho(&["tools", "call", name, &args.to_string(), "--json"]);
+        canary.assert_absent(&run.stdout);
+        canary.assert_absent(&run.stderr);
+        let result = run.code(1).json();
+        assert_eq!(result["is_error"], true, "{name} {path}: {result:#}");
+        let text = result["text"].as_str().unwrap();
+        assert!(
+            text.starts_with(&format!("`{path}` is outside the workspace")),
+            "{name} {path}: {text}"
+        );
+    }
+    // The same calls read a file inside (the refusals are about the path, not the tool).
+    let result = call_ok(&sb, QUERY, &json!({"path": "inside.yaml", "select": "ok"}));
+    assert_eq!(result["structured_content"], json!({"value": true}));
+    canary.assert_untouched();
+}
+
+#[test]
+fn builtin_text_stats_counts_text_and_a_workspace_file() {
+    let sb = Sandbox::new();
+    let list = tools_list(&sb);
+    let stats = tool(&list, "text_stats");
+    assert_eq!(stats["source"], "builtin", "{stats:#}");
+    assert_eq!(stats["plugin"], Value::Null, "{stats:#}");
+    assert_eq!(stats["server"], Value::Null, "{stats:#}");
+    assert_eq!(stats["risk"], "read", "{stats:#}");
+    assert_eq!(stats["input_schema"]["type"], "object", "{stats:#}");
+    assert!(
+        !names(&list).iter().any(|n| n.starts_with("wasm__")),
+        "no plugin is installed: {list:#}"
+    );
+    assert_eq!(list["diagnostics"], json!([]), "{list:#}");
+
+    let result = call_ok(
+        &sb,
+        "text_stats",
+        &json!({"text": "rho runs tools.\n\nTools run in rho!\n", "top": 2}),
+    );
+    assert_eq!(
+        result["structured_content"],
+        json!({
+            "source": "text",
+            "lines": 3,
+            "blank_lines": 1,
+            "words": 7,
+            "unique_words": 5,
+            "characters": 35,
+            "bytes": 35,
+            "longest_line": {"line": 3, "characters": 17},
+            "top_words": [{"word": "rho", "count": 2}, {"word": "tools", "count": 2}],
+        }),
+        "{result:#}"
+    );
+    // Characters are Unicode scalar values, bytes UTF-8.
+    let result = call_ok(&sb, "text_stats", &json!({"text": "héllo wörld", "top": 0}));
+    let s = &result["structured_content"];
+    assert_eq!(
+        (&s["words"], &s["characters"], &s["bytes"], &s["top_words"]),
+        (&json!(2), &json!(11), &json!(13), &json!([])),
+        "{result:#}"
+    );
+    // A workspace file (the built-in component reads the workspace).
+    write(&sb.project.join("docs/a.md"), "# Title\n\none two two\n");
+    let result = call_ok(&sb, "text_stats", &json!({"path": "docs/a.md", "top": 1}));
+    let s = &result["structured_content"];
+    assert_eq!(s["source"], "docs/a.md", "{result:#}");
+    assert_eq!(s["lines"], 3, "{result:#}");
+    assert_eq!(s["words"], 5, "{result:#}");
+    assert_eq!(s["top_words"], json!([{"word": "two", "count": 2}]));
+    let text = call_err(&sb, "text_stats", r#"{"top": 1000, "text": "x"}"#);
+    assert!(text.contains("top"), "{text}");
+}
+
+/// Writes `<dir>/plugin.json` for `name` (via `make_plugin`) with `extensions` added.
+fn make_plugin_with_extensions(dir: &Path, name: &str, extensions: &Value) {
+    make_plugin(dir, name);
+    let path = dir.join("plugin.json");
+    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    manifest["extensions"] = extensions.clone();
+    write(&path, serde_json::to_vec_pretty(&manifest).unwrap());
+}
+
+#[test]
+fn a_broken_component_and_invalid_settings_fail_only_that_component() {
+    let sb = Sandbox::new();
+    let plugin = sb.user_plugins().join("mixed");
+    let tools_dir = plugin.join("dev.rho/tools");
+    write(
+        &tools_dir.join("bad.wasm"),
+        "this is not a WebAssembly component\n",
+    );
+    std::fs::copy(data_wasm(), tools_dir.join("good.wasm")).unwrap();
+    // A second valid component, left out only for its settings.
+    std::fs::copy(
+        repo_root().join("builtin-plugins/wasm/text_stats.wasm"),
+        tools_dir.join("stats.wasm"),
+    )
+    .unwrap();
+    let settings = |stats_timeout: u64| {
+        json!({"dev.rho": {"tools": {
+            "bad": {"workspace": "none"},
+            "good": {"workspace": "read", "timeout_ms": 3000},
+            "stats": {"workspace": "read", "timeout_ms": stats_timeout},
+        }}})
+    };
+    make_plugin_with_extensions(&plugin, "mixed", &settings(0));
+    write(
+        &sb.project.join("Cargo.toml"),
+        "[package]\nname = \"demo\"\n",
+    );
+
+    let list = tools_list(&sb);
+    let all = names(&list);
+    for name in ["wasm__mixed__convert", "wasm__mixed__query"] {
+        let t = tool(&list, name);
+        assert_eq!(t["source"], "wasm", "{t:#}");
+        assert_eq!(t["plugin"], "mixed", "{t:#}");
+        assert_eq!(t["risk"], "read", "{t:#}");
+    }
+    assert!(
+        !all.iter().any(|n| n == "wasm__mixed__text_stats"),
+        "the component with invalid settings contributes no tool: {all:?}"
+    );
+    assert_eq!(diagnostics(&list).len(), 1, "{list:#}");
+    let bad = diagnostic_for(&list, "mixed/bad");
+    assert_eq!(bad["code"], "wasm-component-invalid", "{bad:#}");
+    assert_eq!(bad["severity"], "error", "{bad:#}");
+    assert_eq!(
+        bad["path"],
+        tools_dir.join("bad.wasm").to_str().unwrap(),
+        "{bad:#}"
+    );
+    assert!(
+        bad["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("component mixed/bad is not a valid wasm component"),
+        "{bad:#}"
+    );
+    let text = sb.rho(&["tools", "list"]).ok().stdout;
+    assert!(
+        text.lines()
+            .any(|l| l.contains("wasm-component-invalid") && l.contains("bad.wasm")),
+        "{text}"
+    );
+
+    // The good component works next to the broken one.
+    let result = call_ok(
+        &sb,
+        "wasm__mixed__query",
+        &json!({"path": "Cargo.toml", "select": "package.name"}),
+    );
+    assert_eq!(result["structured_content"], json!({"value": "demo"}));
+
+    // The invalid settings are the plugin's problem, named by key; the plugin still loads.
+    let inspect = sb
+        .rho(&["plugins", "inspect", "mixed", "--json"])
+        .ok()
+        .json();
+    assert_eq!(inspect["status"], "loaded", "{inspect:#}");
+    assert_eq!(
+        inspect["tool_components"],
+        json!(["bad", "good"]),
+        "{inspect:#}"
+    );
+    assert_eq!(
+        inspect["tool_component_details"][1]["timeout_ms"], 3000,
+        "{inspect:#}"
+    );
+    let stats = diagnostic_for(&inspect, "mixed/stats");
+    assert_eq!(stats["code"], "wasm-component-invalid", "{stats:#}");
+    assert_eq!(stats["severity"], "error", "{stats:#}");
+    assert_eq!(
+        stats["path"],
+        plugin.join("plugin.json").to_str().unwrap(),
+        "{stats:#}"
+    );
+    let message = stats["message"].as_str().unwrap();
+    assert!(
+        message.contains("extensions.dev.rho.tools.stats.timeout_ms"),
+        "{message}"
+    );
+    assert!(
+        !diagnostics(&inspect)
+            .iter()
+            .any(|d| d["component"] == "mixed/good"),
+        "{inspect:#}"
+    );
+    let validate = sb
+        .rho(&["plugins", "validate", plugin.to_str().unwrap(), "--json"])
+        .code(1)
+        .json();
+    assert_eq!(validate["valid"], false, "{validate:#}");
+    assert_eq!(validate["loadable"], true, "{validate:#}");
+    assert!(
+        diagnostic_for(&validate, "mixed/stats")["message"]
+            .as_str()
+            .unwrap()
+            .contains("extensions.dev.rho.tools.stats.timeout_ms"),
+        "{validate:#}"
+    );
+
+    // With valid settings the same file loads: its absence above was the settings' doing.
+    make_plugin_with_extensions(&plugin, "mixed", &settings(1000));
+    let list = tools_list(&sb);
+    let t = tool(&list, "wasm__mixed__text_stats");
+    assert_eq!(t["plugin"], "mixed", "{t:#}");
+    assert_eq!(tool(&list, "text_stats")["source"], "builtin");
+    assert_eq!(diagnostics(&list).len(), 1, "only bad is left: {list:#}");
+    diagnostic_for(&list, "mixed/bad");
+    let inspect = sb
+        .rho(&["plugins", "inspect", "mixed", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        inspect["tool_components"],
+        json!(["bad", "good", "stats"]),
+        "{inspect:#}"
+    );
+}
+
+/// The cache's `.cwasm` files: name -> (inode, modification time, length).
+fn cache_snapshot(dir: &Path) -> BTreeMap<String, (u64, std::time::SystemTime, u64)> {
+    let mut map = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        assert!(
+            name.ends_with(".cwasm"),
+            "only artifacts in the cache: {name}"
+        );
+        let meta = entry.metadata().unwrap();
+        assert!(meta.is_file(), "{name}");
+        map.insert(name, (meta.ino(), meta.modified().unwrap(), meta.len()));
+    }
+    map
+}
+
+#[test]
+fn compiled_components_are_cached_and_reused() {
+    let sb = Sandbox::new();
+    install_example(&sb);
+    let cache = sb.rho_home.join("cache/wasm");
+    assert!(!cache.exists(), "installing compiles nothing");
+
+    let first = tools_list(&sb);
+    tool(&first, QUERY);
+    let snapshot = cache_snapshot(&cache);
+    assert_eq!(
+        snapshot.len(),
+        2,
+        "one artifact for text_stats, one for data: {snapshot:#?}"
+    );
+    for name in snapshot.keys() {
+        let bytes = std::fs::read(cache.join(name)).unwrap();
+        assert!(bytes.starts_with(b"RHOCWASM"), "{name}");
+    }
+    let mode = std::fs::metadata(&cache).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "only rho may write the cache");
+
+    // A second run and a call load the artifacts: nothing is compiled, so nothing is written
+    // (a compile always stores its artifact through a new file renamed into place).
+    let second = tools_list(&sb);
+    assert_eq!(names(&second), names(&first));
+    let result = call_ok(&sb, QUERY, &json!({"input": "a: 1", "select": "a"}));
+    assert_eq!(result["structured_content"], json!({"value": 1}));
+    assert_eq!(cache_snapshot(&cache), snapshot, "the cache was reused");
+
+    // The contrast: a missing artifact is compiled and stored again under the same name.
+    let (gone, _) = snapshot.iter().next().unwrap();
+    std::fs::remove_file(cache.join(gone)).unwrap();
+    tools_list(&sb);
+    let refilled = cache_snapshot(&cache);
+    assert_eq!(
+        refilled.keys().collect::<Vec<_>>(),
+        snapshot.keys().collect::<Vec<_>>()
+    );
+    assert!(
+        std::fs::read(cache.join(gone))
+            .unwrap()
+            .starts_with(b"RHOCWASM"),
+        "{gone} was stored again"
+    );
+
+    // A corrupt artifact is discarded and replaced; the tools still work.
+    let (victim, _) = snapshot.iter().last().unwrap();
+    let garbage = b"RHOCWASM\x01\0\0\0not a compiled component".to_vec();
+    std::fs::write(cache.join(victim), &garbage).unwrap();
+    let list = tools_list(&sb);
+    assert_eq!(names(&list), names(&first));
+    assert_eq!(list["diagnostics"], json!([]), "{list:#}");
+    let replaced = std::fs::read(cache.join(victim)).unwrap();
+    assert_ne!(replaced, garbage);
+    assert!(replaced.starts_with(b"RHOCWASM"));
+    assert_eq!(cache_snapshot(&cache).len(), 2);
+}
+
+/// A running `fake-model` with its script and request log (as in rpc.rs).
+struct Model {
+    _child: KillOnDrop,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Model {
+    fn start(dir: &Path, script: &Value) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
+        let script_path = dir.join("script.json");
+        write(&script_path, serde_json::to_vec_pretty(script).unwrap());
+        let port_file = dir.join("port");
+        let log = dir.join("requests.jsonl");
+        let child = KillOnDrop(
+            Command::new(FAKE_MODEL)
+                .arg("--script")
+                .arg(&script_path)
+                .arg("--port-file")
+                .arg(&port_file)
+                .arg("--log")
+                .arg(&log)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file)
+                && let Ok(port) = text.trim().parse()
+            {
+                break port;
+            }
+            assert!(Instant::now() < deadline, "fake-model did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Self {
+            _child: child,
+            port,
+            log,
+        }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// The request bodies the model received.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["body"].clone())
+            .collect()
+    }
+}
+
+/// A running `rho rpc` (the parts of rpc.rs's harness this file needs).
+struct Rpc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Rpc {
+    fn start(sandbox: &Sandbox, args: &[&str]) -> Self {
+        let mut child = Command::new(rho_bin())
+            .env_clear()
+            .arg("--cwd")
+            .arg(&sandbox.project)
+            .arg("rpc")
+            .args(args)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &sandbox.home)
+            .env("RHO_HOME", &sandbox.rho_home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+                assert_eq!(value["jsonrpc"], "2.0", "{line}");
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut rpc = Self {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+        };
+        let ready = rpc.next();
+        assert_eq!(ready["method"], "ready", "{ready}");
+        rpc
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Value) {
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(message.to_string().as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn next(&mut self) -> Value {
+        let value = self
+            .lines
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no message from rho; so far: {:#?}", self.seen));
+        self.seen.push(value.clone());
+        value
+    }
+
+    /// Reads until the response to `id`; returns (notifications before it, the response).
+    fn response(&mut self, id: u64) -> (Vec<Value>, Value) {
+        let mut notes = Vec::new();
+        loop {
+            let message = self.next();
+            if message.get("id") == Some(&json!(id)) {
+                return (notes, message);
+            }
+            notes.push(message);
+        }
+    }
+
+    /// Closes stdin and waits for the exit code.
+    fn finish(mut self) -> i32 {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "rho did not exit after EOF");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Rpc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_session_runs_a_read_wasm_tool_without_approval() {
+    let sandbox = Sandbox::new();
+    install_example(&sandbox);
+    write(
+        &sandbox.project.join("config/app.yaml"),
+        "server:\n  host: db-7f3a.internal\n  port: 5432\n",
+    );
+    let arguments = json!({"path": "config/app.yaml", "select": "server.host"});
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [{"name": QUERY, "arguments": arguments}],
+             "expect": {"last_role": "user", "tools_include": [QUERY, CONVERT, "text_stats"],
+                        "any_message_contains": "data-conversion"}},
+            {"content": "The database host is db-7f3a.internal.",
+             "expect": {"last_role": "tool", "last_message_contains": "db-7f3a.internal"}}
+        ]),
+    );
+    let mut rpc = Rpc::start(
+        &sandbox,
+        &[
+            "--endpoint",
+            &model.endpoint(),
+            "--model",
+            "fake-model-1",
+            "--ephemeral",
+        ],
+    );
+    rpc.request(
+        1,
+        "prompt",
+        json!({"message": "which host does the app use?"}),
+    );
+    let (notes, response) = rpc.response(1);
+    assert_eq!(
+        response["result"]["reply"], "The database host is db-7f3a.internal.",
+        "{response:#}\n{notes:#?}"
+    );
+    let call = notes
+        .iter()
+        .find(|n| n["method"] == "tool/call")
+        .unwrap_or_else(|| panic!("no tool/call: {notes:#?}"));
+    assert_eq!(call["params"]["name"], QUERY, "{call:#}");
+    let sent: Value = serde_json::from_str(call["params"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(sent, arguments);
+    let result = notes
+        .iter()
+        .find(|n| n["method"] == "tool/result")
+        .unwrap_or_else(|| panic!("no tool/result: {notes:#?}"));
+    assert_eq!(result["params"]["name"], QUERY, "{result:#}");
+    assert_eq!(result["params"]["is_error"], false, "{result:#}");
+    assert!(
+        result["params"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("\"db-7f3a.internal\""),
+        "{result:#}"
+    );
+    // ask-destructive (the default) runs a read tool without asking.
+    let asked: Vec<&Value> = rpc
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "approval/request" || m["method"] == "tool/denied")
+        .collect();
+    assert!(asked.is_empty(), "{asked:#?}");
+    let end = &notes.last().unwrap()["params"];
+    assert_eq!(end["toolCalls"][0]["name"], QUERY, "{end:#}");
+    assert_eq!(end["toolCalls"][0]["outcome"]["kind"], "success", "{end:#}");
+    assert_eq!(end["iterations"], 2, "{end:#}");
+
+    // The model read the tool's result as the answer to its call.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "tool", "{last:#}");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("db-7f3a.internal"),
+        "{last:#}"
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn query_raw_and_format_shape_the_text_the_model_reads() {
+    let sb = Sandbox::new();
+    install_example(&sb);
+    write(
+        &sb.project.join("Cargo.toml"),
+        "[package]\nname = \"demo\"\nversion = \"1.2.3\"\n",
+    );
+    // The README's own example: a raw string is written as it is (like `jq -r`).
+    let run = sb
+        .rho(&[
+            "tools",
+            "call",
+            QUERY,
+            r#"{"path": "Cargo.toml", "select": "package.name", "raw": true}"#,
+        ])
+        .ok();
+    assert_eq!(run.stdout, "demo\n");
+    let result = call_ok(
+        &sb,
+        QUERY,
+        &json!({"path": "Cargo.toml", "select": "package", "format": "yaml"}),
+    );
+    assert_eq!(result["text"], "name: demo\nversion: \"1.2.3\"\n");
+}
+
+#[test]
+fn a_plugin_with_only_tool_components_is_not_reported_as_empty() {
+    let sb = Sandbox::new();
+    let plugin = sb.user_plugins().join("only-tools");
+    make_plugin_with_extensions(
+        &plugin,
+        "only-tools",
+        &json!({"dev.rho": {"tools": {"data": {"workspace": "read"}}}}),
+    );
+    std::fs::create_dir_all(plugin.join("dev.rho/tools")).unwrap();
+    std::fs::copy(data_wasm(), plugin.join("dev.rho/tools/data.wasm")).unwrap();
+    let list = tools_list(&sb);
+    tool(&list, "wasm__only-tools__query");
+    let listed = sb.plugin("only-tools");
+    assert_eq!(listed["tool_components"], json!(["data"]), "{listed:#}");
+    assert!(
+        !codes(&listed).contains(&"plugin-no-components".to_owned()),
+        "the plugin contributes two tools: {listed:#}"
+    );
+}

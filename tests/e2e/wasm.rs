@@ -995,3 +995,69 @@ fn a_plugin_with_only_tool_components_is_not_reported_as_empty() {
         "the plugin contributes two tools: {listed:#}"
     );
 }
+
+#[test]
+fn plugins_new_scaffolds_a_tool_plugin_from_the_template() {
+    let sb = Sandbox::new();
+    let sdk = repo_root().join("plugin-sdk");
+    let run = sb
+        .rho(&[
+            "plugins",
+            "new",
+            "word-tools",
+            "--tool",
+            "word_count",
+            "--sdk-path",
+            sdk.to_str().unwrap(),
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(run["plugin"], "word-tools");
+    let dir = sb.project.join("word-tools");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("plugin.json")).unwrap()).unwrap();
+    assert_eq!(manifest["name"], "word-tools");
+    assert!(manifest["extensions"]["dev.rho"]["tools"]["word_count"].is_object());
+    let cargo = std::fs::read_to_string(dir.join("tool/Cargo.toml")).unwrap();
+    assert!(cargo.contains("rho-tool-word_count"), "{cargo}");
+    assert!(
+        cargo.contains(&format!(
+            "rho-plugin-sdk = {{ path = \"{}\" }}",
+            dunce::canonicalize(&sdk).unwrap().display()
+        )),
+        "{cargo}"
+    );
+    let lib = std::fs::read_to_string(dir.join("tool/src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("\"word_count\"") && !lib.contains("{{"),
+        "{lib}"
+    );
+    assert!(dir.join("skills/word-tools/SKILL.md").is_file());
+    let mode = std::fs::metadata(dir.join("build.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111, "build.sh is executable");
+    // Until built, validation says exactly what is missing.
+    let validate = sb.rho(&["plugins", "validate", "word-tools", "--json"]);
+    assert_eq!(validate.code, 1);
+    assert!(
+        validate.stdout.contains("word_count.wasm"),
+        "{}",
+        validate.stdout
+    );
+    // Bad names and an existing directory are refused.
+    for (dir, tool) in [("Word", "x"), ("ok-name", "Bad-Name"), ("word-tools", "x")] {
+        let run = sb.rho(&[
+            "plugins",
+            "new",
+            dir,
+            "--tool",
+            tool,
+            "--sdk-path",
+            sdk.to_str().unwrap(),
+        ]);
+        assert_eq!(run.code, 1, "{dir} {tool}: {}", run.stdout);
+    }
+}

@@ -180,6 +180,17 @@ pub enum PluginsCommand {
         /// The plugin name.
         name: String,
     },
+    /// Create a new plugin with one WASM tool component written with rho-plugin-sdk.
+    New {
+        /// The new plugin's directory (its name is the plugin name).
+        dir: PathBuf,
+        /// The tool's name (`[a-z][a-z0-9_]*`).
+        #[arg(long)]
+        tool: String,
+        /// The plugin-sdk directory (default: the one this rho was built from, if present).
+        #[arg(long, value_name = "DIR")]
+        sdk_path: Option<PathBuf>,
+    },
     /// Validate a plugin directory without installing it; exit 1 on any error.
     Validate {
         /// The plugin directory.

@@ -4,6 +4,7 @@ mod doctor;
 mod mcp;
 mod plugins;
 mod rpc;
+mod scaffold;
 mod skills;
 mod tools;
 

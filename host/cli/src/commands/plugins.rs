@@ -30,6 +30,11 @@ pub fn run(ctx: &Context, command: PluginsCommand) -> anyhow::Result<ExitCode> {
         PluginsCommand::Disable { name } => enable(ctx, &name, false),
         PluginsCommand::Remove { name, yes } => remove(ctx, &name, yes),
         PluginsCommand::Validate { path } => validate(ctx, &path),
+        PluginsCommand::New {
+            dir,
+            tool,
+            sdk_path,
+        } => super::scaffold::new_plugin(ctx, &dir, &tool, sdk_path.as_deref()),
         PluginsCommand::Trust { name } => trust(ctx, &name, true),
         PluginsCommand::Untrust { name } => trust(ctx, &name, false),
     }

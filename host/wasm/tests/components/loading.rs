@@ -247,3 +247,23 @@ fn loading_is_a_send_future() {
     let loading = host.load(&spec, &[]);
     assert_send(&loading);
 }
+
+/// A released WIT package is frozen: changing `rho:tool@0.1.0` in place would break every
+/// component built against it without any version telling so. A change must go into a new
+/// version directory beside it (`plugin-sdk/wit/rho-tool-<version>/`), where the loading
+/// tests above check which versions stay compatible.
+#[test]
+fn the_released_wit_package_is_frozen() {
+    use sha2::Digest;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../plugin-sdk/wit/rho-tool-0.1.0/tool.wit");
+    let text = std::fs::read(&path).unwrap();
+    let digest: String = sha2::Sha256::digest(&text)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        digest, "65590878e02fcc2bfb38e6636fc75d139f5a861d73b125c4557bfdb28b6ef03d",
+        "rho:tool@0.1.0 is released and frozen: put changes in a new version directory"
+    );
+}

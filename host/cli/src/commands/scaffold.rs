@@ -1,0 +1,193 @@
+//! `rho plugins new <dir> --tool <name>`: a new Agent Plugins package with one WASM tool
+//! component written with `rho-plugin-sdk`, from the template in `plugin-sdk/template/`
+//! (embedded in the binary; `{{plugin}}`, `{{tool}}` and `{{sdk_dependency}}` are filled in).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use serde_json::json;
+
+use crate::context::Context;
+use crate::output::{clean, json_out, out, path_str};
+
+/// The template's files: path (with placeholders), text, executable.
+const TEMPLATE: &[(&str, &str, bool)] = &[
+    (
+        "plugin.json",
+        include_str!("../../../../plugin-sdk/template/plugin.json"),
+        false,
+    ),
+    (
+        "README.md",
+        include_str!("../../../../plugin-sdk/template/README.md"),
+        false,
+    ),
+    (
+        "build.sh",
+        include_str!("../../../../plugin-sdk/template/build.sh"),
+        true,
+    ),
+    (
+        ".gitignore",
+        include_str!("../../../../plugin-sdk/template/.gitignore"),
+        false,
+    ),
+    (
+        "skills/{{plugin}}/SKILL.md",
+        include_str!("../../../../plugin-sdk/template/skills/{{plugin}}/SKILL.md"),
+        false,
+    ),
+    (
+        "tool/Cargo.toml",
+        include_str!("../../../../plugin-sdk/template/tool/Cargo.toml"),
+        false,
+    ),
+    (
+        "tool/src/lib.rs",
+        include_str!("../../../../plugin-sdk/template/tool/src/lib.rs"),
+        false,
+    ),
+];
+
+/// Where the SDK was when this rho was built (used when it still exists).
+const BUILT_FROM_SDK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../plugin-sdk");
+
+/// Agent Plugins names: lowercase ASCII letters and digits in `-`-separated words.
+fn valid_plugin_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.split('-').all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+/// Tool names double as Rust crate-name parts and component names: `[a-z][a-z0-9_]*`.
+fn valid_tool_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    name.len() <= 48
+        && bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+fn toml_string(text: &str) -> String {
+    let escaped: String = text
+        .chars()
+        .flat_map(|c| match c {
+            '"' => vec!['\\', '"'],
+            '\\' => vec!['\\', '\\'],
+            c => vec![c],
+        })
+        .collect();
+    format!("\"{escaped}\"")
+}
+
+pub fn new_plugin(
+    ctx: &Context,
+    dir: &Path,
+    tool: &str,
+    sdk_path: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let dir = ctx.arg_path(dir);
+    let Some(plugin) = dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+        bail!("{} has no usable directory name", dir.display());
+    };
+    if !valid_plugin_name(&plugin) {
+        bail!(
+            "{plugin:?} is not a valid plugin name: use lowercase letters and digits in \
+             '-'-separated words (the directory name is the plugin name)"
+        );
+    }
+    if !valid_tool_name(tool) {
+        bail!("{tool:?} is not a valid tool name: use [a-z][a-z0-9_]*, at most 48 characters");
+    }
+    if dir.exists()
+        && std::fs::read_dir(&dir)
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .next()
+            .is_some()
+    {
+        bail!("{} already exists and is not empty", dir.display());
+    }
+    let sdk: PathBuf = match sdk_path {
+        Some(path) => ctx.arg_path(path),
+        None if Path::new(BUILT_FROM_SDK).join("Cargo.toml").is_file() => {
+            PathBuf::from(BUILT_FROM_SDK)
+        }
+        None => bail!(
+            "where is rho-plugin-sdk? pass --sdk-path <dir> (the plugin-sdk directory of a rho \
+             checkout)"
+        ),
+    };
+    let sdk = dunce::canonicalize(&sdk)
+        .with_context(|| format!("the SDK directory {} cannot be used", sdk.display()))?;
+    if !sdk.join("Cargo.toml").is_file() {
+        bail!(
+            "{} holds no Cargo.toml: not the SDK directory",
+            sdk.display()
+        );
+    }
+    let dependency = format!("{{ path = {} }}", toml_string(&sdk.to_string_lossy()));
+    let fill = |text: &str| {
+        text.replace("{{plugin}}", &plugin)
+            .replace("{{tool}}", tool)
+            .replace("{{sdk_dependency}}", &dependency)
+    };
+    let mut written = Vec::new();
+    for (path, text, executable) in TEMPLATE {
+        let target = dir.join(fill(path));
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&target, fill(text))
+            .with_context(|| format!("cannot write {}", target.display()))?;
+        if *executable {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
+                .with_context(|| format!("cannot make {} executable", target.display()))?;
+        }
+        written.push(target);
+    }
+    std::fs::create_dir_all(dir.join(rho_plugins::TOOLS_DIR)).with_context(|| {
+        format!(
+            "cannot create {}",
+            dir.join(rho_plugins::TOOLS_DIR).display()
+        )
+    })?;
+    if ctx.json {
+        json_out(&json!({
+            "plugin": plugin,
+            "tool": tool,
+            "path": path_str(&dir),
+            "files": written.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
+        }));
+    } else {
+        out(&format!(
+            "created plugin {} with tool {} in {}\nnext: cd {} && ./build.sh && rho plugins install .\n",
+            clean(&plugin),
+            clean(tool),
+            clean(&path_str(&dir)),
+            clean(&path_str(&dir))
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_rules() {
+        assert!(valid_plugin_name("word-tools"));
+        assert!(!valid_plugin_name("Word-Tools"));
+        assert!(!valid_plugin_name("a--b"));
+        assert!(valid_tool_name("word_count"));
+        assert!(!valid_tool_name("word-count"));
+        assert!(!valid_tool_name("1tool"));
+        assert_eq!(toml_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
+    }
+}

@@ -121,8 +121,17 @@ fn the_installed_example_reports_its_component_and_mounts_its_tools() {
     assert_eq!(inspect["scope"], "user", "{inspect:#}");
     assert_eq!(inspect["origin"], "install", "{inspect:#}");
     assert_eq!(inspect["tool_components"], json!(["data"]), "{inspect:#}");
+    let mut details = inspect["tool_component_details"].clone();
+    let tools: Vec<String> = details[0]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("inspect lists the component's tools: {inspect:#}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(tools, ["convert", "query"], "{inspect:#}");
+    details[0].as_object_mut().unwrap().remove("tools");
     assert_eq!(
-        inspect["tool_component_details"],
+        details,
         json!([{
             "name": "data",
             "path": installed.join("dev.rho/tools/data.wasm").to_str().unwrap(),
@@ -131,6 +140,7 @@ fn the_installed_example_reports_its_component_and_mounts_its_tools() {
             "timeout_ms": 5000,
             "memory_mib": 64,
             "risk": "read",
+            "error": null,
         }]),
         "the manifest's settings: {inspect:#}"
     );

@@ -16,8 +16,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::output::{
-    DiagnosticEntry, clean, diagnostic_entries, diagnostic_line, diagnostics_json, json_out,
-    json_write, out, path_str, table, truncate,
+    DiagnosticEntry, clean, diagnostic_entries, diagnostic_line, diagnostics_json, first_line,
+    json_out, json_write, out, path_str, table, truncate,
 };
 
 pub fn run(ctx: &Context, command: PluginsCommand) -> anyhow::Result<ExitCode> {
@@ -216,7 +216,50 @@ fn server_json(spec: &rho_component::McpServerSpec) -> Value {
     }
 }
 
-fn inspect_json(record: &PluginRecord, others: &[&PluginRecord]) -> Value {
+/// What each tool component of `record` offers: its tools (name, title, description), or why it
+/// does not load. Loading compiles a component (or takes it from rho's cache), so only
+/// `inspect` does it.
+fn component_tools(ctx: &Context, record: &PluginRecord) -> Vec<Result<Vec<Value>, String>> {
+    if record.package.tool_components.is_empty() {
+        return Vec::new();
+    }
+    let runtime = match super::runtime() {
+        Ok(runtime) => runtime,
+        Err(e) => return vec![Err(e.to_string()); record.package.tool_components.len()],
+    };
+    runtime.block_on(async {
+        let cache = ctx.paths.rho_home.join("cache").join("wasm");
+        let host = match rho_wasm::WasmHost::new(Some(cache)) {
+            Ok(host) => host,
+            Err(e) => {
+                return vec![Err(e.to_string()); record.package.tool_components.len()];
+            }
+        };
+        let mut out = Vec::new();
+        for spec in &record.package.tool_components {
+            let loaded = match record.read_component(&spec.name) {
+                Ok(bytes) => host.load(spec, &bytes).await.map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            out.push(loaded.map(|component| {
+                component
+                    .tools()
+                    .iter()
+                    .map(
+                        |t| json!({"name": t.name, "title": t.title, "description": t.description}),
+                    )
+                    .collect()
+            }));
+        }
+        out
+    })
+}
+
+fn inspect_json(
+    record: &PluginRecord,
+    others: &[&PluginRecord],
+    tools: &[Result<Vec<Value>, String>],
+) -> Value {
     let mut value = record_json(record);
     let manifest = record.package.manifest.as_ref();
     if let Value::Object(map) = &mut value {
@@ -271,8 +314,11 @@ fn inspect_json(record: &PluginRecord, others: &[&PluginRecord]) -> Value {
                     .package
                     .tool_components
                     .iter()
-                    .map(|c| json!({
+                    .zip(tools.iter().map(Some).chain(std::iter::repeat(None)))
+                    .map(|(c, loaded)| json!({
                         "name": c.name,
+                        "tools": loaded.and_then(|l| l.as_ref().ok()),
+                        "error": loaded.and_then(|l| l.as_ref().err()),
                         "path": path_str(&c.path),
                         "workspace": c.workspace.as_str(),
                         "env": c.env,
@@ -367,8 +413,9 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
         Ok(store) => store.state(record),
         Err(_) => rho_plugins::TrustState::Untrusted,
     };
+    let tools = component_tools(ctx, record);
     if ctx.json {
-        let mut value = inspect_json(record, &others);
+        let mut value = inspect_json(record, &others, &tools);
         value["trust"] = json!(trust_state.as_str());
         json_out(&value);
         return Ok(ExitCode::SUCCESS);
@@ -475,7 +522,7 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
             "\ntool components ({}):\n",
             record.package.tool_components.len()
         ));
-        for c in &record.package.tool_components {
+        for (i, c) in record.package.tool_components.iter().enumerate() {
             t.push_str(&format!(
                 "  {}  workspace: {}  env: {}  timeout: {} ms  memory: {} MiB  risk: {}\n",
                 clean(&c.name),
@@ -489,6 +536,22 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
                 c.memory_limit / (1024 * 1024),
                 c.risk.as_str()
             ));
+            match tools.get(i) {
+                Some(Ok(list)) => {
+                    for tool in list {
+                        t.push_str(&format!(
+                            "    {}  {}\n",
+                            clean(tool["name"].as_str().unwrap_or_default()),
+                            clean(&first_line(
+                                tool["description"].as_str().unwrap_or_default(),
+                                70
+                            ))
+                        ));
+                    }
+                }
+                Some(Err(e)) => t.push_str(&format!("    does not load: {}\n", clean(e))),
+                None => {}
+            }
         }
     }
     if !others.is_empty() {

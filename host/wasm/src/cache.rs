@@ -1,9 +1,15 @@
 //! The compiled-artifact cache: one file per component under rho's own cache directory, keyed
 //! by the SHA-256 of the component's bytes and of the engine's compatibility fingerprint,
-//! written atomically and checked against an embedded SHA-256 before wasmtime reads it.
+//! written atomically and checked against an embedded checksum before wasmtime reads it.
 //!
-//! File layout: `RHOCWASM` (8 bytes), format version (4 bytes, little endian), SHA-256 of the
-//! payload (32 bytes), payload (what `Component::serialize` produced).
+//! File layout: `RHOCWASM` (8 bytes), format version (4 bytes, little endian), payload length
+//! (8 bytes, little endian), CRC-32 of the payload (4 bytes), payload (what
+//! `Component::serialize` produced).
+//!
+//! The key needs SHA-256: it binds an artifact to the exact component, whoever wrote it. The
+//! payload only needs protecting from accidents (the directory is owner-only and files are
+//! renamed into place whole), so a CRC-32 checks it: hashing a multi-megabyte artifact with
+//! SHA-256 cost more than the rest of a cached load together.
 
 use std::fs;
 use std::hash::Hasher;
@@ -19,8 +25,8 @@ use crate::engine::CONFIG_TAG;
 use crate::error::WasmError;
 
 const MAGIC: &[u8; 8] = b"RHOCWASM";
-const FORMAT: u32 = 1;
-const HEADER_LEN: usize = MAGIC.len() + 4 + 32;
+const FORMAT: u32 = 2;
+const HEADER_LEN: usize = MAGIC.len() + 4 + 8 + 4;
 
 /// Temporary-file names are unique per process and write.
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -93,8 +99,9 @@ impl ArtifactCache {
         // it, so it must be an artifact wasmtime itself produced for a compatible engine. It
         // is: the file lives in rho's own cache directory (created 0700), is only ever
         // written by `put` below from `Component::serialize` output via a temporary file and
-        // an atomic rename, carries a SHA-256 of that exact output which was just checked (so
-        // a truncated, torn or bit-flipped file is rejected above), and its name includes the
+        // an atomic rename, carries the length and a CRC-32 of that exact output which were
+        // just checked (so a truncated, torn or bit-flipped file is rejected above), and its
+        // name includes the
         // engine's compatibility hash; wasmtime additionally checks its own version and
         // configuration header and errors on a mismatch. Whoever can forge a file there with a
         // matching digest can already write to the user's files and replace rho itself.
@@ -137,7 +144,8 @@ impl ArtifactCache {
                 .open(&tmp)?;
             file.write_all(MAGIC)?;
             file.write_all(&FORMAT.to_le_bytes())?;
-            file.write_all(&Sha256::digest(payload))?;
+            file.write_all(&(payload.len() as u64).to_le_bytes())?;
+            file.write_all(&crc32fast::hash(payload).to_le_bytes())?;
             file.write_all(payload)?;
             file.sync_all()?;
             fs::rename(&tmp, path)
@@ -149,15 +157,18 @@ impl ArtifactCache {
     }
 }
 
-/// The payload of a cache file whose header and digest check out.
+/// The payload of a cache file whose header, length and checksum check out.
 fn verified_payload(data: &[u8]) -> Option<&[u8]> {
     let (header, payload) = data.split_at_checked(HEADER_LEN)?;
     let (magic, rest) = header.split_at(MAGIC.len());
-    let (format, digest) = rest.split_at(4);
+    let (format, rest) = rest.split_at(4);
+    let (length, checksum) = rest.split_at(8);
     if magic != MAGIC || format != FORMAT.to_le_bytes() {
         return None;
     }
-    (Sha256::digest(payload).as_slice() == digest).then_some(payload)
+    let length = u64::from_le_bytes(length.try_into().ok()?);
+    let checksum = u32::from_le_bytes(checksum.try_into().ok()?);
+    (payload.len() as u64 == length && crc32fast::hash(payload) == checksum).then_some(payload)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -178,7 +189,8 @@ mod tests {
         let mut file = Vec::new();
         file.extend_from_slice(MAGIC);
         file.extend_from_slice(&FORMAT.to_le_bytes());
-        file.extend_from_slice(&Sha256::digest(payload));
+        file.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        file.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
         file.extend_from_slice(payload);
         assert_eq!(verified_payload(&file), Some(&payload[..]));
 
@@ -189,7 +201,7 @@ mod tests {
         assert_eq!(verified_payload(&file[..file.len() - 1]), None);
         assert_eq!(verified_payload(&file[..10]), None);
         let mut other_format = file.clone();
-        other_format[8] = 2;
+        other_format[8] = 1;
         assert_eq!(verified_payload(&other_format), None);
     }
 

@@ -12,7 +12,7 @@ pub mod session;
 
 pub use model_choice::{
     BUILTIN_ENDPOINT, BUILTIN_MODEL, BUILTIN_PROVIDER, ChosenModel, ProviderEntry, ProviderFlags,
-    choose_model, provider_entries,
+    choose_model, list_provider_models, provider_entries,
 };
 pub use registry::{
     ACTIVATE_SKILL, BUILTIN_OWNER, MountOptions, MountedServer, PluginSummary, Registry,

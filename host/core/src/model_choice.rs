@@ -243,6 +243,34 @@ pub fn choose_model(
     })
 }
 
+/// Asks `entry`'s endpoint for its models (`GET …/models`) within `budget`. Reaching an
+/// external endpoint is the caller's decision (consent); the key comes from `ambient`.
+pub async fn list_provider_models(
+    entry: &ProviderEntry,
+    ambient: &(dyn Fn(&str) -> Option<String> + Sync),
+    budget: std::time::Duration,
+) -> Result<Vec<String>, String> {
+    if let Some(problem) = &entry.problem {
+        return Err(problem.clone());
+    }
+    let mut config = OpenAiConfig::new(&entry.id, &entry.url, "");
+    if let Some(variable) = &entry.api_key_env {
+        let key = ambient(variable).ok_or_else(|| {
+            format!(
+                "the environment variable {variable} (the API key of provider {:?}) is not set",
+                entry.id
+            )
+        })?;
+        config = config.with_api_key(key);
+    }
+    let provider = OpenAiCompatible::new(config).map_err(|e| e.to_string())?;
+    match tokio::time::timeout(budget, provider.list_models()).await {
+        Ok(Ok(models)) => Ok(models),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {} s", budget.as_secs())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

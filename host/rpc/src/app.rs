@@ -524,26 +524,8 @@ impl App {
             );
         }
         let ambient = self.ambient.clone();
-        let flags = ProviderFlags {
-            accept_external_provider: true,
-            ..self.flags.clone()
-        };
-        let chosen = rho_core::choose_model(
-            std::slice::from_ref(entry),
-            &rho_core::AgentSettings {
-                provider: Some(entry.id.clone()),
-                model: Some("probe".into()),
-                ..rho_core::AgentSettings::default()
-            },
-            &flags,
-            None,
-            &move |name| ambient(name),
-        )?;
-        match tokio::time::timeout(Duration::from_secs(3), chosen.provider.list_models()).await {
-            Ok(Ok(models)) => Ok(models),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err("no answer within 3 s".into()),
-        }
+        rho_core::list_provider_models(entry, &move |name| ambient(name), Duration::from_secs(3))
+            .await
     }
 
     async fn list_providers(&self) -> ProvidersResult {

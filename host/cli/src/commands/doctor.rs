@@ -190,7 +190,7 @@ pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
                     ),
                 }
             } else {
-                let probe = probe(entry, &registry).await;
+                let probe = probe(entry).await;
                 Row {
                     check: "provider",
                     status: if probe.is_ok() { "ok" } else { "warning" },
@@ -231,25 +231,12 @@ pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
 }
 
 /// Lists the models of a local provider within 3 s.
-async fn probe(
-    entry: &rho_core::ProviderEntry,
-    registry: &rho_core::Registry,
-) -> Result<usize, String> {
-    let agent = rho_core::AgentSettings {
-        provider: Some(entry.id.clone()),
-        model: Some("probe".into()),
-        ..registry.config.agent.clone()
-    };
-    let chosen = rho_core::choose_model(
-        std::slice::from_ref(entry),
-        &agent,
-        &ProviderFlags::default(),
-        None,
+async fn probe(entry: &rho_core::ProviderEntry) -> Result<usize, String> {
+    rho_core::list_provider_models(
+        entry,
         &|name| std::env::var(name).ok(),
-    )?;
-    match tokio::time::timeout(Duration::from_secs(3), chosen.provider.list_models()).await {
-        Ok(Ok(models)) => Ok(models.len()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err("no answer within 3 s".into()),
-    }
+        Duration::from_secs(3),
+    )
+    .await
+    .map(|models| models.len())
 }

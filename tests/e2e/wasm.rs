@@ -711,61 +711,12 @@ fn compiled_components_are_cached_and_reused() {
     assert_eq!(cache_snapshot(&cache).len(), 2);
 }
 
-/// A running `fake-model` with its script and request log (as in rpc.rs).
-struct Model {
-    _child: KillOnDrop,
-    port: u16,
-    log: PathBuf,
-}
+/// The scripted model server, started with this test binary's `fake-model`.
+struct Model;
 
 impl Model {
-    fn start(dir: &Path, script: &Value) -> Self {
-        std::fs::create_dir_all(dir).unwrap();
-        let script_path = dir.join("script.json");
-        write(&script_path, serde_json::to_vec_pretty(script).unwrap());
-        let port_file = dir.join("port");
-        let log = dir.join("requests.jsonl");
-        let child = KillOnDrop(
-            Command::new(FAKE_MODEL)
-                .arg("--script")
-                .arg(&script_path)
-                .arg("--port-file")
-                .arg(&port_file)
-                .arg("--log")
-                .arg(&log)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let port = loop {
-            if let Ok(text) = std::fs::read_to_string(&port_file)
-                && let Ok(port) = text.trim().parse()
-            {
-                break port;
-            }
-            assert!(Instant::now() < deadline, "fake-model did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        Self {
-            _child: child,
-            port,
-            log,
-        }
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
-    }
-
-    /// The request bodies the model received.
-    fn requests(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()["body"].clone())
-            .collect()
+    fn start(dir: &Path, script: &Value) -> FakeModel {
+        FakeModel::start(FAKE_MODEL, dir, script)
     }
 }
 

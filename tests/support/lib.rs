@@ -452,3 +452,73 @@ impl Sandbox {
         write(&self.rho_home.join("config.toml"), text);
     }
 }
+
+/// A running scripted model server (`fake-model`, an OpenAI-compatible endpoint on loopback)
+/// with its script and request log. `bin` is the `fake-model` path
+/// (`env!("CARGO_BIN_EXE_fake-model")` in a test).
+pub struct FakeModel {
+    _child: KillOnDrop,
+    port: u16,
+    log: PathBuf,
+}
+
+impl FakeModel {
+    /// Writes `script` into `dir` and starts the server on an ephemeral port.
+    pub fn start(bin: &str, dir: &Path, script: &Value) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
+        let script_path = dir.join("script.json");
+        write(&script_path, serde_json::to_vec_pretty(script).unwrap());
+        let port_file = dir.join("port");
+        let log = dir.join("requests.jsonl");
+        let child = KillOnDrop(
+            Command::new(bin)
+                .arg("--script")
+                .arg(&script_path)
+                .arg("--port-file")
+                .arg(&port_file)
+                .arg("--log")
+                .arg(&log)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file)
+                && let Ok(port) = text.trim().parse()
+            {
+                break port;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "fake-model did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        Self {
+            _child: child,
+            port,
+            log,
+        }
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The base URL to pass as `--endpoint`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// The request bodies the model received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["body"].clone())
+            .collect()
+    }
+}

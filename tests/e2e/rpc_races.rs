@@ -4,41 +4,20 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rho_core::{ConfigSource, MountOptions, PathsEnv, ProviderFlags, Registry, RhoPaths};
-use rho_e2e::{KillOnDrop, Sandbox, write};
+use rho_e2e::{FakeModel, Sandbox};
 use rho_rpc::{App, Inbound, RpcOptions, SessionStart};
 use serde_json::{Value, json};
 
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
 
-fn start_model(dir: &std::path::Path, script: &Value) -> (KillOnDrop, u16) {
-    std::fs::create_dir_all(dir).unwrap();
-    write(&dir.join("script.json"), script.to_string());
-    let port_file = dir.join("port");
-    let child = Command::new(FAKE_MODEL)
-        .arg("--script")
-        .arg(dir.join("script.json"))
-        .arg("--port-file")
-        .arg(&port_file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let child = KillOnDrop(child);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(&port_file)
-            && let Ok(port) = text.trim().parse()
-        {
-            return (child, port);
-        }
-        assert!(Instant::now() < deadline, "fake-model did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn start_model(dir: &std::path::Path, script: &Value) -> (FakeModel, u16) {
+    let model = FakeModel::start(FAKE_MODEL, dir, script);
+    let port = model.port();
+    (model, port)
 }
 
 async fn app(sandbox: &Sandbox, port: u16) -> App {

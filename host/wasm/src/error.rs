@@ -26,6 +26,16 @@ pub enum WasmError {
         source: std::io::Error,
     },
 
+    /// The compiled-artifact cache directory exists but others could write to it, so its
+    /// files cannot be trusted as machine code.
+    #[error("refusing the wasm cache directory `{path}`: {reason}")]
+    CacheDirUnsafe {
+        /// The directory.
+        path: PathBuf,
+        /// Why it is refused.
+        reason: String,
+    },
+
     /// The bytes are not a valid WebAssembly component (truncated, corrupt, a core module, ...).
     #[error("component {component} is not a valid wasm component: {message}")]
     Compile {

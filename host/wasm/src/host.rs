@@ -42,7 +42,9 @@ pub struct WasmHost {
 
 impl WasmHost {
     /// Starts the engine and its epoch ticker. With `cache_dir`, compiled components are kept
-    /// there (the directory is created, owner-only) and reused by later loads and processes.
+    /// there (the directory is created, owner-only) and reused by later loads and processes; a
+    /// directory that cannot be created, or that others could write to, is logged and not
+    /// used.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Self, WasmError> {
         let engine = crate::engine::build()?;
         let mut linker = Linker::<CallState>::new(&engine);
@@ -50,9 +52,14 @@ impl WasmHost {
             .map_err(|e| WasmError::Engine(format!("linking WASI: {e:#}")))?;
         ToolProvider::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |state| state)
             .map_err(|e| WasmError::Engine(format!("linking rho:tool/host: {e:#}")))?;
-        let cache = cache_dir
-            .map(|dir| ArtifactCache::open(dir, &engine))
-            .transpose()?;
+        // A cache that cannot be used costs compile time, never the tools.
+        let cache = cache_dir.and_then(|dir| match ArtifactCache::open(dir, &engine) {
+            Ok(cache) => Some(cache),
+            Err(e) => {
+                tracing::warn!(error = %e, "compiling wasm components without a cache");
+                None
+            }
+        });
         let ticker = EpochTicker::start(engine.clone())?;
         Ok(Self {
             runtime: Arc::new(Runtime {

@@ -669,7 +669,9 @@ fn compiled_components_are_cached_and_reused() {
     );
     for name in snapshot.keys() {
         let bytes = std::fs::read(cache.join(name)).unwrap();
-        assert!(bytes.starts_with(b"RHOCWASM"), "{name}");
+        // wasmtime's ELF image first (mapped page-aligned), rho's checksum trailer last.
+        assert!(bytes.starts_with(b"\x7fELF"), "{name}");
+        assert!(bytes.ends_with(b"RHOCWASM"), "{name}");
     }
     let mode = std::fs::metadata(&cache).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700, "only rho may write the cache");
@@ -694,20 +696,20 @@ fn compiled_components_are_cached_and_reused() {
     assert!(
         std::fs::read(cache.join(gone))
             .unwrap()
-            .starts_with(b"RHOCWASM"),
+            .ends_with(b"RHOCWASM"),
         "{gone} was stored again"
     );
 
     // A corrupt artifact is discarded and replaced; the tools still work.
     let (victim, _) = snapshot.iter().last().unwrap();
-    let garbage = b"RHOCWASM\x01\0\0\0not a compiled component".to_vec();
+    let garbage = b"not a compiled component\x03\0\0\0RHOCWASM".to_vec();
     std::fs::write(cache.join(victim), &garbage).unwrap();
     let list = tools_list(&sb);
     assert_eq!(names(&list), names(&first));
     assert_eq!(list["diagnostics"], json!([]), "{list:#}");
     let replaced = std::fs::read(cache.join(victim)).unwrap();
     assert_ne!(replaced, garbage);
-    assert!(replaced.starts_with(b"RHOCWASM"));
+    assert!(replaced.ends_with(b"RHOCWASM"));
     assert_eq!(cache_snapshot(&cache).len(), 2);
 }
 
@@ -1021,4 +1023,87 @@ fn plugins_new_scaffolds_a_tool_plugin_from_the_template() {
         ]);
         assert_eq!(run.code, 1, "{dir} {tool}: {}", run.stdout);
     }
+}
+
+/// A project plugin's components run code with the capabilities its manifest grants, so they
+/// load only once the user trusted the plugin, and a replaced `.wasm` or widened settings need
+/// trust again (adversarial catalogue J1/J2, for components).
+#[test]
+fn a_project_plugins_components_load_only_once_trusted() {
+    let sb = Sandbox::new();
+    let plugin = sb.project_plugins().join("data-tools");
+    copy_tree(&example(), &plugin);
+
+    let untrusted = tools_list(&sb);
+    assert!(
+        !names(&untrusted).contains(&QUERY.to_owned()),
+        "{untrusted:#}"
+    );
+    let d = diagnostic_for(&untrusted, "data-tools/data");
+    assert_eq!(d["code"], "plugin-untrusted", "{d:#}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("rho plugins trust data-tools"),
+        "{d:#}"
+    );
+    let run = sb.rho(&["tools", "call", QUERY, r#"{"input": "{}", "select": "a"}"#]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+
+    let trusted = sb.rho(&["plugins", "trust", "data-tools"]).ok();
+    assert!(
+        trusted
+            .stdout
+            .contains("WASM component data: workspace read, env [], risk read"),
+        "{}",
+        trusted.stdout
+    );
+    let doc = sb
+        .rho(&["plugins", "trust", "data-tools", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["components"][0]["workspace"], "read", "{doc:#}");
+    let list = tools_list(&sb);
+    tool(&list, QUERY);
+    let result = call_ok(&sb, QUERY, &json!({"input": "{\"a\": 1}", "select": "a"}));
+    assert_eq!(
+        result["structured_content"],
+        json!({"value": 1}),
+        "{result:#}"
+    );
+
+    // Widening the capabilities (read -> read-write, one env name) breaks the trust.
+    let manifest_path = plugin.join("plugin.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    manifest["extensions"]["dev.rho"]["tools"]["data"]["workspace"] = json!("read-write");
+    manifest["extensions"]["dev.rho"]["tools"]["data"]["env"] = json!(["HOME"]);
+    std::fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let changed = tools_list(&sb);
+    assert!(!names(&changed).contains(&QUERY.to_owned()), "{changed:#}");
+    let d = diagnostic_for(&changed, "data-tools/data");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("changed since you trusted it"),
+        "{d:#}"
+    );
+
+    // Trusted again, then the component's bytes are replaced: untrusted again.
+    sb.rho(&["plugins", "trust", "data-tools"]).ok();
+    tool(&tools_list(&sb), QUERY);
+    let mut bytes = std::fs::read(data_wasm()).unwrap();
+    bytes.extend_from_slice(b"\0");
+    std::fs::write(plugin.join("dev.rho/tools/data.wasm"), &bytes).unwrap();
+    let replaced = tools_list(&sb);
+    assert!(
+        !names(&replaced).contains(&QUERY.to_owned()),
+        "{replaced:#}"
+    );
+    assert_eq!(
+        diagnostic_for(&replaced, "data-tools/data")["code"],
+        "plugin-untrusted"
+    );
 }

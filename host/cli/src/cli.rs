@@ -169,13 +169,13 @@ pub enum PluginsCommand {
         #[arg(long, short = 'y')]
         yes: bool,
     },
-    /// Trust a project plugin so its MCP servers may start (records a fingerprint of its
-    /// launch spec; any later change needs trust again).
+    /// Trust a project plugin so its MCP servers and WASM tools may run (records a fingerprint
+    /// of what runs and with which capabilities; any later change needs trust again).
     Trust {
         /// The plugin name.
         name: String,
     },
-    /// Withdraw trust from a project plugin: its MCP servers no longer start.
+    /// Withdraw trust from a project plugin: its MCP servers and WASM tools no longer run.
     Untrust {
         /// The plugin name.
         name: String,

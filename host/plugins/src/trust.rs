@@ -1,9 +1,11 @@
-//! Trust for project plugins: a plugin found in a project's `.agents/plugins` may start
-//! processes (its MCP servers), so rho starts them only once the user trusted that exact
-//! plugin. The trust record is a fingerprint of its effective launch spec: the resolved root,
-//! `mcp.json` as written, and the bytes of every server executable shipped in the package.
-//! Editing any of these, replacing a binary or re-linking the root changes the fingerprint,
-//! and the plugin is untrusted again until the user trusts it anew.
+//! Trust for project plugins: a plugin found in a project's `.agents/plugins` may run code
+//! (its MCP servers, its WASM tool components), so rho runs it only once the user trusted
+//! that exact plugin. The trust record is a fingerprint of what would run and with which
+//! capabilities: the resolved root, `mcp.json` as written and the bytes of every server
+//! executable shipped in the package, and for every tool component its bytes and its resolved
+//! settings (workspace access, environment names, limits, risk). Editing any of these,
+//! replacing a binary or a `.wasm`, or re-linking the root changes the fingerprint, and the
+//! plugin is untrusted again until the user trusts it anew.
 //!
 //! Records live in `$RHO_HOME/trusted-plugins.toml` (strict, written atomically). User-scope
 //! plugins need no trust: installing them is the user's decision.
@@ -24,16 +26,17 @@ pub const TRUST_FILE: &str = "trusted-plugins.toml";
 /// Executables larger than this are hashed up to here (and the size is part of the hash).
 const MAX_HASHED_BYTES: u64 = 512 * 1024 * 1024;
 
-/// Whether a plugin may start its servers.
+/// Whether a plugin may run its servers and tool components.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TrustState {
-    /// A user-scope plugin, or one without servers: nothing to decide.
+    /// A user-scope plugin, or one with neither servers nor tool components: nothing to
+    /// decide.
     NotNeeded,
     /// Trusted with the current fingerprint.
     Trusted,
     /// Never trusted.
     Untrusted,
-    /// Trusted once, but its launch spec changed since.
+    /// Trusted once, but what it runs changed since.
     Changed,
 }
 
@@ -48,7 +51,7 @@ impl TrustState {
         }
     }
 
-    /// Whether its servers may start.
+    /// Whether its servers may start and its tool components load.
     pub fn allows_start(&self) -> bool {
         matches!(self, Self::NotNeeded | Self::Trusted)
     }
@@ -106,7 +109,7 @@ impl TrustStore {
 
     /// The trust state of `record`.
     pub fn state(&self, record: &PluginRecord) -> TrustState {
-        if record.scope != Scope::Project || record.package.mcp_servers.is_empty() {
+        if record.scope != Scope::Project || !runs_code(record) {
             return TrustState::NotNeeded;
         }
         let Some(trusted) = self.records.get(record.path()) else {
@@ -163,8 +166,14 @@ impl TrustStore {
     }
 }
 
-/// `sha256:<hex>` over the resolved root, `mcp.json` as written, and the bytes of every
-/// server executable inside the package.
+/// Whether `record` has anything that runs: MCP servers or WASM tool components.
+fn runs_code(record: &PluginRecord) -> bool {
+    !record.package.mcp_servers.is_empty() || !record.package.tool_components.is_empty()
+}
+
+/// `sha256:<hex>` over the resolved root; when the plugin has MCP servers, `mcp.json` as
+/// written and the bytes of every server executable inside the package; and for every WASM
+/// tool component, its name, the SHA-256 of its bytes and its resolved settings.
 pub fn fingerprint(record: &PluginRecord) -> Result<String, PluginError> {
     let root = record.path();
     let mut hasher = Sha256::new();
@@ -174,12 +183,14 @@ pub fn fingerprint(record: &PluginRecord) -> Result<String, PluginError> {
         hasher.update(bytes);
     };
     field("root", root.as_os_str().as_encoded_bytes());
-    let mcp = root.join(MCP_FILE);
-    let text = std::fs::read(&mcp).map_err(|error| PluginError::Io {
-        path: mcp.clone(),
-        error,
-    })?;
-    field("mcp.json", &text);
+    if !record.package.mcp_servers.is_empty() {
+        let mcp = root.join(MCP_FILE);
+        let text = std::fs::read(&mcp).map_err(|error| PluginError::Io {
+            path: mcp.clone(),
+            error,
+        })?;
+        field("mcp.json", &text);
+    }
     for spec in &record.package.mcp_servers {
         field("server", spec.id.as_bytes());
         if let McpTransport::Stdio(stdio) = &spec.transport
@@ -189,6 +200,18 @@ pub fn fingerprint(record: &PluginRecord) -> Result<String, PluginError> {
             let digest = file_digest(command)?;
             field("executable", &digest);
         }
+    }
+    for spec in &record.package.tool_components {
+        field("component", spec.name.as_bytes());
+        let bytes = record.read_component(&spec.name)?;
+        field("wasm", &Sha256::digest(&bytes));
+        field("workspace", spec.workspace.as_str().as_bytes());
+        for name in &spec.env {
+            field("env", name.as_bytes());
+        }
+        field("timeout_ms", &spec.timeout.as_millis().to_le_bytes());
+        field("memory", &spec.memory_limit.to_le_bytes());
+        field("risk", spec.risk.to_string().as_bytes());
     }
     let digest = hasher.finalize();
     Ok(format!("sha256:{}", hex(&digest)))

@@ -370,6 +370,25 @@ fn trust(ctx: &Context, name: &str, trusted: bool) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
+    let servers: Vec<&str> = record
+        .package
+        .mcp_servers
+        .iter()
+        .map(|spec| spec.id.as_str())
+        .collect();
+    let components: Vec<serde_json::Value> = record
+        .package
+        .tool_components
+        .iter()
+        .map(|spec| {
+            json!({
+                "name": spec.name,
+                "workspace": spec.workspace.as_str(),
+                "env": spec.env,
+                "risk": spec.risk.to_string(),
+            })
+        })
+        .collect();
     if ctx.json {
         json_out(&json!({
             "name": record.name,
@@ -378,13 +397,28 @@ fn trust(ctx: &Context, name: &str, trusted: bool) -> anyhow::Result<ExitCode> {
             "changed": changed,
             "fingerprint": fingerprint,
             "trust_file": path_str(&ctx.paths.trust_file()),
+            "servers": servers,
+            "components": components,
         }));
     } else if trusted {
-        out(&format!(
-            "{} trusted ({}): its MCP servers may start\n",
+        let mut t = format!(
+            "{} trusted ({}): its MCP servers and WASM tools may run\n",
             clean(&record.name),
             clean(&path_str(record.path()))
-        ));
+        );
+        for id in &servers {
+            t.push_str(&format!("  MCP server {}\n", clean(id)));
+        }
+        for spec in &record.package.tool_components {
+            t.push_str(&format!(
+                "  WASM component {}: workspace {}, env [{}], risk {}\n",
+                clean(&spec.name),
+                spec.workspace.as_str(),
+                clean(&spec.env.join(", ")),
+                spec.risk
+            ));
+        }
+        out(&t);
     } else {
         out(&format!(
             "{} {}\n",

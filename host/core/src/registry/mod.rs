@@ -41,6 +41,8 @@ pub struct Registry {
     pub skills: rho_skills::Merged,
     /// Every MCP server entry (config first, then plugins).
     pub servers: Vec<ServerSlot>,
+    /// The user's trust decisions for project plugins (empty when the file is unusable).
+    pub trust: rho_plugins::TrustStore,
     /// Everything refused, shadowed or skipped while loading.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -90,6 +92,7 @@ impl Registry {
             plugins,
             skills,
             servers,
+            trust,
             diagnostics,
         }
     }

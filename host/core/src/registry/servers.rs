@@ -147,7 +147,8 @@ pub fn collect_servers(
     slots
 }
 
-/// Why a project plugin's servers do not start, and what to do about it.
+/// Why a project plugin's servers do not start and its WASM tools do not load, and what to do
+/// about it.
 pub fn untrusted_message(plugin: &str, state: &TrustState) -> String {
     let why = if *state == TrustState::Changed {
         "changed since you trusted it"
@@ -155,6 +156,6 @@ pub fn untrusted_message(plugin: &str, state: &TrustState) -> String {
         "is not trusted"
     };
     format!(
-        "project plugin {plugin:?} {why}: its servers start only after `rho plugins trust {plugin}`"
+        "project plugin {plugin:?} {why}: its MCP servers and WASM tools run only after `rho plugins trust {plugin}`"
     )
 }

@@ -47,13 +47,30 @@ pub(crate) async fn wasm_tools(
             Source::Builtin(builtin.bytes),
         ));
     }
+    let mut diagnostics = Vec::new();
     for record in registry.plugins.loaded() {
+        if record.package.tool_components.is_empty() {
+            continue;
+        }
+        // A project plugin runs its components only once the user trusted it, as for its
+        // MCP servers (the fingerprint covers each component's bytes and capabilities).
+        let trust = registry.trust.state(record);
+        if !trust.allows_start() {
+            let message = super::untrusted_message(&record.name, &trust);
+            for spec in &record.package.tool_components {
+                diagnostics.push(
+                    Diagnostic::warning(DiagnosticCode::PluginUntrusted, message.clone())
+                        .with_path(&spec.path)
+                        .with_component(format!("{}/{}", spec.plugin, spec.name)),
+                );
+            }
+            continue;
+        }
         for spec in &record.package.tool_components {
             components.push((spec.clone(), Source::Plugin(record)));
         }
     }
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-    let mut diagnostics = Vec::new();
     if components.is_empty() {
         return (tools, diagnostics);
     }

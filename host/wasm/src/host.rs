@@ -24,6 +24,10 @@ use crate::ticker::EpochTicker;
 /// finishes in the background; its result is dropped).
 pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The longest `list-tools` may run at load, whatever the component's own call timeout: a
+/// listing is a constant, and every session start waits for it.
+pub const LIST_TOOLS_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// What every loaded component shares. The ticker lives as long as the last component, so
 /// deadlines keep working after the [`WasmHost`] itself is dropped.
 pub(crate) struct Runtime {
@@ -73,7 +77,8 @@ impl WasmHost {
 
     /// Loads one component from its `.wasm` bytes (the caller has capped their size): compiles
     /// it, or takes it from the cache; links it; calls `list-tools` within the component's
-    /// time and memory limits and with no capabilities; validates the tools. Tools whose
+    /// memory limit, its timeout capped at [`LIST_TOOLS_TIMEOUT`], and with no capabilities;
+    /// validates the tools. Tools whose
     /// declaration is invalid are left out and reported by [`LoadedComponent::rejected`].
     ///
     /// Must run inside a tokio runtime (compilation goes to a blocking thread).
@@ -95,7 +100,8 @@ impl WasmHost {
             .map_err(wrong_world)?;
         let pre = ToolProviderPre::new(instance_pre).map_err(wrong_world)?;
 
-        let deadline = store::deadline_after(spec.timeout);
+        let list_budget = spec.timeout.min(LIST_TOOLS_TIMEOUT);
+        let deadline = store::deadline_after(list_budget);
         let list_error = |message: String| WasmError::ListTools {
             component: identity.to_string(),
             message,
@@ -118,7 +124,7 @@ impl WasmHost {
         guest_output::forward(&identity, "stdout", &prepared.stdout);
         guest_output::forward(&identity, "stderr", &prepared.stderr);
         let specs = listed.map_err(|failure: Failure| {
-            list_error(failure.detail(spec.timeout, spec.memory_limit))
+            list_error(failure.detail(list_budget, spec.memory_limit))
         })?;
         let (tools, rejected) = guest_tool::validate(&identity, specs);
         Ok(Arc::new(LoadedComponent::new(

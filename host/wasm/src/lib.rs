@@ -37,7 +37,7 @@ pub use engine::MAX_WASM_STACK;
 pub use error::WasmError;
 pub use guest_output::GUEST_OUTPUT_MAX_BYTES;
 pub use guest_tool::{GuestTool, MAX_TOOLS_PER_COMPONENT, ToolAnnotations};
-pub use host::{COMPILE_TIMEOUT, WasmHost};
+pub use host::{COMPILE_TIMEOUT, LIST_TOOLS_TIMEOUT, WasmHost};
 pub use output::IMAGE_BUDGET_BYTES;
 pub use ticker::EPOCH_TICK;
 pub use workspace_files::{GUEST_WORKSPACE, READ_FILE_MAX_BYTES};

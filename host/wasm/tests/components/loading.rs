@@ -160,6 +160,33 @@ async fn list_tools_runs_under_the_component_limits() {
     );
 }
 
+/// A long call timeout does not stretch the listing: every session start waits for it.
+#[tokio::test]
+async fn list_tools_is_capped_at_its_own_budget_whatever_the_call_timeout() {
+    let host = WasmHost::new(None).unwrap();
+    let mut spec = support::spec("slow-list");
+    spec.timeout = std::time::Duration::from_secs(600);
+    let wat = support::core_wat(&[tools::echo()], World::ToolProvider).replace(
+        "(func (export \"rho:tool/tools@0.1.0#list-tools\") (result i32)",
+        "(func (export \"rho:tool/tools@0.1.0#list-tools\") (result i32) (loop $l (br $l))",
+    );
+    let bytes = support::encode(&wat, "rho:tool/tool-provider@0.1.0");
+    let started = std::time::Instant::now();
+    let err = host.load(&spec, &bytes).await.unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "component fixtures/slow-list failed to list its tools: exceeded its {} ms budget",
+            rho_wasm::LIST_TOOLS_TIMEOUT.as_millis()
+        )
+    );
+    assert!(
+        took >= rho_wasm::LIST_TOOLS_TIMEOUT && took < rho_wasm::LIST_TOOLS_TIMEOUT * 2,
+        "{took:?}"
+    );
+}
+
 fn cache_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -250,8 +277,8 @@ fn loading_is_a_send_future() {
 
 /// A released WIT package is frozen: changing `rho:tool@0.1.0` in place would break every
 /// component built against it without any version telling so. A change must go into a new
-/// version directory beside it (`plugin-sdk/wit/rho-tool-<version>/`), where the loading
-/// tests above check which versions stay compatible.
+/// version directory beside it (`plugin-sdk/wit/rho-tool-<version>/`), where
+/// `tests/wit_semver.rs` checks that versions on one semver line stay compatible.
 #[test]
 fn the_released_wit_package_is_frozen() {
     use sha2::Digest;

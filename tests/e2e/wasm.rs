@@ -1107,3 +1107,48 @@ fn a_project_plugins_components_load_only_once_trusted() {
         "plugin-untrusted"
     );
 }
+
+/// Two components of one plugin that declare the same tool: the first keeps the name, the
+/// second's tool is left out, and the diagnostic names both components.
+#[test]
+fn two_components_declaring_one_tool_name_are_reported_by_component() {
+    let sb = Sandbox::new();
+    let plugin = sb.user_plugins().join("twice");
+    make_plugin_with_extensions(
+        &plugin,
+        "twice",
+        &json!({"dev.rho": {"tools": {"a": {"workspace": "read"}, "b": {"workspace": "read"}}}}),
+    );
+    std::fs::create_dir_all(plugin.join("dev.rho/tools")).unwrap();
+    for name in ["a", "b"] {
+        std::fs::copy(
+            data_wasm(),
+            plugin.join(format!("dev.rho/tools/{name}.wasm")),
+        )
+        .unwrap();
+    }
+    let list = tools_list(&sb);
+    let query = tool(&list, "wasm__twice__query");
+    assert_eq!(query["plugin"], "twice", "{query:#}");
+    let collisions: Vec<&Value> = diagnostics(&list)
+        .iter()
+        .filter(|d| d["code"] == "tool-name-collision")
+        .collect();
+    assert_eq!(collisions.len(), 2, "convert and query: {list:#}");
+    for d in collisions {
+        assert_eq!(d["component"], "twice/b", "{d:#}");
+        let message = d["message"].as_str().unwrap();
+        assert!(
+            message.contains("of WASM component `twice/a` is kept")
+                && message.contains("of WASM component `twice/b` is left out"),
+            "{message}"
+        );
+    }
+    // The kept tool works.
+    let result = call_ok(
+        &sb,
+        "wasm__twice__query",
+        &json!({"input": "a: 1", "select": "a"}),
+    );
+    assert_eq!(result["structured_content"], json!({"value": 1}));
+}

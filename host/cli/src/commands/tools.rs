@@ -125,17 +125,15 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
         },
     };
     let registry = ctx.registry();
-    // Built-in tools need no server: start MCP servers only for other names.
-    let builtin = rho_builtin_plugins::builtin_tools()
-        .iter()
-        .any(|t| t.spec().name == name)
-        || name == rho_core::ACTIVATE_SKILL;
+    // Only MCP tools need servers (their exported names, and only theirs, start with `mcp__`):
+    // calling a built-in or WASM tool starts no process.
+    let connect_mcp = name.starts_with(rho_component::naming::PREFIX);
     let workspace = registry.paths.project.cwd.clone();
     let extra_roots = registry.config.agent.extra_roots.clone();
     let hidden_env = registry.secret_variables();
     let json = ctx.json;
     runtime()?.block_on(async move {
-        let set = registry.mount(&mount_options(!builtin)).await;
+        let set = registry.mount(&mount_options(connect_mcp)).await;
         let Some(tool) = set.get(name).cloned() else {
             let failed: Vec<String> = set
                 .servers

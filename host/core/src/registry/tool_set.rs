@@ -190,16 +190,48 @@ impl ToolSet {
 
     fn add(&mut self, tool: Arc<dyn Tool>) -> Result<(), Diagnostic> {
         let name = tool.spec().name.clone();
-        if self.index.contains_key(&name) {
+        if let Some(&kept) = self.index.get(&name) {
+            let kept = &self.tools[kept].spec().origin;
+            let dropped = &tool.spec().origin;
             return Err(Diagnostic::error(
                 DiagnosticCode::ToolNameCollision,
-                format!("a tool named {name:?} is already mounted; this one is left out"),
+                format!(
+                    "two tools are exported as {name:?}: {} is kept, {} is left out",
+                    describe(kept),
+                    describe(dropped)
+                ),
             )
-            .with_component(name));
+            .with_component(owner(dropped).unwrap_or(name)));
         }
         self.index.insert(name, self.tools.len());
         self.tools.push(tool);
         Ok(())
+    }
+}
+
+/// Where a tool comes from, for a diagnostic.
+fn describe(origin: &rho_component::ToolOrigin) -> String {
+    use rho_component::ToolOrigin;
+    match origin {
+        ToolOrigin::Builtin => "the built-in tool".to_owned(),
+        ToolOrigin::Mcp { server, tool, .. } => format!("tool `{tool}` of MCP server `{server}`"),
+        ToolOrigin::Wasm {
+            plugin,
+            component,
+            tool,
+        } => format!("tool `{tool}` of WASM component `{plugin}/{component}`"),
+    }
+}
+
+/// The component a tool belongs to (`<server>` or `<plugin>/<component>`), if not built in.
+fn owner(origin: &rho_component::ToolOrigin) -> Option<String> {
+    use rho_component::ToolOrigin;
+    match origin {
+        ToolOrigin::Builtin => None,
+        ToolOrigin::Mcp { server, .. } => Some(server.clone()),
+        ToolOrigin::Wasm {
+            plugin, component, ..
+        } => Some(format!("{plugin}/{component}")),
     }
 }
 
@@ -219,25 +251,6 @@ impl Registry {
         };
         for tool in rho_builtin_plugins::builtin_tools() {
             if let Err(d) = set.add(tool) {
-                set.diagnostics.push(d);
-            }
-        }
-        // WASM components: built-in ones mount with the other built-in tools, plugin ones after
-        // the MCP tools.
-        let mut names = rho_component::naming::ExportedNames::default();
-        let (wasm, diagnostics) = super::wasm_tools::wasm_tools(self, &mut names).await;
-        set.diagnostics.extend(diagnostics);
-        let (builtin_wasm, plugin_wasm): (Vec<_>, Vec<_>) = wasm
-            .into_iter()
-            .partition(|t| t.spec().origin == rho_component::ToolOrigin::Builtin);
-        for tool in builtin_wasm {
-            if let Err(d) = set.add(tool) {
-                set.diagnostics.push(d);
-            }
-        }
-        if !set.skills.is_empty() {
-            let tool = ActivateSkill::new(set.skills.clone(), self.plugins.clone());
-            if let Err(d) = set.add(Arc::new(tool)) {
                 set.diagnostics.push(d);
             }
         }
@@ -272,6 +285,25 @@ impl Registry {
                     (index, spec, result)
                 });
                 task_index.insert(handle.id(), index);
+            }
+        }
+        // WASM components load while the servers start. Built-in ones mount with the other
+        // built-in tools, plugin ones after the MCP tools.
+        let mut names = rho_component::naming::ExportedNames::default();
+        let (wasm, diagnostics) = super::wasm_tools::wasm_tools(self, &mut names).await;
+        set.diagnostics.extend(diagnostics);
+        let (builtin_wasm, plugin_wasm): (Vec<_>, Vec<_>) = wasm
+            .into_iter()
+            .partition(|t| t.spec().origin == rho_component::ToolOrigin::Builtin);
+        for tool in builtin_wasm {
+            if let Err(d) = set.add(tool) {
+                set.diagnostics.push(d);
+            }
+        }
+        if !set.skills.is_empty() {
+            let tool = ActivateSkill::new(set.skills.clone(), self.plugins.clone());
+            if let Err(d) = set.add(Arc::new(tool)) {
+                set.diagnostics.push(d);
             }
         }
         // Zero-server fast path: with nothing startable the join set is empty and no task,

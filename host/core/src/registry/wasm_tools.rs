@@ -89,30 +89,55 @@ pub(crate) async fn wasm_tools(
             return (tools, diagnostics);
         }
     };
-    for (spec, source) in components {
+    // Every component loads at once (compiles run on blocking threads); tools are named in
+    // declaration order afterwards, so names never depend on which load finished first.
+    let mut loading = tokio::task::JoinSet::new();
+    let mut outcomes: Vec<Option<Result<Arc<rho_wasm::LoadedComponent>, String>>> = Vec::new();
+    let mut specs = Vec::with_capacity(components.len());
+    for (index, (spec, source)) in components.into_iter().enumerate() {
         let builtin = matches!(source, Source::Builtin(_));
-        let bytes: std::borrow::Cow<'_, [u8]> = match source {
+        let bytes: std::borrow::Cow<'static, [u8]> = match source {
             Source::Builtin(bytes) => std::borrow::Cow::Borrowed(bytes),
             Source::Plugin(record) => match record.read_component(&spec.name) {
                 Ok(bytes) => std::borrow::Cow::Owned(bytes),
                 Err(e) => {
-                    diagnostics.push(failed(&spec, e.to_string()));
+                    outcomes.push(Some(Err(e.to_string())));
+                    specs.push((spec, builtin));
                     continue;
                 }
             },
         };
-        let loaded = match host.load(&spec, &bytes).await {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                diagnostics.push(failed(&spec, e.to_string()));
+        let host = host.clone();
+        let task_spec = spec.clone();
+        loading.spawn(async move { (index, host.load(&task_spec, &bytes).await) });
+        outcomes.push(None);
+        specs.push((spec, builtin));
+    }
+    while let Some(joined) = loading.join_next().await {
+        match joined {
+            Ok((index, result)) => outcomes[index] = Some(result.map_err(|e| e.to_string())),
+            // Its component stays `None`: reported below.
+            Err(e) => tracing::error!(error = %e, "a wasm component load task failed"),
+        }
+    }
+    for ((spec, builtin), outcome) in specs.iter().zip(outcomes) {
+        let loaded = match outcome {
+            Some(Ok(loaded)) => loaded,
+            Some(Err(message)) => {
+                diagnostics.push(failed(spec, message));
+                continue;
+            }
+            None => {
+                let message = "loading failed unexpectedly (an internal error)".to_owned();
+                diagnostics.push(failed(spec, message));
                 continue;
             }
         };
         for rejected in loaded.rejected() {
-            diagnostics.push(failed(&spec, rejected.to_string()));
+            diagnostics.push(failed(spec, rejected.to_string()));
         }
         for guest in loaded.tools() {
-            let (name, origin, attribution) = if builtin {
+            let (name, origin, attribution) = if *builtin {
                 (
                     guest.name.replace('-', "_"),
                     ToolOrigin::Builtin,

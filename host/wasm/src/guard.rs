@@ -94,7 +94,7 @@ pub(crate) fn classify(state: &CallState, error: &wasmtime::Error) -> Failure {
     }
     if let Some(elements) = state.limiter.table_refused() {
         return Failure::Trap(format!(
-            "a table grew to {elements} elements, beyond the limit"
+            "its tables grew to {elements} elements together, beyond the limit"
         ));
     }
     if let Some(trap) = error.downcast_ref::<Trap>() {

@@ -4,8 +4,9 @@
 
 use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 
-/// Elements one table may hold (function references): generous for any real component, small
-/// enough that a `table.grow` bomb stays a few MiB.
+/// Elements all tables of an instance may hold together (function references, 8 bytes each
+/// on the host): generous for any real component, small enough that a `table.grow` bomb, or
+/// many tables, stay within 8 MiB of host memory whatever the memory limit.
 const MAX_TABLE_ELEMENTS: usize = 1 << 20;
 /// Core instances, tables and memories one component instance may create. A component built by
 /// `wit-component` has a handful (the main module, adapters, shims).
@@ -22,7 +23,9 @@ pub(crate) struct Limiter {
     memory_total: usize,
     /// Set when a memory grow beyond `memory_limit` was refused: the total it asked for.
     memory_refused: Option<usize>,
-    /// Set when a table grow beyond the element cap was refused.
+    /// Table elements granted so far, all tables together.
+    table_total: usize,
+    /// Set when a table grow beyond the element cap was refused: the total it asked for.
     table_refused: Option<usize>,
 }
 
@@ -40,6 +43,7 @@ impl Limiter {
             memory_limit: usize::try_from(memory_limit).unwrap_or(usize::MAX),
             memory_total: 0,
             memory_refused: None,
+            table_total: 0,
             table_refused: None,
         }
     }
@@ -49,7 +53,7 @@ impl Limiter {
         self.memory_refused
     }
 
-    /// The size a refused table grow asked for, if one was refused.
+    /// The total a refused table grow asked for (all tables together), if one was refused.
     pub(crate) fn table_refused(&self) -> Option<usize> {
         self.table_refused
     }
@@ -89,10 +93,21 @@ impl ResourceLimiter for Limiter {
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > MAX_TABLE_ELEMENTS {
-            self.table_refused = Some(desired);
+        // Counted here rather than only by `StoreLimits`, whose cap applies to each table alone.
+        let total = self
+            .table_total
+            .saturating_add(desired.saturating_sub(current));
+        if total > MAX_TABLE_ELEMENTS {
+            self.table_refused = Some(total);
+            wasmtime::bail!(
+                "forcing trap when growing a table to {desired} elements: over the limit"
+            );
         }
-        self.inner.table_growing(current, desired, maximum)
+        let granted = self.inner.table_growing(current, desired, maximum)?;
+        if granted {
+            self.table_total = total;
+        }
+        Ok(granted)
     }
 
     fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
@@ -140,6 +155,18 @@ mod tests {
                 .table_growing(0, MAX_TABLE_ELEMENTS + 1, None)
                 .is_err()
         );
+        assert_eq!(limiter.table_refused(), Some(MAX_TABLE_ELEMENTS + 1));
+    }
+
+    #[test]
+    fn the_table_cap_covers_all_tables_together() {
+        let mut limiter = Limiter::new(u64::MAX);
+        let half = MAX_TABLE_ELEMENTS / 2;
+        assert!(limiter.table_growing(0, half, None).unwrap());
+        assert!(limiter.table_growing(0, half, None).unwrap());
+        assert_eq!(limiter.table_refused(), None);
+        let err = limiter.table_growing(0, 1, None).unwrap_err();
+        assert!(err.to_string().contains("over the limit"), "{err}");
         assert_eq!(limiter.table_refused(), Some(MAX_TABLE_ELEMENTS + 1));
     }
 }

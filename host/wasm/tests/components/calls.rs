@@ -297,3 +297,50 @@ async fn busy_guests_do_not_hold_the_executor_thread() {
         );
     }
 }
+
+/// Tables live on the host heap outside the linear-memory limit, so their elements are capped
+/// for all tables of an instance together: two tables each under the cap still trap.
+#[tokio::test]
+async fn many_tables_together_hit_the_table_cap() {
+    let host = WasmHost::new(None).unwrap();
+    let spec = support::spec("tables");
+    let grow = |n: u32, tables: &[&str]| {
+        let grows: String = tables
+            .iter()
+            .map(|t| format!("(drop (table.grow {t} (ref.null func) (i32.const {n})))"))
+            .collect();
+        support::FixtureTool::new("grow", move |_| format!("{grows} (unreachable)"))
+    };
+    let with_tables = |tool| {
+        let wat = support::core_wat(&[tool], support::World::ToolProvider).replace(
+            "(memory (export \"memory\") 2)",
+            "(memory (export \"memory\") 2) (table $t0 0 funcref) (table $t1 0 funcref)",
+        );
+        support::encode(&wat, "rho:tool/tool-provider@0.1.0")
+    };
+    let ctx = context();
+
+    // One table of 600,000 elements is allowed: the call reaches its own `unreachable`.
+    let one = host
+        .load(&spec, &with_tables(grow(600_000, &["$t0"])))
+        .await
+        .unwrap();
+    let out = call(&one, "grow", json!({}), &ctx).await;
+    assert!(out.text.contains("unreachable"), "{}", out.text);
+
+    // Two of them are not.
+    let two = host
+        .load(&spec, &with_tables(grow(600_000, &["$t0", "$t1"])))
+        .await
+        .unwrap();
+    let out = call(&two, "grow", json!({}), &ctx).await;
+    assert!(out.is_error);
+    // 1,200,000 plus the few elements of the shim tables wit-component adds.
+    assert!(
+        out.text
+            .starts_with("component fixtures/tables trapped: its tables grew to 12000")
+            && out.text.ends_with(" elements together, beyond the limit"),
+        "{}",
+        out.text
+    );
+}

@@ -8,7 +8,7 @@ use crate::jsonrpc::notification_line;
 use crate::wire::{
     AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, ContextWire,
     DeltaParams, DiagnosticWire, MessageWire, OutcomeWire, StateChangeParams, ToolCallParams,
-    ToolCallWire, ToolDeniedParams, ToolResultParams, UsageParams, UsageWire,
+    ToolCallWire, ToolDeniedParams, ToolProgressParams, ToolResultParams, UsageParams, UsageWire,
 };
 
 pub(crate) fn usage(u: &Usage) -> UsageWire {
@@ -142,6 +142,20 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
         SessionEvent::ToolDenied { name } => notification_line(
             "tool/denied",
             Some(&ToolDeniedParams { name: name.clone() }),
+        ),
+        SessionEvent::ToolProgress {
+            name,
+            progress,
+            total,
+            message,
+        } => notification_line(
+            "tool/progress",
+            Some(&ToolProgressParams {
+                name: name.clone(),
+                progress: *progress,
+                total: *total,
+                message: message.clone(),
+            }),
         ),
         SessionEvent::ToolResult {
             name,

@@ -12,7 +12,7 @@ use crate::wire::{
     DeltaParams, Empty, ExtensionsResult, MessagesResult, ModelsResult, PromptParams, PromptResult,
     ProvidersResult, ResumeSessionParams, SessionResult, SessionsResult, SetModelParams,
     SetModelResult, StateChangeParams, StateResult, StatsResult, ToolCallParams, ToolDeniedParams,
-    ToolResultParams, ToolsResult, UsageParams,
+    ToolProgressParams, ToolResultParams, ToolsResult, UsageParams,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -230,6 +230,11 @@ pub fn document() -> Value {
             "tool/call",
             "Model requested a tool call",
             params_of::<ToolCallParams>(),
+        ),
+        notification(
+            "tool/progress",
+            "A running tool reported progress (rho's addition; dropped when the reader falls behind)",
+            params_of::<ToolProgressParams>(),
         ),
         notification(
             "tool/result",

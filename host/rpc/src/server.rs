@@ -51,6 +51,7 @@ pub const NOTIFICATIONS: &[&str] = &[
     "message/delta",
     "reasoning/delta",
     "tool/call",
+    "tool/progress",
     "tool/result",
     "tool/denied",
     "approval/request",

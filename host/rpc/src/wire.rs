@@ -421,6 +421,21 @@ pub struct ToolCallParams {
     pub arguments: String,
 }
 
+/// `tool/progress` (rho's addition to the spec's notifications): a running tool's progress.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolProgressParams {
+    /// The exported tool name.
+    pub name: String,
+    /// How far along, in the tool's own units.
+    pub progress: f64,
+    /// The total, when the tool knows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// A short message, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 /// `tool/result`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolResultParams {

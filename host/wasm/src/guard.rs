@@ -15,6 +15,10 @@ use crate::ticker::EPOCH_TICK;
 /// cannot run) is abandoned; running guest code is stopped within one tick.
 const BACKSTOP_GRACE: Duration = EPOCH_TICK.saturating_mul(5);
 
+/// How long a cancelled guest may keep running so that it can see `is-cancelled` and stop
+/// cleanly (finish a write, return its own `cancelled` error); then it is stopped.
+pub const CANCEL_GRACE: Duration = Duration::from_millis(200);
+
 /// Why guest code did not return a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Failure {
@@ -61,8 +65,10 @@ pub(crate) enum Guarded<T> {
     Cancelled,
 }
 
-/// Races `work` against `deadline` (plus a grace period) and `cancel`. Dropping `work` drops
-/// the guest mid-call; its store must not be used for guest code again.
+/// Races `work` against `deadline` (plus a grace period) and `cancel`. Once `cancel` fires
+/// the guest has [`CANCEL_GRACE`] to return (the epoch callback stops running guest code when
+/// it ends; this backstop covers a guest blocked in a host call). Dropping `work` drops the
+/// guest mid-call; its store must not be used for guest code again.
 pub(crate) async fn guard<T>(
     work: impl Future<Output = T>,
     deadline: Instant,
@@ -74,11 +80,19 @@ pub(crate) async fn guard<T>(
             None => std::future::pending().await,
         }
     };
+    let backstop = tokio::time::sleep_until((deadline + BACKSTOP_GRACE).into());
+    tokio::pin!(work, backstop);
     tokio::select! {
         biased;
-        value = work => Guarded::Done(value),
-        () = cancelled => Guarded::Cancelled,
-        () = tokio::time::sleep_until((deadline + BACKSTOP_GRACE).into()) => Guarded::TimedOut,
+        value = &mut work => return Guarded::Done(value),
+        () = cancelled => {}
+        () = &mut backstop => return Guarded::TimedOut,
+    }
+    tokio::select! {
+        biased;
+        value = &mut work => Guarded::Done(value),
+        () = tokio::time::sleep(CANCEL_GRACE + BACKSTOP_GRACE) => Guarded::Cancelled,
+        () = &mut backstop => Guarded::TimedOut,
     }
 }
 

@@ -48,9 +48,11 @@ impl Host for CallState {
         let Some(sink) = &self.progress else {
             return;
         };
-        if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
+        if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) || self.progress_left == 0
+        {
             return;
         }
+        self.progress_left -= 1;
         sink(ToolProgress {
             progress,
             total,

@@ -35,6 +35,7 @@ mod workspace_files;
 pub use component::LoadedComponent;
 pub use engine::MAX_WASM_STACK;
 pub use error::WasmError;
+pub use guard::CANCEL_GRACE;
 pub use guest_output::GUEST_OUTPUT_MAX_BYTES;
 pub use guest_tool::{GuestTool, MAX_TOOLS_PER_COMPONENT, ToolAnnotations};
 pub use host::{COMPILE_TIMEOUT, LIST_TOOLS_TIMEOUT, WasmHost};

@@ -13,12 +13,15 @@ use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, Store, UpdateDeadline};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use crate::guard::CANCEL_GRACE;
 use crate::guest_output::CapturedOutput;
 use crate::limits::Limiter;
 use crate::workspace_files::GUEST_WORKSPACE;
 
 /// Host log messages a guest may write per call; later ones are dropped.
 pub(crate) const LOG_MESSAGES_PER_CALL: u32 = 1000;
+/// Progress reports a guest may send per call; later ones are dropped.
+pub(crate) const PROGRESS_REPORTS_PER_CALL: u32 = 1000;
 
 /// Why the host stopped a running guest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,10 +48,14 @@ pub(crate) struct CallState {
     pub(crate) read_root: Option<PathBuf>,
     /// The call's cancellation signal.
     pub(crate) cancel: Option<CancelSignal>,
+    /// When the epoch callback first saw the cancellation (the guest's grace starts then).
+    cancel_seen: Option<Instant>,
     /// Where progress goes.
     pub(crate) progress: Option<ProgressSink>,
     /// Log messages the guest may still write.
     pub(crate) logs_left: u32,
+    /// Progress reports the guest may still send.
+    pub(crate) progress_left: u32,
 }
 
 impl WasiView for CallState {
@@ -134,8 +141,10 @@ pub(crate) fn prepare(
         tool: call.as_ref().map(|c| c.tool.to_owned()),
         read_root,
         cancel: call.as_ref().map(|c| c.context.cancel.clone()),
+        cancel_seen: None,
         progress: call.as_ref().and_then(|c| c.context.progress.clone()),
         logs_left: LOG_MESSAGES_PER_CALL,
+        progress_left: PROGRESS_REPORTS_PER_CALL,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
@@ -145,13 +154,14 @@ pub(crate) fn prepare(
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |mut cx| {
         let state = cx.data_mut();
-        let stop = if state
+        let now = Instant::now();
+        let cancelled = state
             .cancel
             .as_ref()
-            .is_some_and(CancelSignal::is_cancelled)
-        {
+            .is_some_and(CancelSignal::is_cancelled);
+        let stop = if cancelled && now >= *state.cancel_seen.get_or_insert(now) + CANCEL_GRACE {
             Some(Stop::Cancelled)
-        } else if Instant::now() >= deadline {
+        } else if now >= deadline {
             Some(Stop::Deadline)
         } else {
             None

@@ -123,6 +123,18 @@ pub enum SessionEvent {
         /// The exported tool name.
         name: String,
     },
+    /// A running tool reported progress (MCP progress notifications, WASM `report-progress`).
+    /// Reports beyond what the front end drains in time are dropped, never queued without end.
+    ToolProgress {
+        /// The exported tool name.
+        name: String,
+        /// How far along (the tool's own units).
+        progress: f64,
+        /// The total, when known.
+        total: Option<f64>,
+        /// A short message, when there is one.
+        message: Option<String>,
+    },
     /// A tool call finished.
     ToolResult {
         /// The exported tool name.

@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use rho_component::{CancelSignal, Gate, PermissionMode, RiskLevel, ToolContext, ToolOutput};
+use rho_component::{
+    CancelSignal, Gate, PermissionMode, RiskLevel, ToolContext, ToolOutput, ToolProgress,
+};
 use serde_json::Value;
 
 use crate::ToolSet;
@@ -117,6 +119,9 @@ pub struct SessionStats {
 }
 
 /// The instruction sent with the history when compacting.
+/// Progress reports waiting for the front end, all running tools together; more are dropped.
+const PROGRESS_QUEUE: usize = 64;
+
 const COMPACT_INSTRUCTION: &str = "Summarize the conversation so far for your own later use: \
     the user's goals, decisions made, files and commands involved, what is done and what \
     remains. Be complete but concise; do not call tools.";
@@ -623,6 +628,18 @@ impl Session {
             cancel: cancel.clone(),
             progress: None,
         };
+        // Progress from running tools reaches `emit` through a bounded queue: a tool that
+        // reports faster than the front end reads loses reports, never memory.
+        let (progress_tx, mut progress_rx) =
+            tokio::sync::mpsc::channel::<(Arc<str>, ToolProgress)>(PROGRESS_QUEUE);
+        let emit_progress = |(name, p): (Arc<str>, ToolProgress)| {
+            emit(SessionEvent::ToolProgress {
+                name: name.to_string(),
+                progress: p.progress,
+                total: p.total,
+                message: p.message,
+            });
+        };
         let mut index = 0;
         let mut announced = false;
         while index < calls.len() {
@@ -651,7 +668,12 @@ impl Session {
                             announced = true;
                         }
                         let arguments = parse_arguments(&call.arguments);
-                        let context = context.clone();
+                        let mut context = context.clone();
+                        let sender = progress_tx.clone();
+                        let name: Arc<str> = call.name.as_str().into();
+                        context.progress = Some(Arc::new(move |progress| {
+                            let _ = sender.try_send((name.clone(), progress));
+                        }));
                         running.spawn(async move {
                             let started = Instant::now();
                             let output = match arguments {
@@ -665,11 +687,19 @@ impl Session {
                     }
                 }
             }
-            while let Some(joined) = running.join_next().await {
-                match joined {
-                    Ok((i, output, ms)) => outputs[i] = Some((output, ms)),
-                    Err(e) => tracing::error!("a tool task failed: {e}"),
+            loop {
+                tokio::select! {
+                    joined = running.join_next() => match joined {
+                        Some(Ok((i, output, ms))) => outputs[i] = Some((output, ms)),
+                        Some(Err(e)) => tracing::error!("a tool task failed: {e}"),
+                        None => break,
+                    },
+                    Some(progress) = progress_rx.recv() => emit_progress(progress),
                 }
+            }
+            // Reports queued just before their tool finished still precede its result.
+            while let Ok(progress) = progress_rx.try_recv() {
+                emit_progress(progress);
             }
             index = group_end;
         }

@@ -108,6 +108,28 @@ async fn progress_reaches_the_caller_and_logs_do_not_fail() {
     );
 }
 
+/// A guest cannot flood the session with progress: reports past the per-call cap are dropped.
+#[tokio::test]
+async fn progress_reports_are_capped_per_call() {
+    let host = WasmHost::new(None).unwrap();
+    let component = support::load(&host, &support::spec("flood"), &[tools::progress_flood()]).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut ctx = ToolContext::new(std::env::temp_dir());
+    let sink = seen.clone();
+    ctx.progress = Some(Arc::new(move |p: ToolProgress| {
+        sink.lock().unwrap().push(p.progress)
+    }));
+    for _ in 0..2 {
+        seen.lock().unwrap().clear();
+        let out = call(&component, "flood", json!({}), &ctx).await;
+        assert_eq!(out.text, "done");
+        // The first 1,000 arrive, in order; each call has its own allowance.
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1000);
+        assert_eq!(seen[999], 999.0);
+    }
+}
+
 #[tokio::test]
 async fn there_is_no_network() {
     let host = WasmHost::new(None).unwrap();

@@ -228,6 +228,21 @@ pub mod tools {
         })
     }
 
+    /// Reports progress 5,000 times, then returns `done`.
+    pub fn progress_flood() -> FixtureTool {
+        FixtureTool::new("flood", |d| {
+            let (dp, dl) = d.str("done");
+            format!(
+                "(local.set $i (i32.const 0))
+                 (loop $more
+                   (call $report_progress (f64.convert_i32_u (local.get $i)) (i32.const 0) (f64.const 0) (i32.const 0) (i32.const 0) (i32.const 0))
+                   (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                   (br_if $more (i32.lt_u (local.get $i) (i32.const 5000))))
+                 (call $ret_text (i32.const {dp}) (i32.const {dl}))"
+            )
+        })
+    }
+
     /// Loops until `is-cancelled` says so, then returns `tool-error::cancelled`.
     pub fn polls_cancel() -> FixtureTool {
         FixtureTool::new("polls-cancel", |_| {

@@ -566,7 +566,7 @@ impl Connection {
             .and_then(|t| t.definition.get("outputSchema"))
             && value.get("isError").and_then(Value::as_bool) != Some(true)
         {
-            crate::output_schema::check(schema, value.get("structuredContent"))
+            rho_component::output_schema::check(schema, value.get("structuredContent"))
                 .map_err(call_error)?;
         }
         Ok(value)

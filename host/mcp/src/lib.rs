@@ -16,7 +16,6 @@ mod handler;
 mod http;
 mod input;
 mod instructions;
-mod output_schema;
 mod render;
 mod stdio;
 mod tool_description;

@@ -6,7 +6,7 @@
 use std::io::Read as _;
 use std::path::{Component, Path};
 
-use cap_primitives::fs::{FollowSymlinks, OpenOptions};
+use cap_primitives::fs::OpenOptions;
 
 /// Where the workspace appears inside the guest (its preopen, and its initial working
 /// directory).
@@ -21,9 +21,20 @@ pub(crate) fn read_file(workspace: &Path, raw: &str) -> Result<Vec<u8>, String> 
     let dir = cap_primitives::fs::open_ambient_dir(workspace, cap_primitives::ambient_authority())
         .map_err(|e| format!("the workspace cannot be opened: {e}"))?;
     let relative = Path::new(relative);
-    // Checked before opening: opening a FIFO for reading would block.
-    let meta = cap_primitives::fs::stat(&dir, relative, FollowSymlinks::Yes)
-        .map_err(|e| open_error(raw, &e))?;
+    // Opened without blocking (a FIFO, or a file swapped for one, would otherwise wait for a
+    // writer forever), then checked by its handle, so what is read is what was checked.
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_primitives::fs::OpenOptionsExt as _;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file =
+        cap_primitives::fs::open(&dir, relative, &options).map_err(|e| open_error(raw, &e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read `{raw}`: {e}"))?;
     if meta.is_dir() {
         return Err(format!("`{raw}` is a directory"));
     }
@@ -33,8 +44,6 @@ pub(crate) fn read_file(workspace: &Path, raw: &str) -> Result<Vec<u8>, String> 
     if meta.len() > READ_FILE_MAX_BYTES {
         return Err(too_large(raw, meta.len()));
     }
-    let file = cap_primitives::fs::open(&dir, relative, OpenOptions::new().read(true))
-        .map_err(|e| open_error(raw, &e))?;
     let mut bytes = Vec::new();
     file.take(READ_FILE_MAX_BYTES + 1)
         .read_to_end(&mut bytes)

@@ -361,3 +361,58 @@ async fn many_tables_together_hit_the_table_cap() {
         out.text
     );
 }
+
+/// A declared output schema is a contract, as for MCP tools: structured content that does not
+/// match it, or is missing, fails the call and says why; matching content passes.
+#[tokio::test]
+async fn structured_content_is_checked_against_the_output_schema() {
+    let host = WasmHost::new(None).unwrap();
+    let with_schema = |schema: &str, name: &str| {
+        let mut tool = tools::structured();
+        tool.output_schema = Some(schema.to_owned());
+        tool.name = name.to_owned();
+        tool
+    };
+    let mut echo = tools::echo();
+    echo.output_schema = Some(r#"{"type":"object"}"#.to_owned());
+    let component = load(
+        &host,
+        &support::spec("contract"),
+        &[
+            with_schema(
+                r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#,
+                "good",
+            ),
+            with_schema(
+                r#"{"type":"object","properties":{"n":{"type":"string"}}}"#,
+                "bad",
+            ),
+            echo,
+        ],
+    )
+    .await;
+    let ctx = context();
+    let out = call(&component, "good", json!({}), &ctx).await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.structured, Some(json!({"ok": true, "n": 3})));
+
+    let out = call(&component, "bad", json!({}), &ctx).await;
+    assert!(out.is_error);
+    assert!(
+        out.text.starts_with(
+            "component fixtures/contract tool `bad`: structuredContent does not match the \
+             tool's outputSchema: /n: "
+        ),
+        "{}",
+        out.text
+    );
+
+    let out = call(&component, "echo", json!({}), &ctx).await;
+    assert!(out.is_error);
+    assert!(
+        out.text
+            .ends_with("declares an outputSchema but returned no structuredContent"),
+        "{}",
+        out.text
+    );
+}

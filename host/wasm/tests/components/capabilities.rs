@@ -65,6 +65,39 @@ async fn read_file_stays_inside_the_workspace() {
     assert!(out.text.contains("no workspace access"), "{}", out.text);
 }
 
+/// A FIFO (or a file swapped for one) never blocks `read-file`: it is opened without waiting
+/// for a writer and refused by its handle; a directory is refused the same way.
+#[tokio::test]
+async fn read_file_refuses_fifos_and_directories_without_blocking() {
+    let workspace = tempfile::tempdir().unwrap();
+    let fifo = workspace.path().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::create_dir(workspace.path().join("dir")).unwrap();
+    let host = WasmHost::new(None).unwrap();
+    let mut spec = support::spec("fifo");
+    spec.workspace = WorkspaceAccess::Read;
+    let reader = support::load(&host, &spec, &[tools::read()]).await;
+    let ctx = ToolContext::new(workspace.path());
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        call(&reader, "read", json!({"path": "pipe"}), &ctx),
+    )
+    .await
+    .expect("read-file blocked on a FIFO");
+    assert!(out.is_error);
+    assert!(
+        out.text.contains("`pipe` is not a regular file"),
+        "{}",
+        out.text
+    );
+    let out = call(&reader, "read", json!({"path": "dir"}), &ctx).await;
+    assert!(out.text.contains("`dir` is a directory"), "{}", out.text);
+}
+
 #[tokio::test]
 async fn the_environment_holds_only_declared_non_secret_variables() {
     let host = WasmHost::new(None).unwrap();

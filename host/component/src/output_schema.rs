@@ -1,11 +1,12 @@
-//! `outputSchema` contracts (`rho-mcp.md`, "Tool declarations"): a tool that declares one must
-//! return `structuredContent` that validates (JSON Schema 2020-12 by default). Validation is
-//! offline: a `$ref` to the network is never fetched and makes the schema unusable instead.
+//! Output-schema contracts (`rho-mcp.md`, "Tool declarations"), for MCP and WASM tools alike: a
+//! tool that declares an output schema must return structured content that validates (JSON
+//! Schema 2020-12 by default). Validation is offline: a `$ref` to the network is never fetched
+//! and makes the schema unusable instead.
 
 use serde_json::Value;
 
 /// Checks `structured` against `schema`; the error says what is wrong, in one line.
-pub(crate) fn check(schema: &Value, structured: Option<&Value>) -> Result<(), String> {
+pub fn check(schema: &Value, structured: Option<&Value>) -> Result<(), String> {
     let Some(structured) = structured else {
         return Err("the tool declares an outputSchema but returned no structuredContent".into());
     };

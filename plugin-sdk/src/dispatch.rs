@@ -72,6 +72,12 @@ fn annotations(a: Annotations) -> wit::Annotations {
 /// `call-tool` of `T` inside the component.
 #[doc(hidden)]
 pub fn call<T: Tool>(arguments: &str) -> Result<wit::ToolResult, wit::ToolError> {
+    // rho preopens the workspace at `/workspace` and names it the initial directory, but
+    // Rust's std starts a wasip2 guest in `/`: start each call there instead, so relative
+    // `std::fs` paths mean the workspace. Without workspace access this fails and nothing
+    // changes (every path fails alike).
+    #[cfg(target_family = "wasm")]
+    let _ = std::env::set_current_dir("/workspace");
     let host = WasmHost;
     let cx = Context::new(&host, T::NAME);
     match invoke::<T>(arguments, &cx) {

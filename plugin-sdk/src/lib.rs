@@ -1,4 +1,4 @@
-//! Write tools for [rho](https://github.com/) as WebAssembly components.
+//! Write tools for rho, the agent host, as WebAssembly components.
 //!
 //! A *tool component* is a `wasm32-wasip2` component that implements rho's WIT contract
 //! `rho:tool@0.1.0` (world `tool-provider`, shipped in this crate's `wit/` directory): it

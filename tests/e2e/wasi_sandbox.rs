@@ -14,15 +14,16 @@
 //!
 //! Two outcomes of a refused path, both pinned:
 //! - `NotFound`: no preopen covers the path (`/etc/passwd`, any host path, everything when the
-//!   workspace is `none`). wasi-libc resolves a relative path against the guest's working
-//!   directory, which is `/` (see below), so a bare relative path is also `NotFound`.
+//!   workspace is `none`; then the working directory stays `/`, see below, so a bare relative
+//!   path is also `NotFound`).
 //! - `PermissionDenied` (WASI `not-permitted`): the path starts in the preopen but leaves it
 //!   (`..`, a link out), or it writes to a read-only preopen; wasmtime-wasi refused it.
 //!
-//! Observed, not asserted: the guest's working directory starts at `/`, not `/workspace`,
-//! although the host sets `initial_cwd` (the Rust 1.95 wasi-libc does not import
-//! `wasi:cli/environment.initial-cwd`). The probe's `cwd` argument changes directory first,
-//! which is how the relative `..` cases below start inside the preopen.
+//! The working directory: Rust 1.95's wasi-libc starts a guest in `/` whatever the host's
+//! `initial_cwd`, so the SDK changes to `/workspace` at the start of every call (asserted
+//! below); without workspace access that fails and the guest stays in `/`. The probe's `cwd`
+//! argument changes directory first, which is how the relative `..` cases below start in a
+//! chosen directory.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
@@ -193,13 +194,14 @@ fn guest(rel: &str) -> String {
 }
 
 /// Every way out of the workspace a read or a write may try, with the outcome it must have.
-/// Paths starting in `/workspace` (directly or through the probe's `cwd`) reach wasmtime-wasi
-/// and are refused there; the others name no preopen at all.
+/// Paths starting in `/workspace` (directly, relative to the call's working directory which
+/// the SDK sets to it, or through the probe's `cwd`) reach wasmtime-wasi and are refused
+/// there; the absolute host paths name no preopen at all.
 fn escapes(world: &World) -> Vec<(Value, &'static str)> {
     let outside_abs = world.outside_file.to_str().unwrap().to_owned();
     let canary_abs = world.canary.file.to_str().unwrap().to_owned();
     vec![
-        (json!({"path": "../outside.txt"}), NO_PREOPEN),
+        (json!({"path": "../outside.txt"}), REFUSED),
         (
             json!({"path": "../outside.txt", "cwd": GUEST_WORKSPACE}),
             REFUSED,
@@ -266,6 +268,11 @@ fn a_read_only_workspace_is_readable_at_its_guest_path() {
     assert_eq!(out["content"], NOTES, "{out:#}");
     assert_eq!(out["len"], NOTES.len(), "{out:#}");
     let out = world.ok(json!({"op": "read", "path": guest("sub/nested.txt")}));
+    assert_eq!(out["content"], NESTED, "{out:#}");
+    // Every call starts in the workspace (the SDK's doing), so relative paths mean it.
+    let out = world.ok(json!({"op": "cwd"}));
+    assert_eq!(out["cwd"], GUEST_WORKSPACE, "{out:#}");
+    let out = world.ok(json!({"op": "read", "path": "sub/nested.txt"}));
     assert_eq!(out["content"], NESTED, "{out:#}");
     // From inside the mount, relative paths and `..` that stay inside work too.
     let out = world.ok(json!({"op": "cwd", "cwd": GUEST_WORKSPACE}));

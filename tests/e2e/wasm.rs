@@ -129,6 +129,10 @@ fn the_installed_example_reports_its_component_and_mounts_its_tools() {
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(tools, ["convert", "query"], "{inspect:#}");
+    // Each tool with the name a session exports it under and its risk level.
+    let query = &details[0]["tools"][1];
+    assert_eq!(query["exported_name"], QUERY, "{query:#}");
+    assert_eq!(query["risk"], "read", "{query:#}");
     details[0].as_object_mut().unwrap().remove("tools");
     assert_eq!(
         details,
@@ -141,6 +145,7 @@ fn the_installed_example_reports_its_component_and_mounts_its_tools() {
             "memory_mib": 64,
             "risk": "read",
             "error": null,
+            "rejected_tools": [],
         }]),
         "the manifest's settings: {inspect:#}"
     );

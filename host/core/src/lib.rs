@@ -17,6 +17,6 @@ pub use model_choice::{
 pub use registry::{
     ACTIVATE_SKILL, BUILTIN_OWNER, MountOptions, MountedServer, PluginSummary, Registry,
     ServerSlot, ServerSource, ServerStatus, SlotState, ToolSet, collect_servers, plugin_locations,
-    skill_catalog, untrusted_message,
+    skill_catalog, untrusted_message, wasm_tool_risk,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths};

@@ -219,7 +219,14 @@ fn server_json(spec: &rho_component::McpServerSpec) -> Value {
 /// What each tool component of `record` offers: its tools (name, title, description), or why it
 /// does not load. Loading compiles a component (or takes it from rho's cache), so only
 /// `inspect` does it.
-fn component_tools(ctx: &Context, record: &PluginRecord) -> Vec<Result<Vec<Value>, String>> {
+/// The tools one component lists, as `inspect` shows them, and the declarations refused.
+#[derive(Clone)]
+struct ComponentTools {
+    tools: Vec<Value>,
+    rejected: Vec<String>,
+}
+
+fn component_tools(ctx: &Context, record: &PluginRecord) -> Vec<Result<ComponentTools, String>> {
     if record.package.tool_components.is_empty() {
         return Vec::new();
     }
@@ -241,14 +248,34 @@ fn component_tools(ctx: &Context, record: &PluginRecord) -> Vec<Result<Vec<Value
                 Ok(bytes) => host.load(spec, &bytes).await.map_err(|e| e.to_string()),
                 Err(e) => Err(e.to_string()),
             };
+            // Exported as a session would (a fresh table: names of other plugins cannot
+            // collide with `wasm__<this plugin>__`).
+            let mut names = rho_component::naming::ExportedNames::default();
             out.push(loaded.map(|component| {
-                component
+                let tools: Vec<Value> = component
                     .tools()
                     .iter()
-                    .map(
-                        |t| json!({"name": t.name, "title": t.title, "description": t.description}),
-                    )
-                    .collect()
+                    .map(|t| {
+                        json!({
+                            "name": t.name,
+                            "exported_name": names.assign_with(
+                                rho_component::naming::WASM_PREFIX,
+                                &spec.plugin,
+                                &t.name,
+                            ),
+                            "title": t.title,
+                            "description": t.description,
+                            "risk": rho_core::wasm_tool_risk(spec, t).as_str(),
+                        })
+                    })
+                    .collect();
+                // Declarations the host refused: the session leaves these tools out.
+                let rejected = component
+                    .rejected()
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+                ComponentTools { tools, rejected }
             }));
         }
         out
@@ -258,7 +285,7 @@ fn component_tools(ctx: &Context, record: &PluginRecord) -> Vec<Result<Vec<Value
 fn inspect_json(
     record: &PluginRecord,
     others: &[&PluginRecord],
-    tools: &[Result<Vec<Value>, String>],
+    tools: &[Result<ComponentTools, String>],
 ) -> Value {
     let mut value = record_json(record);
     let manifest = record.package.manifest.as_ref();
@@ -317,7 +344,8 @@ fn inspect_json(
                     .zip(tools.iter().map(Some).chain(std::iter::repeat(None)))
                     .map(|(c, loaded)| json!({
                         "name": c.name,
-                        "tools": loaded.and_then(|l| l.as_ref().ok()),
+                        "tools": loaded.and_then(|l| l.as_ref().ok()).map(|l| &l.tools),
+                        "rejected_tools": loaded.and_then(|l| l.as_ref().ok()).map(|l| &l.rejected),
                         "error": loaded.and_then(|l| l.as_ref().err()),
                         "path": path_str(&c.path),
                         "workspace": c.workspace.as_str(),
@@ -572,13 +600,23 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
             ));
             match tools.get(i) {
                 Some(Ok(list)) => {
-                    for tool in list {
+                    for why in &list.rejected {
+                        t.push_str(&format!("    rejected: {}\n", clean(why)));
+                    }
+                    for tool in &list.tools {
+                        let risk = tool["risk"].as_str().unwrap_or_default();
                         t.push_str(&format!(
-                            "    {}  {}\n",
+                            "    {} ({}{})  {}\n",
+                            clean(tool["exported_name"].as_str().unwrap_or_default()),
                             clean(tool["name"].as_str().unwrap_or_default()),
+                            if risk == c.risk.as_str() {
+                                String::new()
+                            } else {
+                                format!(", risk {risk} by its annotations")
+                            },
                             clean(&first_line(
                                 tool["description"].as_str().unwrap_or_default(),
-                                70
+                                60
                             ))
                         ));
                     }

@@ -22,7 +22,7 @@ use rho_plugins::{PluginInventory, PluginLocations};
 pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
 pub use tool_set::{MountOptions, MountedServer, ServerStatus, ToolSet};
-pub use wasm_tools::BUILTIN_OWNER;
+pub use wasm_tools::{BUILTIN_OWNER, wasm_tool_risk};
 
 /// Everything one run knows about its components, before anything is started.
 #[derive(Debug)]

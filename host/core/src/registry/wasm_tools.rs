@@ -25,6 +25,16 @@ enum Source<'a> {
 /// The plugin name built-in components are attributed to in logs and errors.
 pub const BUILTIN_OWNER: &str = "rho";
 
+/// The risk level a component's tool carries: the component's own (from its settings), raised
+/// to `destructive` when the tool's annotations say so; annotations never lower it.
+pub fn wasm_tool_risk(spec: &WasmComponentSpec, tool: &rho_wasm::GuestTool) -> RiskLevel {
+    if tool.annotations.is_some_and(|a| a.destructive) {
+        RiskLevel::Destructive
+    } else {
+        spec.risk
+    }
+}
+
 /// Loads every WASM component and returns the tools to mount and the problems found.
 pub(crate) async fn wasm_tools(
     registry: &Registry,
@@ -154,12 +164,7 @@ pub(crate) async fn wasm_tools(
                     format!("(WASM tool `{}` of plugin `{}`)", guest.name, spec.plugin),
                 )
             };
-            // Annotations can raise the level, never lower it.
-            let risk = if guest.annotations.is_some_and(|a| a.destructive) {
-                RiskLevel::Destructive
-            } else {
-                spec.risk
-            };
+            let risk = wasm_tool_risk(spec, guest);
             let tool_spec = ToolSpec {
                 name,
                 title: guest.title.clone(),

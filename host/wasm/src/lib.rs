@@ -32,6 +32,7 @@ mod store;
 mod ticker;
 mod workspace_files;
 
+pub use cache::MAX_CACHE_BYTES;
 pub use component::LoadedComponent;
 pub use engine::MAX_WASM_STACK;
 pub use error::WasmError;

@@ -14,7 +14,6 @@ mod diagnostic;
 pub mod endpoint;
 mod mcp_server;
 pub mod naming;
-pub mod output_schema;
 mod permission;
 mod skill;
 mod source;

@@ -566,7 +566,7 @@ impl Connection {
             .and_then(|t| t.definition.get("outputSchema"))
             && value.get("isError").and_then(Value::as_bool) != Some(true)
         {
-            rho_component::output_schema::check(schema, value.get("structuredContent"))
+            crate::output_schema::check(schema, value.get("structuredContent"))
                 .map_err(call_error)?;
         }
         Ok(value)

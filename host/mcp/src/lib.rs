@@ -16,6 +16,7 @@ mod handler;
 mod http;
 mod input;
 mod instructions;
+pub mod output_schema;
 mod render;
 mod stdio;
 mod tool_description;

@@ -148,28 +148,7 @@ impl LoadedComponent {
         let stderr = guest_output::forward(&self.identity, "stderr", &prepared.stderr);
         let max = self.spec.max_output_bytes;
         match result {
-            Ok(Ok(value)) => {
-                let out = output::render(value, max);
-                // A declared output schema is a contract, as for MCP tools: structured
-                // content that is missing or does not match fails the call.
-                let schema = self
-                    .tools
-                    .iter()
-                    .find(|t| t.name == tool)
-                    .and_then(|t| t.output_schema.as_ref());
-                match schema {
-                    Some(schema) if !out.is_error => {
-                        match rho_component::output_schema::check(schema, out.structured.as_ref()) {
-                            Ok(()) => out,
-                            Err(problem) => ToolOutput::error(format!(
-                                "component {} tool `{tool}`: {problem}",
-                                self.identity
-                            )),
-                        }
-                    }
-                    _ => out,
-                }
-            }
+            Ok(Ok(value)) => output::render(value, max),
             Ok(Err(error)) => output::render_error(tool, error, max),
             Err(Failure::Trap(message)) => {
                 let mut out = failure(Failure::Trap(message));

@@ -8,6 +8,7 @@
 //! skills exist) and the tools of every MCP server that starts within its budget.
 
 mod mcp_tool;
+mod output_contract;
 mod servers;
 mod skill_tool;
 mod tool_set;

@@ -174,7 +174,9 @@ pub(crate) async fn wasm_tools(
                 risk,
                 origin,
             };
-            tools.push(loaded.tool(&guest.name, tool_spec));
+            // A declared output schema is a contract, as for MCP tools.
+            let tool = loaded.tool(&guest.name, tool_spec);
+            tools.push(super::output_contract::OutputContract::wrap(tool));
         }
     }
     (tools, diagnostics)

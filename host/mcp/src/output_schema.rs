@@ -1,7 +1,7 @@
-//! Output-schema contracts (`rho-mcp.md`, "Tool declarations"), for MCP and WASM tools alike: a
-//! tool that declares an output schema must return structured content that validates (JSON
-//! Schema 2020-12 by default). Validation is offline: a `$ref` to the network is never fetched
-//! and makes the schema unusable instead.
+//! Output-schema contracts (`rho-mcp.md`, "Tool declarations"): a tool that declares one must
+//! return structured content that validates (JSON Schema 2020-12 by default). Validation is
+//! offline: a `$ref` to the network is never fetched and makes the schema unusable instead.
+//! The registry applies the same contract to WASM tools (`rho_core`'s `wasm_tools.rs`).
 
 use serde_json::Value;
 

@@ -7,8 +7,8 @@ use std::borrow::Cow;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use rho_component::{DiagnosticCode, McpServerSpec, McpTransport, StdioCommand};
-use rho_plugins::PluginStatus;
+use rho_component::{McpServerSpec, McpTransport, StdioCommand};
+use rho_core::{ServerSlot, SlotState};
 use serde::Serialize;
 
 use super::runtime;
@@ -50,53 +50,31 @@ struct ServerEntry<'a> {
 }
 
 impl<'a> ServerEntry<'a> {
-    fn from_spec(
-        spec: &'a McpServerSpec,
-        defined_in: Option<Cow<'a, str>>,
-        status: &'static str,
-    ) -> Self {
+    /// The entry of one registry slot, borrowing from it.
+    fn from_slot(slot: &'a ServerSlot) -> Self {
+        let (status, error) = match &slot.state {
+            SlotState::Configured => ("configured", None),
+            SlotState::Disabled => ("disabled", None),
+            SlotState::Invalid(e) => ("failed", Some(Cow::Borrowed(e.as_str()))),
+            SlotState::Untrusted(e) => ("untrusted", Some(Cow::Borrowed(e.as_str()))),
+        };
+        let spec = slot.spec.as_ref();
         Self {
-            spec: Some(spec),
-            id: Cow::Borrowed(&spec.id),
-            source: spec.source(),
-            plugin: spec.plugin(),
-            transport: Some(spec.transport.name()),
-            enabled: spec.enabled && status != "disabled",
+            spec,
+            id: Cow::Borrowed(&slot.id),
+            source: slot.source.as_str(),
+            plugin: slot.plugin.as_deref(),
+            transport: spec.map(|s| s.transport.name()),
+            enabled: status != "disabled",
             status,
-            error: None,
+            error,
             protocol_version: None,
             server_info: None,
             tools: Vec::new(),
             instructions: None,
             ping: None,
-            target: Some(target(spec)),
-            defined_in,
-        }
-    }
-
-    fn failed(
-        id: Cow<'a, str>,
-        source: &'static str,
-        plugin: Option<&'a str>,
-        error: Cow<'a, str>,
-        at: Option<Cow<'a, str>>,
-    ) -> Self {
-        Self {
-            spec: None,
-            id,
-            source,
-            plugin,
-            transport: None,
-            enabled: true,
-            status: "failed",
-            error: Some(error),
-            protocol_version: None,
-            server_info: None,
-            tools: Vec::new(),
-            instructions: None,
-            ping: None,
-            target: None,
-            defined_in: at,
+            target: spec.map(target),
+            defined_in: slot.defined_in.as_deref().map(Cow::Borrowed),
         }
     }
 }
@@ -119,101 +97,21 @@ fn target(spec: &McpServerSpec) -> String {
     }
 }
 
-/// Where servers come from for one command: the configuration, the plugin inventory and the
-/// user's trust decisions about project plugins.
-struct Sources {
-    config: rho_config::RhoConfig,
-    inventory: rho_plugins::PluginInventory,
-    trust: rho_plugins::TrustStore,
+/// Every server of one command, as the registry lists them (`rho_core::collect_servers`: config
+/// entries first, then plugin servers in plugin precedence order, untrusted project plugins'
+/// servers marked), read from configuration alone: nothing is started.
+fn load_slots(ctx: &Context) -> anyhow::Result<Vec<ServerSlot>> {
+    let config = ctx.config()?;
+    // Each command exits right after: freeing thousands of plugin records would only cost time.
+    let inventory = std::mem::ManuallyDrop::new(ctx.plugins.discover());
+    // An unreadable store trusts nothing.
+    let trust = rho_plugins::TrustStore::load(&ctx.paths.trust_file()).unwrap_or_default();
+    Ok(rho_core::collect_servers(&config, &inventory, &trust))
 }
 
-fn load_sources(ctx: &Context) -> anyhow::Result<Sources> {
-    Ok(Sources {
-        config: ctx.config()?,
-        inventory: ctx.plugins.discover(),
-        // An unreadable store trusts nothing.
-        trust: rho_plugins::TrustStore::load(&ctx.paths.trust_file()).unwrap_or_default(),
-    })
-}
-
-/// Every server: config entries first (by identity), then plugin servers in plugin precedence
-/// order. Config identities and `<plugin>/<server>` identities never collide (a config identity
-/// cannot contain '/'). Entries borrow from `sources`.
-fn collect(sources: &Sources) -> Vec<ServerEntry<'_>> {
-    let config = &sources.config;
-    let config_path = config
-        .path
-        .as_ref()
-        .map(|p| p.to_string_lossy().into_owned());
-    let mut entries = Vec::new();
-    for server in &config.mcp_servers {
-        let at = config_path
-            .as_ref()
-            .map(|p| Cow::Owned(format!("{p}:{}", server.line)));
-        match &server.spec {
-            Ok(spec) => {
-                let status = if spec.enabled {
-                    "configured"
-                } else {
-                    "disabled"
-                };
-                let mut entry = ServerEntry::from_spec(spec, None, status);
-                entry.defined_in = at;
-                entries.push(entry);
-            }
-            Err(problems) => entries.push(ServerEntry::failed(
-                Cow::Borrowed(&server.id),
-                "config",
-                None,
-                Cow::Owned(problems.join("; ")),
-                at,
-            )),
-        }
-    }
-    for record in &sources.inventory.plugins {
-        let status = match record.status {
-            PluginStatus::Loaded => "configured",
-            PluginStatus::Disabled => "disabled",
-            PluginStatus::Rejected | PluginStatus::Shadowed => continue,
-        };
-        let mcp_json = record
-            .path()
-            .join(rho_plugins::MCP_FILE)
-            .to_string_lossy()
-            .into_owned();
-        let trust = if status == "configured" {
-            sources.trust.state(record)
-        } else {
-            rho_plugins::TrustState::NotNeeded
-        };
-        for spec in &record.package.mcp_servers {
-            let mut entry =
-                ServerEntry::from_spec(spec, Some(Cow::Owned(mcp_json.clone())), status);
-            if !trust.allows_start() && spec.enabled {
-                entry.status = "untrusted";
-                entry.error = Some(Cow::Owned(rho_core::untrusted_message(
-                    &record.name,
-                    &trust,
-                )));
-            }
-            entries.push(entry);
-        }
-        for d in &record.package.diagnostics {
-            if matches!(
-                d.code,
-                DiagnosticCode::McpServerInvalid | DiagnosticCode::McpTransportUnsupported
-            ) {
-                entries.push(ServerEntry::failed(
-                    Cow::Borrowed(d.component.as_deref().unwrap_or_default()),
-                    "plugin",
-                    Some(&record.name),
-                    Cow::Borrowed(&d.message),
-                    Some(Cow::Owned(mcp_json.clone())),
-                ));
-            }
-        }
-    }
-    entries
+/// One entry per slot, borrowing from `slots`.
+fn collect(slots: &[ServerSlot]) -> Vec<ServerEntry<'_>> {
+    slots.iter().map(ServerEntry::from_slot).collect()
 }
 
 #[derive(Serialize)]
@@ -223,8 +121,8 @@ struct ListOutput<'a> {
 
 fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
     // The process exits right after printing: freeing thousands of records would only cost time.
-    let sources = std::mem::ManuallyDrop::new(load_sources(ctx)?);
-    let mut entries = std::mem::ManuallyDrop::new(collect(&sources));
+    let slots = std::mem::ManuallyDrop::new(load_slots(ctx)?);
+    let mut entries = std::mem::ManuallyDrop::new(collect(&slots));
     if connect {
         connect_all(&mut entries)?;
     }
@@ -255,11 +153,9 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
-    let sources = load_sources(ctx)?;
-    let mut entries: Vec<ServerEntry> = collect(&sources)
-        .into_iter()
-        .filter(|e| e.id == id)
-        .collect();
+    let slots = load_slots(ctx)?;
+    let mut entries: Vec<ServerEntry> =
+        collect(&slots).into_iter().filter(|e| e.id == id).collect();
     if entries.is_empty() {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     }
@@ -413,8 +309,8 @@ fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Resu
             Err(e) => bail!("arguments are not valid JSON: {e}"),
         },
     };
-    let sources = load_sources(ctx)?;
-    let entries = collect(&sources);
+    let slots = load_slots(ctx)?;
+    let entries = collect(&slots);
     let Some(entry) = entries.into_iter().find(|e| e.id == id) else {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     };

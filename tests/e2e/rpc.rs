@@ -680,7 +680,7 @@ fn a_prompt_calls_a_real_mcp_server_tool() {
         &sandbox.dir.path().join("model"),
         &json!([
             {"tool_calls": [
-                tool_call(LONG_RUNNING, json!({"duration": 1, "steps": 2})),
+                tool_call(LONG_RUNNING, json!({"duration": 1, "steps": 2000})),
                 tool_call("mcp__everything__echo", json!({"message": "hi from rho"}))
              ],
              "expect": {"tools_include": ["mcp__everything__echo", LONG_RUNNING]}},
@@ -703,10 +703,25 @@ fn a_prompt_calls_a_real_mcp_server_tool() {
             .position(|n| n["method"] == method && n["params"]["name"] == name)
             .unwrap_or_else(|| panic!("no {method} for {name}: {notes:#?}"))
     };
+    let call_id = notes[position("tool/call", LONG_RUNNING)]["params"]["call_id"].clone();
+    assert!(call_id.is_string(), "{notes:#?}");
     let first = &notes[position("tool/progress", LONG_RUNNING)];
     assert_eq!(first["params"]["progress"], 1.0, "{first}");
-    assert_eq!(first["params"]["total"], 2.0, "{first}");
-    assert!(position("tool/progress", LONG_RUNNING) < position("tool/result", LONG_RUNNING));
+    assert_eq!(first["params"]["total"], 2000.0, "{first}");
+    assert_eq!(first["params"]["call_id"], call_id, "{first}");
+    assert_eq!(
+        notes[position("tool/result", LONG_RUNNING)]["params"]["call_id"],
+        call_id
+    );
+    // The server sends 2,000 reports; one call passes on at most 1,000.
+    let reports = notes
+        .iter()
+        .filter(|n| n["method"] == "tool/progress" && n["params"]["call_id"] == call_id)
+        .count();
+    assert!(
+        (1..=rho_core::session::PROGRESS_REPORTS_PER_CALL as usize).contains(&reports),
+        "{reports} progress reports"
+    );
     let result = &notes[position("tool/result", "mcp__everything__echo")];
     assert_eq!(result["params"]["is_error"], false);
     assert!(

@@ -823,7 +823,10 @@ fn doctor_in_a_clean_sandbox() {
     );
     let trust = check(&doctor, "plugin trust");
     assert_eq!(trust["status"], "ok");
-    assert_eq!(trust["detail"], "no untrusted project plugin servers");
+    assert_eq!(
+        trust["detail"],
+        "no untrusted project plugin servers or components"
+    );
     let config = check(&doctor, "config");
     assert_eq!(config["status"], "ok");
     assert_eq!(

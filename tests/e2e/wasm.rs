@@ -1055,6 +1055,23 @@ fn a_project_plugins_components_load_only_once_trusted() {
     );
     let run = sb.rho(&["tools", "call", QUERY, r#"{"input": "{}", "select": "a"}"#]);
     assert_eq!(run.code, 1, "{}", run.stdout);
+    // doctor names the component that will not run.
+    let doctor: Value =
+        serde_json::from_str(&sb.rho(&["doctor", "--no-connect", "--json"]).stdout).unwrap();
+    let trust_row = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "plugin trust")
+        .unwrap();
+    assert_eq!(trust_row["status"], "warning", "{trust_row:#}");
+    assert!(
+        trust_row["detail"]
+            .as_str()
+            .unwrap()
+            .contains("0 server(s) and 1 WASM component(s) of untrusted project plugins will not run: data-tools/data (WASM)"),
+        "{trust_row:#}"
+    );
 
     let trusted = sb.rho(&["plugins", "trust", "data-tools"]).ok();
     assert!(

@@ -120,9 +120,14 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
                 delta: delta.clone(),
             }),
         ),
-        SessionEvent::ToolCall { name, arguments } => notification_line(
+        SessionEvent::ToolCall {
+            call_id,
+            name,
+            arguments,
+        } => notification_line(
             "tool/call",
             Some(&ToolCallParams {
+                call_id: call_id.clone(),
                 name: name.clone(),
                 arguments: arguments.clone(),
             }),
@@ -144,6 +149,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             Some(&ToolDeniedParams { name: name.clone() }),
         ),
         SessionEvent::ToolProgress {
+            call_id,
             name,
             progress,
             total,
@@ -151,6 +157,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
         } => notification_line(
             "tool/progress",
             Some(&ToolProgressParams {
+                call_id: call_id.clone(),
                 name: name.clone(),
                 progress: *progress,
                 total: *total,
@@ -158,12 +165,14 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             }),
         ),
         SessionEvent::ToolResult {
+            call_id,
             name,
             is_error,
             output,
         } => notification_line(
             "tool/result",
             Some(&ToolResultParams {
+                call_id: call_id.clone(),
                 name: name.clone(),
                 is_error: *is_error,
                 output: output.clone(),

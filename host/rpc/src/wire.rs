@@ -415,6 +415,9 @@ pub struct DeltaParams {
 /// `tool/call`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolCallParams {
+    /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
+    /// (rho's addition to the spec's fields).
+    pub call_id: String,
     /// The exported tool name.
     pub name: String,
     /// The arguments as the model wrote them (JSON text).
@@ -424,6 +427,9 @@ pub struct ToolCallParams {
 /// `tool/progress` (rho's addition to the spec's notifications): a running tool's progress.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolProgressParams {
+    /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
+    /// (rho's addition to the spec's fields).
+    pub call_id: String,
     /// The exported tool name.
     pub name: String,
     /// How far along, in the tool's own units.
@@ -439,6 +445,9 @@ pub struct ToolProgressParams {
 /// `tool/result`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolResultParams {
+    /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
+    /// (rho's addition to the spec's fields).
+    pub call_id: String,
     /// The exported tool name.
     pub name: String,
     /// Whether the call failed.

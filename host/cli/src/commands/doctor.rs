@@ -72,12 +72,26 @@ pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
             plugin_errors
         ),
     });
-    let untrusted: Vec<&str> = registry
+    let mut untrusted: Vec<String> = registry
         .servers
         .iter()
         .filter(|s| matches!(s.state, rho_core::SlotState::Untrusted(_)))
-        .map(|s| s.id.as_str())
+        .map(|s| s.id.clone())
         .collect();
+    let servers_untrusted = untrusted.len();
+    for record in registry.plugins.loaded() {
+        if !record.package.tool_components.is_empty()
+            && !registry.trust.state(record).allows_start()
+        {
+            untrusted.extend(
+                record
+                    .package
+                    .tool_components
+                    .iter()
+                    .map(|c| format!("{}/{} (WASM)", c.plugin, c.name)),
+            );
+        }
+    }
     let trust_file = registry.paths.trust_file();
     let store_problem = registry.diagnostics.iter().find(|d| {
         d.code == rho_component::DiagnosticCode::StateFileInvalid
@@ -92,10 +106,13 @@ pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
         },
         detail: match store_problem {
             Some(d) => d.message.clone(),
-            None if untrusted.is_empty() => "no untrusted project plugin servers".into(),
+            None if untrusted.is_empty() => {
+                "no untrusted project plugin servers or components".into()
+            }
             None => format!(
-                "{} server(s) of untrusted project plugins will not start: {} (see `rho plugins trust`)",
-                untrusted.len(),
+                "{} server(s) and {} WASM component(s) of untrusted project plugins will not run: {} (see `rho plugins trust`)",
+                servers_untrusted,
+                untrusted.len() - servers_untrusted,
                 untrusted.join(", ")
             ),
         },

@@ -104,6 +104,8 @@ pub enum SessionEvent {
     ReasoningDelta(String),
     /// The model asked for a tool call.
     ToolCall {
+        /// The model's id for this call (pairs it with its progress and result).
+        call_id: String,
         /// The exported tool name.
         name: String,
         /// The arguments as the model wrote them.
@@ -123,9 +125,13 @@ pub enum SessionEvent {
         /// The exported tool name.
         name: String,
     },
-    /// A running tool reported progress (MCP progress notifications, WASM `report-progress`).
-    /// Reports beyond what the front end drains in time are dropped, never queued without end.
+    /// A running tool reported progress (MCP progress notifications, WASM `report-progress`):
+    /// at most [`PROGRESS_REPORTS_PER_CALL`](crate::session::PROGRESS_REPORTS_PER_CALL) per
+    /// call, messages cut to 1 KiB, so a chatty tool cannot grow a front end's queue without
+    /// end.
     ToolProgress {
+        /// The model's id for the call.
+        call_id: String,
         /// The exported tool name.
         name: String,
         /// How far along (the tool's own units).
@@ -137,6 +143,8 @@ pub enum SessionEvent {
     },
     /// A tool call finished.
     ToolResult {
+        /// The model's id for the call.
+        call_id: String,
         /// The exported tool name.
         name: String,
         /// Whether it failed.

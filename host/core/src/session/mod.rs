@@ -118,10 +118,16 @@ pub struct SessionStats {
     pub messages: usize,
 }
 
-/// The instruction sent with the history when compacting.
-/// Progress reports waiting for the front end, all running tools together; more are dropped.
+/// Progress reports waiting between the running tools and the loop; more are dropped.
 const PROGRESS_QUEUE: usize = 64;
 
+/// Progress reports one call may send to the front end; later ones are dropped.
+pub const PROGRESS_REPORTS_PER_CALL: u32 = 1000;
+
+/// Longest progress message passed on, in bytes (cut at a character boundary).
+const PROGRESS_MESSAGE_MAX: usize = 1024;
+
+/// The instruction sent with the history when compacting.
 const COMPACT_INSTRUCTION: &str = "Summarize the conversation so far for your own later use: \
     the user's goals, decisions made, files and commands involved, what is done and what \
     remains. Be complete but concise; do not call tools.";
@@ -488,6 +494,7 @@ impl Session {
     ) -> Result<(), SessionError> {
         for call in &calls {
             emit(SessionEvent::ToolCall {
+                call_id: call.id.clone(),
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
             });
@@ -590,6 +597,7 @@ impl Session {
             };
             if !matches!(verdict, Verdict::Deny(_)) {
                 emit(SessionEvent::ToolResult {
+                    call_id: call.id.clone(),
                     name: call.name.clone(),
                     is_error: output.is_error,
                     output: output.text.clone(),
@@ -631,13 +639,22 @@ impl Session {
         // Progress from running tools reaches `emit` through a bounded queue: a tool that
         // reports faster than the front end reads loses reports, never memory.
         let (progress_tx, mut progress_rx) =
-            tokio::sync::mpsc::channel::<(Arc<str>, ToolProgress)>(PROGRESS_QUEUE);
-        let emit_progress = |(name, p): (Arc<str>, ToolProgress)| {
+            tokio::sync::mpsc::channel::<(usize, ToolProgress)>(PROGRESS_QUEUE);
+        let mut progress_left = vec![PROGRESS_REPORTS_PER_CALL; calls.len()];
+        let mut emit_progress = |(i, p): (usize, ToolProgress)| {
+            let (Some(left), Some(call)) = (progress_left.get_mut(i), calls.get(i)) else {
+                return;
+            };
+            if *left == 0 {
+                return;
+            }
+            *left -= 1;
             emit(SessionEvent::ToolProgress {
-                name: name.to_string(),
+                call_id: call.id.clone(),
+                name: call.name.clone(),
                 progress: p.progress,
                 total: p.total,
-                message: p.message,
+                message: p.message.map(|m| cut_message(m, PROGRESS_MESSAGE_MAX)),
             });
         };
         let mut index = 0;
@@ -670,9 +687,8 @@ impl Session {
                         let arguments = parse_arguments(&call.arguments);
                         let mut context = context.clone();
                         let sender = progress_tx.clone();
-                        let name: Arc<str> = call.name.as_str().into();
                         context.progress = Some(Arc::new(move |progress| {
-                            let _ = sender.try_send((name.clone(), progress));
+                            let _ = sender.try_send((i, progress));
                         }));
                         running.spawn(async move {
                             let started = Instant::now();
@@ -839,6 +855,18 @@ fn is_well_formed(messages: &[ChatMessage]) -> bool {
         }
     }
     pending.is_empty()
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+fn cut_message(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
 }
 
 #[cfg(test)]

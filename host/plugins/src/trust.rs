@@ -10,9 +10,10 @@
 //! Records live in `$RHO_HOME/trusted-plugins.toml` (strict, written atomically). User-scope
 //! plugins need no trust: installing them is the user's decision.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rho_component::{McpTransport, Scope, StdioCommand};
 use serde::{Deserialize, Serialize};
@@ -77,6 +78,10 @@ struct TrustRecord {
 pub struct TrustStore {
     path: PathBuf,
     records: BTreeMap<PathBuf, TrustRecord>,
+    /// Fingerprints computed by [`TrustStore::state`], by plugin root (`None`: could not be
+    /// computed), so one load hashes each plugin's files once however often it asks. A store
+    /// lives for one load of the plugins; `trust` replaces the entry it records.
+    computed: Arc<Mutex<HashMap<PathBuf, Option<String>>>>,
 }
 
 impl TrustStore {
@@ -104,6 +109,7 @@ impl TrustStore {
                 .into_iter()
                 .map(|r| (r.root.clone(), r))
                 .collect(),
+            computed: Arc::default(),
         })
     }
 
@@ -115,8 +121,15 @@ impl TrustStore {
         let Some(trusted) = self.records.get(record.path()) else {
             return TrustState::Untrusted;
         };
-        match fingerprint(record) {
-            Ok(current) if current == trusted.fingerprint => TrustState::Trusted,
+        let current = {
+            let mut computed = self.computed.lock().unwrap_or_else(PoisonError::into_inner);
+            computed
+                .entry(record.path().to_path_buf())
+                .or_insert_with(|| fingerprint(record).ok())
+                .clone()
+        };
+        match current {
+            Some(current) if current == trusted.fingerprint => TrustState::Trusted,
             _ => TrustState::Changed,
         }
     }
@@ -125,6 +138,10 @@ impl TrustStore {
     pub fn trust(&mut self, record: &PluginRecord) -> Result<(), PluginError> {
         let fingerprint = fingerprint(record)?;
         let root = record.path().to_path_buf();
+        self.computed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(root.clone(), Some(fingerprint.clone()));
         self.records.insert(
             root.clone(),
             TrustRecord {

@@ -108,13 +108,13 @@ impl ArtifactCache {
     }
 
     /// The cached component at `path`, if there is a sound one. Anything else (no file, a
-    /// truncated or corrupt file, an artifact another wasmtime build wrote) is a miss; a bad
-    /// file is removed so the next write replaces it.
+    /// truncated or corrupt file, an artifact another wasmtime build wrote) is a miss; the
+    /// compile that follows replaces the file (never deleted here: another process may just
+    /// have renamed a good one into place).
     pub(crate) fn get(&self, engine: &Engine, path: &Path) -> Option<Component> {
         let data = fs::read(path).ok()?;
         if verified_payload(&data).is_none() {
-            tracing::warn!(path = %path.display(), "discarding a corrupt wasm cache entry");
-            let _ = fs::remove_file(path);
+            tracing::warn!(path = %path.display(), "ignoring a corrupt wasm cache entry");
             return None;
         }
         drop(data);
@@ -131,7 +131,9 @@ impl ArtifactCache {
         // same key), and its name includes the engine's compatibility hash; wasmtime
         // additionally checks its own version and configuration header and errors on a
         // mismatch. Whoever can forge a file there with a matching digest can already write
-        // to the user's files and replace rho itself.
+        // to the user's files and replace rho itself. This assumes a local file system, where
+        // an unlinked file stays mapped: on NFS another host's eviction could remove pages
+        // under a running session (`$RHO_HOME` on a network share is not supported).
         #[allow(unsafe_code)]
         let component = unsafe { Component::deserialize_file(engine, path) };
         match component {
@@ -140,8 +142,7 @@ impl ArtifactCache {
                 Some(component)
             }
             Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "discarding an incompatible wasm cache entry");
-                let _ = fs::remove_file(path);
+                tracing::warn!(path = %path.display(), error = %e, "ignoring an incompatible wasm cache entry");
                 None
             }
         }
@@ -232,7 +233,8 @@ fn touch_if_stale(path: &Path) {
         .ok()
         .and_then(|t| SystemTime::now().duration_since(t).ok())
         .is_some_and(|age| age > TOUCH_AFTER);
-    if stale && let Ok(file) = fs::OpenOptions::new().append(true).open(path) {
+    // A read-only handle may set the times of a file its user owns.
+    if stale && let Ok(file) = fs::File::open(path) {
         let _ = file.set_modified(SystemTime::now());
     }
 }
@@ -376,6 +378,28 @@ mod tests {
         assert!(!oldest.exists() && !middle.exists());
         assert!(newest.exists() && just_written.exists());
         assert!(!stale_tmp.exists() && fresh_tmp.exists());
+    }
+
+    #[test]
+    fn a_hit_refreshes_a_stale_mtime_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let day = Duration::from_secs(24 * 60 * 60);
+        let now = SystemTime::now();
+        let mtime = |path: &Path| fs::metadata(path).unwrap().modified().unwrap();
+        let stale = dir.path().join("stale.cwasm");
+        let fresh = dir.path().join("fresh.cwasm");
+        for (path, age) in [(&stale, day * 2), (&fresh, day / 2)] {
+            fs::write(path, b"x").unwrap();
+            fs::File::open(path)
+                .unwrap()
+                .set_modified(now - age)
+                .unwrap();
+        }
+        let fresh_before = mtime(&fresh);
+        touch_if_stale(&stale);
+        touch_if_stale(&fresh);
+        assert!(now.duration_since(mtime(&stale)).unwrap_or_default() < day / 24);
+        assert_eq!(mtime(&fresh), fresh_before);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! by blank lines, images as a descriptor (the first one within a 4 MiB budget kept for the
 //! client), the whole capped at the component's `max_output_bytes`. Structured content rides
 //! along for clients (and its JSON text is what the model reads only when the tool gave no
-//! text block); it is capped by the same limit.
+//! text block); the registry checks it against the tool's output schema and caps it
+//! (`rho_core`'s `output_contract.rs`).
 
 use base64::Engine as _;
 use rho_component::{ToolImage, ToolOutput};
@@ -30,7 +31,7 @@ pub(crate) fn render(result: ToolResult, max_output_bytes: u64) -> ToolOutput {
             ));
         }
         Some(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(value) => Some((value, text.len())),
+            Ok(value) => Some(value),
             Err(e) => {
                 return ToolOutput::error(format!(
                     "the tool returned structured content that is not valid JSON: {e}"
@@ -46,22 +47,9 @@ pub(crate) fn render(result: ToolResult, max_output_bytes: u64) -> ToolOutput {
         .content
         .iter()
         .any(|b| matches!(b, ContentBlock::Text(_)));
-    if let (false, Some((value, _))) = (has_text, &structured) {
+    if let (false, Some(value)) = (has_text, &structured) {
         text.push(&serde_json::to_string_pretty(value).unwrap_or_default());
     }
-    // Structured content over the output limit is left out (the model's text says so), as
-    // text over it is cut.
-    let max = usize::try_from(max_output_bytes).unwrap_or(usize::MAX);
-    let (structured, structured_cut) = match structured {
-        Some((_, len)) if len > max => {
-            text.note(&format!(
-                "[structured content of {len} bytes left out: over the {max}-byte output limit]"
-            ));
-            (None, true)
-        }
-        Some((value, _)) => (Some(value), false),
-        None => (None, false),
-    };
     let mut image = None;
     for block in result.content {
         match block {
@@ -85,7 +73,7 @@ pub(crate) fn render(result: ToolResult, max_output_bytes: u64) -> ToolOutput {
         is_error: false,
         structured,
         image,
-        truncated: truncated || structured_cut,
+        truncated,
     }
 }
 
@@ -128,8 +116,6 @@ struct CappedText {
     max: usize,
     total: usize,
     parts: usize,
-    /// Lines appended after the (possibly cut) text, whatever the cap.
-    notes: Vec<String>,
 }
 
 impl CappedText {
@@ -139,13 +125,7 @@ impl CappedText {
             max: usize::try_from(max_output_bytes).unwrap_or(usize::MAX),
             total: 0,
             parts: 0,
-            notes: Vec::new(),
         }
-    }
-
-    /// Adds a line that is shown even when the text is cut.
-    fn note(&mut self, line: &str) {
-        self.notes.push(line.to_owned());
     }
 
     fn push(&mut self, part: &str) {
@@ -166,21 +146,15 @@ impl CappedText {
     }
 
     fn finish(mut self) -> (String, bool) {
-        let truncated = self.total > self.max;
-        if truncated {
-            self.text.push_str(&format!(
-                "\n[output truncated: {} of {} bytes shown]",
-                self.text.len(),
-                self.total
-            ));
+        if self.total <= self.max {
+            return (self.text, false);
         }
-        for note in &self.notes {
-            if !self.text.is_empty() {
-                self.text.push('\n');
-            }
-            self.text.push_str(note);
-        }
-        (self.text, truncated)
+        self.text.push_str(&format!(
+            "\n[output truncated: {} of {} bytes shown]",
+            self.text.len(),
+            self.total
+        ));
+        (self.text, true)
     }
 }
 
@@ -195,27 +169,6 @@ mod tests {
             content,
             structured_content: structured.map(str::to_owned),
         }
-    }
-
-    #[test]
-    fn structured_content_over_the_output_limit_is_left_out() {
-        let big = format!("{{\"a\": \"{}\"}}", "x".repeat(200));
-        let out = render(
-            result(vec![ContentBlock::Text("ok".into())], Some(&big)),
-            100,
-        );
-        assert_eq!(out.structured, None);
-        assert!(out.truncated);
-        assert_eq!(
-            out.text,
-            format!(
-                "ok\n[structured content of {} bytes left out: over the 100-byte output limit]",
-                big.len()
-            )
-        );
-        let small = render(result(vec![], Some("{\"a\": 1}")), 100);
-        assert_eq!(small.structured, Some(json!({"a": 1})));
-        assert!(!small.truncated);
     }
 
     #[test]

@@ -99,8 +99,11 @@ pub(crate) async fn wasm_tools(
             return (tools, diagnostics);
         }
     };
-    // Every component loads at once (compiles run on blocking threads); tools are named in
+    // Components load concurrently, as many at a time as there are cores (a cold compile
+    // takes a core, and each holds its code in memory until done); tools are named in
     // declaration order afterwards, so names never depend on which load finished first.
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let permits = Arc::new(tokio::sync::Semaphore::new(cores));
     let mut loading = tokio::task::JoinSet::new();
     let mut outcomes: Vec<Option<Result<Arc<rho_wasm::LoadedComponent>, String>>> = Vec::new();
     let mut specs = Vec::with_capacity(components.len());
@@ -119,7 +122,12 @@ pub(crate) async fn wasm_tools(
         };
         let host = host.clone();
         let task_spec = spec.clone();
-        loading.spawn(async move { (index, host.load(&task_spec, &bytes).await) });
+        let permits = permits.clone();
+        loading.spawn(async move {
+            // The semaphore is never closed, so a permit always comes.
+            let _permit = permits.acquire_owned().await.ok();
+            (index, host.load(&task_spec, &bytes).await)
+        });
         outcomes.push(None);
         specs.push((spec, builtin));
     }
@@ -174,9 +182,13 @@ pub(crate) async fn wasm_tools(
                 risk,
                 origin,
             };
-            // A declared output schema is a contract, as for MCP tools.
+            // A declared output schema is a contract, as for MCP tools; structured content
+            // is capped like text.
             let tool = loaded.tool(&guest.name, tool_spec);
-            tools.push(super::output_contract::OutputContract::wrap(tool));
+            tools.push(super::output_contract::OutputContract::wrap(
+                tool,
+                spec.max_output_bytes,
+            ));
         }
     }
     (tools, diagnostics)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds one tool-component crate written with rho-plugin-sdk for wasm32-wasip2 (release) and
+# copies the component to where rho or a test takes it. rho's own guests (the built-in
+# components, the example plugin, the test guests) are all built through this script.
+#
+# Usage: plugin-sdk/build-component.sh <crate dir> <library name> <output .wasm>
+#   <library name> is the crate's library name (`rho_text_stats` for `rho-text-stats`).
+# Needs: rustup target add wasm32-wasip2
+# Build output goes to $CARGO_TARGET_DIR (default: <repo>/target/guests), outside every plugin
+# directory (`rho plugins install` copies a whole directory) and shared by all guest crates
+# so the SDK and its dependencies compile once.
+set -euo pipefail
+
+if [ $# -ne 3 ]; then
+    echo "usage: $0 <crate dir> <library name> <output .wasm>" >&2
+    exit 2
+fi
+crate="$1" lib="$2" out="$3"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target/guests}"
+
+libdir="$(rustc --print target-libdir --target wasm32-wasip2 2>/dev/null || true)"
+if [ -z "$libdir" ] || [ ! -d "$libdir" ]; then
+    echo "error: the wasm32-wasip2 target is missing; install it with: rustup target add wasm32-wasip2" >&2
+    exit 1
+fi
+
+cargo build --locked --release --target wasm32-wasip2 --manifest-path "$crate/Cargo.toml"
+mkdir -p "$(dirname "$out")"
+cp "$CARGO_TARGET_DIR/wasm32-wasip2/release/$lib.wasm" "$out"
+echo "wrote $out ($(wc -c <"$out") bytes)" >&2

@@ -5,11 +5,10 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rho_e2e::{FakeModel, Sandbox, processes_with, write};
+use rho_e2e::{FakeModel, Rpc, Sandbox, processes_with, write};
 use serde_json::{Value, json};
 
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
@@ -20,189 +19,6 @@ struct Model;
 impl Model {
     fn start(dir: &Path, script: &Value) -> FakeModel {
         FakeModel::start(FAKE_MODEL, dir, script)
-    }
-}
-
-/// A running `rho rpc`.
-struct Rpc {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Value>,
-    seen: Vec<Value>,
-    /// Messages read while waiting for something else, handed out again first.
-    pending: std::collections::VecDeque<Value>,
-}
-
-impl Rpc {
-    fn start(sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Self {
-        Self::start_with(
-            sandbox,
-            &[
-                &["--endpoint", &model.endpoint(), "--model", "fake-model-1"],
-                extra,
-            ]
-            .concat(),
-        )
-    }
-
-    fn start_with(sandbox: &Sandbox, args: &[&str]) -> Self {
-        Self::start_env(sandbox, args, &[])
-    }
-
-    fn start_env(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut command = Command::new(rho_e2e::rho_bin());
-        command.env_clear();
-        if let Some(filter) = std::env::var_os("RHO_TEST_LOG") {
-            command.env("RHO_LOG", filter);
-        }
-        for (k, v) in env {
-            command.env(k, v);
-        }
-        let mut child = command
-            .arg("--cwd")
-            .arg(&sandbox.project)
-            .arg("rpc")
-            .args(args)
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &sandbox.home)
-            .env("RHO_HOME", &sandbox.rho_home)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(match std::env::var_os("RHO_TEST_STDERR") {
-                Some(path) => Stdio::from(
-                    std::fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(path)
-                        .unwrap(),
-                ),
-                None => Stdio::null(),
-            })
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                // stdout carries only protocol: every line is one JSON-RPC message.
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-                assert_eq!(value["jsonrpc"], "2.0", "{line}");
-                if tx.send(value).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        let mut rpc = Self {
-            child,
-            stdin,
-            lines,
-            seen: Vec::new(),
-            pending: std::collections::VecDeque::new(),
-        };
-        let ready = rpc.next();
-        assert_eq!(ready["method"], "ready", "{ready}");
-        rpc
-    }
-
-    fn send_raw(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn send(&mut self, message: Value) {
-        self.send_raw(&message.to_string());
-    }
-
-    fn request(&mut self, id: u64, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    }
-
-    fn next(&mut self) -> Value {
-        if let Some(value) = self.pending.pop_front() {
-            return value;
-        }
-        let value = self
-            .lines
-            .recv_timeout(Duration::from_secs(20))
-            .unwrap_or_else(|_| panic!("no message from rho; so far: {:#?}", self.seen));
-        self.seen.push(value.clone());
-        value
-    }
-
-    /// Reads until the response to `id`; returns (notifications before it, the response).
-    fn response(&mut self, id: u64) -> (Vec<Value>, Value) {
-        let mut notes = Vec::new();
-        loop {
-            let message = self.next();
-            if message.get("id") == Some(&json!(id)) {
-                return (notes, message);
-            }
-            notes.push(message);
-        }
-    }
-
-    /// Sends a request and returns its result (panics on an error response). Notifications
-    /// read meanwhile stay pending for the next reader.
-    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.request(id, method, params);
-        let (notes, response) = self.response(id);
-        for note in notes.into_iter().rev() {
-            self.pending.push_front(note);
-        }
-        assert!(response.get("error").is_none(), "{method}: {response}");
-        response["result"].clone()
-    }
-
-    /// Reads until every id in `ids` is answered; returns all notifications read meanwhile
-    /// and the responses by id (whatever order rho answered in).
-    fn responses(&mut self, ids: &[u64]) -> (Vec<Value>, std::collections::HashMap<u64, Value>) {
-        let mut notes = Vec::new();
-        let mut answers = std::collections::HashMap::new();
-        while answers.len() < ids.len() {
-            let message = self.next();
-            match message.get("id").and_then(Value::as_u64) {
-                Some(id) if ids.contains(&id) => {
-                    answers.insert(id, message);
-                }
-                _ => notes.push(message),
-            }
-        }
-        (notes, answers)
-    }
-
-    /// Reads until a notification `method` arrives; returns it.
-    fn until(&mut self, method: &str) -> Value {
-        loop {
-            let message = self.next();
-            if message["method"] == method {
-                return message;
-            }
-        }
-    }
-
-    /// Closes stdin and waits for a clean exit.
-    fn finish(mut self) -> i32 {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code().unwrap_or(-1);
-            }
-            assert!(Instant::now() < deadline, "rho did not exit after EOF");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Rpc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -761,7 +577,7 @@ fn bad_input_gets_the_right_errors_and_the_process_keeps_serving() {
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
     let expect_error = |rpc: &mut Rpc, line: &str, code: i64, id: Value| {
         rpc.send_raw(line);
-        let message = rpc.next();
+        let message = rpc.next_message();
         assert_eq!(message["error"]["code"], code, "{line} -> {message}");
         assert_eq!(message["id"], id, "{line} -> {message}");
     };
@@ -815,7 +631,7 @@ fn bad_input_gets_the_right_errors_and_the_process_keeps_serving() {
     // An unknown notification gets no answer at all; the next request is answered next.
     rpc.send_raw(r#"{"jsonrpc":"2.0","method":"nope"}"#);
     rpc.send_raw(r#"{"jsonrpc":"2.0","method":"getState","id":18446744073709551616}"#);
-    let message = rpc.next();
+    let message = rpc.next_message();
     assert!(message["result"].is_object(), "{message}");
     // A second prompt while one runs is refused; the first one finishes.
     rpc.request(10, "prompt", json!({"message": "first"}));
@@ -1360,7 +1176,7 @@ fn a_request_flood_is_refused_beyond_the_queue_bound() {
     let mut answered = 0;
     let mut prompt_done = false;
     while refused + answered < 200 || !prompt_done {
-        let message = rpc.next();
+        let message = rpc.next_message();
         match message["id"].as_u64() {
             Some(1) => prompt_done = true,
             Some(_) if message["error"]["code"] == -32600 => refused += 1,
@@ -1384,7 +1200,7 @@ fn ids_in_flight_cannot_be_reused_by_inline_messages() {
     rpc.request(1, "prompt", json!({"message": "go"}));
     rpc.until("message/delta");
     rpc.request(1, "prompt", json!({"message": "steer", "steer": true}));
-    let refused = rpc.next();
+    let refused = rpc.next_message();
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let (_, response) = rpc.response(1);
     assert_eq!(response["result"]["reply"], "a b c d");

@@ -6,12 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
 use rho_e2e::*;
 use serde_json::{Value, json};
@@ -727,105 +723,6 @@ impl Model {
     }
 }
 
-/// A running `rho rpc` (the parts of rpc.rs's harness this file needs).
-struct Rpc {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Value>,
-    seen: Vec<Value>,
-}
-
-impl Rpc {
-    fn start(sandbox: &Sandbox, args: &[&str]) -> Self {
-        let mut child = Command::new(rho_bin())
-            .env_clear()
-            .arg("--cwd")
-            .arg(&sandbox.project)
-            .arg("rpc")
-            .args(args)
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &sandbox.home)
-            .env("RHO_HOME", &sandbox.rho_home)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-                assert_eq!(value["jsonrpc"], "2.0", "{line}");
-                if tx.send(value).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        let mut rpc = Self {
-            child,
-            stdin,
-            lines,
-            seen: Vec::new(),
-        };
-        let ready = rpc.next();
-        assert_eq!(ready["method"], "ready", "{ready}");
-        rpc
-    }
-
-    fn request(&mut self, id: u64, method: &str, params: Value) {
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(message.to_string().as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn next(&mut self) -> Value {
-        let value = self
-            .lines
-            .recv_timeout(Duration::from_secs(20))
-            .unwrap_or_else(|_| panic!("no message from rho; so far: {:#?}", self.seen));
-        self.seen.push(value.clone());
-        value
-    }
-
-    /// Reads until the response to `id`; returns (notifications before it, the response).
-    fn response(&mut self, id: u64) -> (Vec<Value>, Value) {
-        let mut notes = Vec::new();
-        loop {
-            let message = self.next();
-            if message.get("id") == Some(&json!(id)) {
-                return (notes, message);
-            }
-            notes.push(message);
-        }
-    }
-
-    /// Closes stdin and waits for the exit code.
-    fn finish(mut self) -> i32 {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code().unwrap_or(-1);
-            }
-            assert!(Instant::now() < deadline, "rho did not exit after EOF");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Rpc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_session_runs_a_read_wasm_tool_without_approval() {
     let sandbox = Sandbox::new();
@@ -845,7 +742,7 @@ fn a_session_runs_a_read_wasm_tool_without_approval() {
              "expect": {"last_role": "tool", "last_message_contains": "db-7f3a.internal"}}
         ]),
     );
-    let mut rpc = Rpc::start(
+    let mut rpc = Rpc::start_with(
         &sandbox,
         &[
             "--endpoint",

@@ -3,10 +3,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The `rho` binary under test: `$RHO_BIN`, or `target/<profile>/rho` beside this test binary.
 pub fn rho_bin() -> PathBuf {
@@ -520,5 +523,195 @@ impl FakeModel {
             .lines()
             .map(|l| serde_json::from_str::<Value>(l).unwrap()["body"].clone())
             .collect()
+    }
+}
+
+/// A running `rho rpc` over pipes: requests in, every stdout line checked to be one JSON-RPC
+/// message. Killed when dropped.
+pub struct Rpc {
+    /// The `rho rpc` process.
+    pub child: Child,
+    /// Its stdin; take it to send EOF.
+    pub stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    /// Every message read so far, in order.
+    pub seen: Vec<Value>,
+    /// Messages read while waiting for something else, handed out again first.
+    pending: std::collections::VecDeque<Value>,
+}
+
+impl Rpc {
+    pub fn start(sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Self {
+        Self::start_with(
+            sandbox,
+            &[
+                &["--endpoint", &model.endpoint(), "--model", "fake-model-1"],
+                extra,
+            ]
+            .concat(),
+        )
+    }
+
+    pub fn start_with(sandbox: &Sandbox, args: &[&str]) -> Self {
+        Self::start_env(sandbox, args, &[])
+    }
+
+    pub fn start_env(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(rho_bin());
+        command.env_clear();
+        if let Some(filter) = std::env::var_os("RHO_TEST_LOG") {
+            command.env("RHO_LOG", filter);
+        }
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command
+            .arg("--cwd")
+            .arg(&sandbox.project)
+            .arg("rpc")
+            .args(args)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &sandbox.home)
+            .env("RHO_HOME", &sandbox.rho_home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(match std::env::var_os("RHO_TEST_STDERR") {
+                Some(path) => Stdio::from(
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                        .unwrap(),
+                ),
+                None => Stdio::null(),
+            })
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                // stdout carries only protocol: every line is one JSON-RPC message.
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+                assert_eq!(value["jsonrpc"], "2.0", "{line}");
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut rpc = Self {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+            pending: std::collections::VecDeque::new(),
+        };
+        let ready = rpc.next_message();
+        assert_eq!(ready["method"], "ready", "{ready}");
+        rpc
+    }
+
+    pub fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, message: Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    pub fn request(&mut self, id: u64, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    }
+
+    pub fn next_message(&mut self) -> Value {
+        if let Some(value) = self.pending.pop_front() {
+            return value;
+        }
+        let value = self
+            .lines
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no message from rho; so far: {:#?}", self.seen));
+        self.seen.push(value.clone());
+        value
+    }
+
+    /// Reads until the response to `id`; returns (notifications before it, the response).
+    pub fn response(&mut self, id: u64) -> (Vec<Value>, Value) {
+        let mut notes = Vec::new();
+        loop {
+            let message = self.next_message();
+            if message.get("id") == Some(&json!(id)) {
+                return (notes, message);
+            }
+            notes.push(message);
+        }
+    }
+
+    /// Sends a request and returns its result (panics on an error response). Notifications
+    /// read meanwhile stay pending for the next reader.
+    pub fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.request(id, method, params);
+        let (notes, response) = self.response(id);
+        for note in notes.into_iter().rev() {
+            self.pending.push_front(note);
+        }
+        assert!(response.get("error").is_none(), "{method}: {response}");
+        response["result"].clone()
+    }
+
+    /// Reads until every id in `ids` is answered; returns all notifications read meanwhile
+    /// and the responses by id (whatever order rho answered in).
+    pub fn responses(
+        &mut self,
+        ids: &[u64],
+    ) -> (Vec<Value>, std::collections::HashMap<u64, Value>) {
+        let mut notes = Vec::new();
+        let mut answers = std::collections::HashMap::new();
+        while answers.len() < ids.len() {
+            let message = self.next_message();
+            match message.get("id").and_then(Value::as_u64) {
+                Some(id) if ids.contains(&id) => {
+                    answers.insert(id, message);
+                }
+                _ => notes.push(message),
+            }
+        }
+        (notes, answers)
+    }
+
+    /// Reads until a notification `method` arrives; returns it.
+    pub fn until(&mut self, method: &str) -> Value {
+        loop {
+            let message = self.next_message();
+            if message["method"] == method {
+                return message;
+            }
+        }
+    }
+
+    /// Closes stdin and waits for a clean exit.
+    pub fn finish(mut self) -> i32 {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "rho did not exit after EOF");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Rpc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -26,27 +26,9 @@ fn everything() -> String {
         .into_owned()
 }
 
-fn tools(list: &Value) -> &Vec<Value> {
-    list["tools"].as_array().unwrap()
-}
-
-fn names(list: &Value) -> Vec<String> {
-    tools(list)
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-fn tool<'a>(list: &'a Value, name: &str) -> &'a Value {
-    tools(list)
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no tool {name} in {list:#}"))
-}
-
 /// The `name` enum of `activate_skill`'s input schema.
 fn skill_enum(list: &Value) -> Vec<String> {
-    strings(&tool(list, "activate_skill")["input_schema"]["properties"]["name"]["enum"])
+    strings(&listed_tool(list, "activate_skill")["input_schema"]["properties"]["name"]["enum"])
 }
 
 /// The built-in names, the built-in WASM tool `text_stats`, then `activate_skill`, in mount
@@ -108,9 +90,9 @@ fn assert_no_process(marker: &str) {
 fn list_without_servers_has_exactly_the_builtins_and_activate_skill() {
     let sb = Sandbox::new();
     let list = sb.rho(&["tools", "list", "--json"]).ok().json();
-    assert_eq!(names(&list), builtin_names(), "{list:#}");
+    assert_eq!(listed_names(&list), builtin_names(), "{list:#}");
     for (name, risk) in BUILTINS {
-        let t = tool(&list, name);
+        let t = listed_tool(&list, name);
         assert_eq!(t["risk"], risk, "{t:#}");
         assert_eq!(t["source"], "builtin", "{t:#}");
         assert_eq!(t["server"], Value::Null, "{t:#}");
@@ -118,7 +100,7 @@ fn list_without_servers_has_exactly_the_builtins_and_activate_skill() {
         assert_eq!(t["input_schema"]["type"], "object", "{t:#}");
         assert!(!t["description"].as_str().unwrap().is_empty(), "{t:#}");
     }
-    let activate = tool(&list, "activate_skill");
+    let activate = listed_tool(&list, "activate_skill");
     assert_eq!(activate["risk"], "read");
     assert_eq!(activate["source"], "builtin");
     assert_eq!(
@@ -178,7 +160,11 @@ fn activate_skill_enum_lists_loose_and_plugin_skills() {
         ],
         "{list:#}"
     );
-    assert_eq!(names(&list), builtin_names(), "skills add no other tool");
+    assert_eq!(
+        listed_names(&list),
+        builtin_names(),
+        "skills add no other tool"
+    );
 
     // The plugin skill is activatable too (its body is re-read under the plugin's rules).
     let run = sb
@@ -213,9 +199,9 @@ fn list_connects_config_servers_and_isolates_a_failed_one() {
         everything()
     ));
     let list = sb.rho(&["tools", "list", "--json"]).ok().json();
-    let all = names(&list);
+    let all = listed_names(&list);
     assert_eq!(all[..9], builtin_names()[..], "built-ins first: {all:?}");
-    let echo = tool(&list, "mcp__everything__echo");
+    let echo = listed_tool(&list, "mcp__everything__echo");
     assert_eq!(echo["source"], "mcp", "{echo:#}");
     assert_eq!(echo["server"], "everything", "{echo:#}");
     assert_eq!(echo["plugin"], Value::Null, "{echo:#}");
@@ -225,7 +211,7 @@ fn list_connects_config_servers_and_isolates_a_failed_one() {
         echo["input_schema"]["properties"]["message"]["type"], "string",
         "{echo:#}"
     );
-    let mcp: Vec<&Value> = tools(&list)
+    let mcp: Vec<&Value> = listed_tools(&list)
         .iter()
         .filter(|t| t["source"] == "mcp")
         .collect();
@@ -286,7 +272,7 @@ fn no_mcp_and_builtin_calls_start_no_server() {
         script.to_str().unwrap()
     ));
     let list = sb.rho(&["tools", "list", "--no-mcp", "--json"]).ok().json();
-    assert_eq!(names(&list), builtin_names(), "{list:#}");
+    assert_eq!(listed_names(&list), builtin_names(), "{list:#}");
     for s in list["servers"].as_array().unwrap() {
         assert_ne!(s["status"], "connected", "{s:#}");
         assert_ne!(s["status"], "failed", "{s:#}");
@@ -321,7 +307,10 @@ fn no_mcp_and_builtin_calls_start_no_server() {
 
     // The same server does start without --no-mcp (the marker file is a real witness).
     let list = sb.rho(&["tools", "list", "--json"]).ok().json();
-    assert_eq!(tool(&list, "mcp__everything__echo")["server"], "everything");
+    assert_eq!(
+        listed_tool(&list, "mcp__everything__echo")["server"],
+        "everything"
+    );
     assert!(
         dir.join("started").exists(),
         "the recording server never ran"

@@ -38,24 +38,6 @@ fn install_example(sb: &Sandbox) {
     );
 }
 
-fn tools(list: &Value) -> &Vec<Value> {
-    list["tools"].as_array().unwrap()
-}
-
-fn names(list: &Value) -> Vec<String> {
-    tools(list)
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-fn tool<'a>(list: &'a Value, name: &str) -> &'a Value {
-    tools(list)
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no tool {name} in {list:#}"))
-}
-
 fn tools_list(sb: &Sandbox) -> Value {
     sb.rho(&["tools", "list", "--json"]).ok().json()
 }
@@ -152,14 +134,14 @@ fn the_installed_example_reports_its_component_and_mounts_its_tools() {
 
     let list = tools_list(&sb);
     assert_eq!(list["diagnostics"], json!([]), "{list:#}");
-    let all = names(&list);
+    let all = listed_names(&list);
     assert_eq!(
         all[all.len() - 2..],
         [CONVERT, QUERY],
         "plugin WASM tools mount after the built-ins: {all:?}"
     );
     for (name, tool_name, required) in [(CONVERT, "convert", "to"), (QUERY, "query", "select")] {
-        let t = tool(&list, name);
+        let t = listed_tool(&list, name);
         assert_eq!(t["source"], "wasm", "{t:#}");
         assert_eq!(t["plugin"], "data-tools", "{t:#}");
         assert_eq!(t["server"], Value::Null, "{t:#}");
@@ -178,8 +160,14 @@ fn the_installed_example_reports_its_component_and_mounts_its_tools() {
             "{description}"
         );
     }
-    assert_eq!(tool(&list, CONVERT)["title"], "Convert JSON / TOML / YAML");
-    assert_eq!(tool(&list, QUERY)["title"], "Query JSON / TOML / YAML");
+    assert_eq!(
+        listed_tool(&list, CONVERT)["title"],
+        "Convert JSON / TOML / YAML"
+    );
+    assert_eq!(
+        listed_tool(&list, QUERY)["title"],
+        "Query JSON / TOML / YAML"
+    );
 
     let text = sb.rho(&["tools", "list"]).ok().stdout;
     let row = text
@@ -436,14 +424,14 @@ fn paths_outside_the_workspace_are_refused_and_the_canary_never_leaks() {
 fn builtin_text_stats_counts_text_and_a_workspace_file() {
     let sb = Sandbox::new();
     let list = tools_list(&sb);
-    let stats = tool(&list, "text_stats");
+    let stats = listed_tool(&list, "text_stats");
     assert_eq!(stats["source"], "builtin", "{stats:#}");
     assert_eq!(stats["plugin"], Value::Null, "{stats:#}");
     assert_eq!(stats["server"], Value::Null, "{stats:#}");
     assert_eq!(stats["risk"], "read", "{stats:#}");
     assert_eq!(stats["input_schema"]["type"], "object", "{stats:#}");
     assert!(
-        !names(&list).iter().any(|n| n.starts_with("wasm__")),
+        !listed_names(&list).iter().any(|n| n.starts_with("wasm__")),
         "no plugin is installed: {list:#}"
     );
     assert_eq!(list["diagnostics"], json!([]), "{list:#}");
@@ -527,9 +515,9 @@ fn a_broken_component_and_invalid_settings_fail_only_that_component() {
     );
 
     let list = tools_list(&sb);
-    let all = names(&list);
+    let all = listed_names(&list);
     for name in ["wasm__mixed__convert", "wasm__mixed__query"] {
-        let t = tool(&list, name);
+        let t = listed_tool(&list, name);
         assert_eq!(t["source"], "wasm", "{t:#}");
         assert_eq!(t["plugin"], "mixed", "{t:#}");
         assert_eq!(t["risk"], "read", "{t:#}");
@@ -620,9 +608,9 @@ fn a_broken_component_and_invalid_settings_fail_only_that_component() {
     // With valid settings the same file loads: its absence above was the settings' doing.
     make_plugin_with_extensions(&plugin, "mixed", &settings(1000));
     let list = tools_list(&sb);
-    let t = tool(&list, "wasm__mixed__text_stats");
+    let t = listed_tool(&list, "wasm__mixed__text_stats");
     assert_eq!(t["plugin"], "mixed", "{t:#}");
-    assert_eq!(tool(&list, "text_stats")["source"], "builtin");
+    assert_eq!(listed_tool(&list, "text_stats")["source"], "builtin");
     assert_eq!(diagnostics(&list).len(), 1, "only bad is left: {list:#}");
     diagnostic_for(&list, "mixed/bad");
     let inspect = sb
@@ -661,7 +649,7 @@ fn compiled_components_are_cached_and_reused() {
     assert!(!cache.exists(), "installing compiles nothing");
 
     let first = tools_list(&sb);
-    tool(&first, QUERY);
+    listed_tool(&first, QUERY);
     let snapshot = cache_snapshot(&cache);
     assert_eq!(
         snapshot.len(),
@@ -680,7 +668,7 @@ fn compiled_components_are_cached_and_reused() {
     // A second run and a call load the artifacts: nothing is compiled, so nothing is written
     // (a compile always stores its artifact through a new file renamed into place).
     let second = tools_list(&sb);
-    assert_eq!(names(&second), names(&first));
+    assert_eq!(listed_names(&second), listed_names(&first));
     let result = call_ok(&sb, QUERY, &json!({"input": "a: 1", "select": "a"}));
     assert_eq!(result["structured_content"], json!({"value": 1}));
     assert_eq!(cache_snapshot(&cache), snapshot, "the cache was reused");
@@ -706,7 +694,7 @@ fn compiled_components_are_cached_and_reused() {
     let garbage = b"not a compiled component\x03\0\0\0RHOCWASM".to_vec();
     std::fs::write(cache.join(victim), &garbage).unwrap();
     let list = tools_list(&sb);
-    assert_eq!(names(&list), names(&first));
+    assert_eq!(listed_names(&list), listed_names(&first));
     assert_eq!(list["diagnostics"], json!([]), "{list:#}");
     let replaced = std::fs::read(cache.join(victim)).unwrap();
     assert_ne!(replaced, garbage);
@@ -852,7 +840,7 @@ fn a_plugin_with_only_tool_components_is_not_reported_as_empty() {
     std::fs::create_dir_all(plugin.join("dev.rho/tools")).unwrap();
     std::fs::copy(data_wasm(), plugin.join("dev.rho/tools/data.wasm")).unwrap();
     let list = tools_list(&sb);
-    tool(&list, "wasm__only-tools__query");
+    listed_tool(&list, "wasm__only-tools__query");
     let listed = sb.plugin("only-tools");
     assert_eq!(listed["tool_components"], json!(["data"]), "{listed:#}");
     assert!(
@@ -938,7 +926,7 @@ fn a_project_plugins_components_load_only_once_trusted() {
 
     let untrusted = tools_list(&sb);
     assert!(
-        !names(&untrusted).contains(&QUERY.to_owned()),
+        !listed_names(&untrusted).contains(&QUERY.to_owned()),
         "{untrusted:#}"
     );
     let d = diagnostic_for(&untrusted, "data-tools/data");
@@ -984,7 +972,7 @@ fn a_project_plugins_components_load_only_once_trusted() {
         .json();
     assert_eq!(doc["components"][0]["workspace"], "read", "{doc:#}");
     let list = tools_list(&sb);
-    tool(&list, QUERY);
+    listed_tool(&list, QUERY);
     let result = call_ok(&sb, QUERY, &json!({"input": "{\"a\": 1}", "select": "a"}));
     assert_eq!(
         result["structured_content"],
@@ -1000,7 +988,10 @@ fn a_project_plugins_components_load_only_once_trusted() {
     manifest["extensions"]["dev.rho"]["tools"]["data"]["env"] = json!(["HOME"]);
     std::fs::write(&manifest_path, manifest.to_string()).unwrap();
     let changed = tools_list(&sb);
-    assert!(!names(&changed).contains(&QUERY.to_owned()), "{changed:#}");
+    assert!(
+        !listed_names(&changed).contains(&QUERY.to_owned()),
+        "{changed:#}"
+    );
     let d = diagnostic_for(&changed, "data-tools/data");
     assert!(
         d["message"]
@@ -1012,13 +1003,13 @@ fn a_project_plugins_components_load_only_once_trusted() {
 
     // Trusted again, then the component's bytes are replaced: untrusted again.
     sb.rho(&["plugins", "trust", "data-tools"]).ok();
-    tool(&tools_list(&sb), QUERY);
+    listed_tool(&tools_list(&sb), QUERY);
     let mut bytes = std::fs::read(data_wasm()).unwrap();
     bytes.extend_from_slice(b"\0");
     std::fs::write(plugin.join("dev.rho/tools/data.wasm"), &bytes).unwrap();
     let replaced = tools_list(&sb);
     assert!(
-        !names(&replaced).contains(&QUERY.to_owned()),
+        !listed_names(&replaced).contains(&QUERY.to_owned()),
         "{replaced:#}"
     );
     assert_eq!(
@@ -1047,7 +1038,7 @@ fn two_components_declaring_one_tool_name_are_reported_by_component() {
         .unwrap();
     }
     let list = tools_list(&sb);
-    let query = tool(&list, "wasm__twice__query");
+    let query = listed_tool(&list, "wasm__twice__query");
     assert_eq!(query["plugin"], "twice", "{query:#}");
     let collisions: Vec<&Value> = diagnostics(&list)
         .iter()

@@ -715,3 +715,24 @@ impl Drop for Rpc {
         let _ = self.child.wait();
     }
 }
+
+/// The `tools` array of a `rho tools list --json` document.
+pub fn listed_tools(list: &Value) -> &Vec<Value> {
+    list["tools"].as_array().unwrap()
+}
+
+/// The exported names in a `rho tools list --json` document, in mount order.
+pub fn listed_names(list: &Value) -> Vec<String> {
+    listed_tools(list)
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The entry of tool `name` in a `rho tools list --json` document (panics when missing).
+pub fn listed_tool<'a>(list: &'a Value, name: &str) -> &'a Value {
+    listed_tools(list)
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no tool {name} in {list:#}"))
+}

@@ -5,7 +5,9 @@
 //! skill ([`SkillMeta`]), the resolved, transport-ready description of an MCP server
 //! ([`McpServerSpec`]) with the [`endpoint`] rules every server source applies, and the tool
 //! vocabulary ([`ToolSpec`], [`RiskLevel`], [`ToolOutput`], the [`Tool`] trait and its
-//! runtime-free [`CancelSignal`]). It does no IO,
+//! runtime-free [`CancelSignal`]), what servers offer besides tools ([`ServerPrompt`],
+//! [`ServerResource`]) and the questions they ask during a call ([`Form`],
+//! [`SamplingRequest`], answered through an [`Asker`]). It does no IO,
 //! spawns nothing and knows no async runtime; loaders in the
 //! adapter crates produce these values and the registry consumes them.
 
@@ -15,6 +17,8 @@ pub mod endpoint;
 mod mcp_server;
 pub mod naming;
 mod permission;
+mod question;
+mod server_offer;
 mod skill;
 mod source;
 mod tool;
@@ -28,6 +32,13 @@ pub use mcp_server::{
     StdioCommand, StdioServerSpec, ToolFilter,
 };
 pub use permission::{Gate, PermissionMode};
+pub use question::{
+    AskFuture, Asker, Choice, FieldKind, Form, FormAnswer, FormField, SamplingAnswer,
+    SamplingMessage, SamplingRequest, SamplingRole,
+};
+pub use server_offer::{
+    PromptArgument, PromptMessage, PromptRole, ResourceAttachment, ServerPrompt, ServerResource,
+};
 pub use skill::SkillMeta;
 pub use source::{Scope, SkillSource};
 pub use tool::{

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cancel::CancelSignal;
+use crate::question::Asker;
 
 /// How much a tool may change. The approval gate asks according to this level and the
 /// permission mode; nothing a server or a component says about itself can lower it.
@@ -177,6 +178,9 @@ pub struct ToolContext {
     pub cancel: CancelSignal,
     /// Receives progress, when someone listens.
     pub progress: Option<ProgressSink>,
+    /// Puts a server's questions (forms, sampling) to the user on behalf of this call, when
+    /// someone can answer them.
+    pub asker: Option<Arc<dyn Asker>>,
 }
 
 impl ToolContext {
@@ -189,6 +193,7 @@ impl ToolContext {
             hidden_env: Vec::new(),
             cancel: CancelSignal::new(),
             progress: None,
+            asker: None,
         }
     }
 

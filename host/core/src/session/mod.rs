@@ -635,6 +635,7 @@ impl Session {
             hidden_env: self.config.hidden_env.clone(),
             cancel: cancel.clone(),
             progress: None,
+            asker: None,
         };
         // Progress from running tools reaches `emit` through a bounded queue: a tool that
         // reports faster than the front end reads loses reports, never memory.

@@ -1,0 +1,151 @@
+//! Questions a server asks during one of its tool calls, as rho shows them: a form
+//! (`elicitation/create`, mapped from the request's schema by `rho-mcp`) or a request for a
+//! completion from the user's model (`sampling/createMessage`). The [`Asker`] a session hands
+//! each call puts them in front of a person (`docs/mcp.md`, "Questions from a server").
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::Serialize;
+
+/// What kind of answer a form field takes. Every answer arrives as text; `rho-mcp` types it
+/// back to the field's declared JSON type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldKind {
+    /// Free text (a JSON string).
+    Text,
+    /// Free text parsed back to a JSON number.
+    Number,
+    /// Free text parsed back to a JSON integer.
+    Integer,
+    /// Yes or no (a JSON boolean).
+    Boolean,
+    /// One of [`FormField::choices`].
+    Choice,
+    /// Any number of [`FormField::choices`], comma-separated (a JSON array of strings).
+    MultiChoice,
+}
+
+/// One value a choice field offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Choice {
+    /// The value sent back.
+    pub value: String,
+    /// The title the schema gives it, when it gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// One question of a form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FormField {
+    /// The property name (the key of the answer).
+    pub name: String,
+    /// The schema's title for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What answer it takes.
+    pub kind: FieldKind,
+    /// The values of a choice field (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<Choice>,
+    /// The schema's default, as the text an answer would be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// Whether the schema requires it.
+    pub required: bool,
+    /// The description and the constraints rho does not enforce (`minLength`, `minimum`,
+    /// `format`, ...), as help text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+/// A form a server asks the user to fill in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Form {
+    /// The server's message.
+    pub message: String,
+    /// The questions, in the schema's order.
+    pub fields: Vec<FormField>,
+}
+
+/// How the user answered a form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormAnswer {
+    /// Filled in: answers as text, by field name (fields left out are unanswered).
+    Accept(BTreeMap<String, String>),
+    /// Refused to answer; the server carries on without the information.
+    Decline,
+    /// Dismissed the form; this also ends the turn.
+    Cancel,
+}
+
+/// Who wrote one message of a sampling conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SamplingRole {
+    /// The user side of the server's conversation.
+    User,
+    /// The assistant side.
+    Assistant,
+}
+
+/// One message of a sampling conversation, its blocks rendered as text (non-text blocks are
+/// named, not sent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SamplingMessage {
+    /// Who wrote it.
+    pub role: SamplingRole,
+    /// Its text.
+    pub text: String,
+}
+
+/// A server's request for a completion from the user's model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SamplingRequest {
+    /// The server's system prompt, when it sent one.
+    pub system_prompt: Option<String>,
+    /// The conversation, oldest first.
+    pub messages: Vec<SamplingMessage>,
+    /// The token ceiling the server asked for (shown, not enforced).
+    pub max_tokens: u32,
+}
+
+/// How a sampling request ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SamplingAnswer {
+    /// The model wrote `text`.
+    Reply {
+        /// The model that wrote it (the session's current model).
+        model: String,
+        /// What it wrote.
+        text: String,
+        /// Why it stopped (`endTurn`, `maxTokens`).
+        stop_reason: String,
+    },
+    /// The user refused, nobody could be asked, or the model failed: the request is rejected
+    /// with this reason.
+    Refused(String),
+    /// The user dismissed the question; this also ends the turn.
+    Cancel,
+}
+
+/// The future an [`Asker`] returns.
+pub type AskFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Puts a server's questions in front of a person on behalf of one tool call. A session gives
+/// each call its own asker (naming the call); the MCP runtime uses it only while exactly that
+/// call runs on the asking server.
+pub trait Asker: Send + Sync {
+    /// Shows `form` from `server` and waits for the answer. An asker that cannot ask declines.
+    fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, FormAnswer>;
+
+    /// Asks the user whether `server` may use the model for `request`, then runs it.
+    fn sample<'a>(
+        &'a self,
+        server: &'a str,
+        request: SamplingRequest,
+    ) -> AskFuture<'a, SamplingAnswer>;
+}

@@ -572,7 +572,7 @@ fn bad_input_gets_the_right_errors_and_the_process_keeps_serving() {
     let sandbox = Sandbox::new();
     let model = Model::start(
         &sandbox.dir.path().join("model"),
-        &json!([{"content": "slow answer with several words", "chunk_delay_ms": 150}]),
+        &json!([{"content": "slow answer with several words", "chunk_delay_ms": 150}, {"content": "second answer"}]),
     );
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
     let expect_error = |rpc: &mut Rpc, line: &str, code: i64, id: Value| {
@@ -633,14 +633,15 @@ fn bad_input_gets_the_right_errors_and_the_process_keeps_serving() {
     rpc.send_raw(r#"{"jsonrpc":"2.0","method":"getState","id":18446744073709551616}"#);
     let message = rpc.next_message();
     assert!(message["result"].is_object(), "{message}");
-    // A second prompt while one runs is refused; the first one finishes.
+    // A second prompt while one runs is queued (rho-rpc-mode: ordinary prompts are processed
+    // serially); it runs once the first one finished.
     rpc.request(10, "prompt", json!({"message": "first"}));
     rpc.until("message/delta");
     rpc.request(11, "prompt", json!({"message": "second"}));
-    let (_, refused) = rpc.response(11);
-    assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let (_, first) = rpc.response(10);
     assert_eq!(first["result"]["reply"], "slow answer with several words");
+    let (_, second) = rpc.response(11);
+    assert_eq!(second["result"]["reply"], "second answer", "{second}");
     assert_eq!(rpc.finish(), 0);
 }
 

@@ -106,6 +106,10 @@ pub struct RpcArgs {
     /// Resume the session saved in this file.
     #[arg(long, value_name = "PATH")]
     pub session: Option<PathBuf>,
+    /// The client answers servers' questions (`question/request`, `questionResponse`):
+    /// servers are told rho can show a form. Without it every question is declined.
+    #[arg(long)]
+    pub accept_questions: bool,
 }
 
 /// `rho mcp ...`

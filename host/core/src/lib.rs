@@ -3,8 +3,11 @@
 //! The registry mounts every component source (built-in, loose skills, `config.toml`, Agent
 //! Plugins) under one set of precedence, shadowing and naming rules and keeps a diagnostic for
 //! everything it refused. The session engine (agent loop, providers, approvals, steering,
-//! persistence) runs on top of it. Front-ends (CLI, JSON-RPC mode, TUI) only drive these.
+//! persistence) runs on top of it, and the session host ([`host::SessionHost`]) owns a running
+//! agent: front-ends (JSON-RPC mode, the terminal UI) drive it with operations and read its
+//! events, holding no session state of their own.
 
+pub mod host;
 mod model_choice;
 pub mod provider;
 mod registry;

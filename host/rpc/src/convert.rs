@@ -1,14 +1,23 @@
-//! From engine values to wire values, and from session events to notification lines.
+//! From host values to wire values, and from session events to notification lines.
 
-use rho_component::Diagnostic;
+use rho_component::{Diagnostic, ToolOrigin, ToolSpec};
+use rho_core::host::{Extensions, HostState, ModelEntry, ProviderReport, SessionInfo};
 use rho_core::provider::{ChatMessage, Role, Usage};
-use rho_core::session::{CallOutcome, CallRecord, ContextSnapshot, SessionEvent, TurnResult};
+use rho_core::session::{
+    CallOutcome, CallRecord, ContextSnapshot, QuestionRequest, SessionEvent, SessionStats,
+    SessionSummary, TurnResult,
+};
 
 use crate::jsonrpc::notification_line;
+use crate::methods::Notification;
 use crate::wire::{
-    AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, ContextWire,
-    DeltaParams, DiagnosticWire, MessageWire, OutcomeWire, StateChangeParams, ToolCallParams,
-    ToolCallWire, ToolDeniedParams, ToolProgressParams, ToolResultParams, UsageParams, UsageWire,
+    AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, ChoiceWire,
+    ContextWire, DeltaParams, DiagnosticWire, ExtensionsResult, FieldWire, MessageWire, ModelWire,
+    ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire, ProvidersResult,
+    QuestionRequestParams, SamplingMessageWire, ServerWire, SessionResult, SessionWire,
+    SessionsResult, SkillWire, StateChangeParams, StateResult, StatsResult, ToolCallParams,
+    ToolCallWire, ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolWire,
+    UsageByPurposeWire, UsageParams, UsageWire,
 };
 
 pub(crate) fn usage(u: &Usage) -> UsageWire {
@@ -98,9 +107,9 @@ pub(crate) fn agent_end(t: &TurnResult) -> AgentEndParams {
 /// The notification line for a session event.
 pub(crate) fn event_line(event: &SessionEvent) -> String {
     match event {
-        SessionEvent::AgentStart => notification_line::<()>("agent/start", None),
+        SessionEvent::AgentStart => notification_line::<()>(Notification::AgentStart.name(), None),
         SessionEvent::StateChange(state) => notification_line(
-            "state/change",
+            Notification::StateChange.name(),
             Some(&StateChangeParams {
                 state: serde_json::to_value(state)
                     .ok()
@@ -109,13 +118,13 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             }),
         ),
         SessionEvent::MessageDelta(delta) => notification_line(
-            "message/delta",
+            Notification::MessageDelta.name(),
             Some(&DeltaParams {
                 delta: delta.clone(),
             }),
         ),
         SessionEvent::ReasoningDelta(delta) => notification_line(
-            "reasoning/delta",
+            Notification::ReasoningDelta.name(),
             Some(&DeltaParams {
                 delta: delta.clone(),
             }),
@@ -125,7 +134,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             name,
             arguments,
         } => notification_line(
-            "tool/call",
+            Notification::ToolCall.name(),
             Some(&ToolCallParams {
                 call_id: call_id.clone(),
                 name: name.clone(),
@@ -137,7 +146,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             arguments,
             risk,
         } => notification_line(
-            "approval/request",
+            Notification::ApprovalRequest.name(),
             Some(&ApprovalRequestParams {
                 tool: tool.clone(),
                 arguments: arguments.clone(),
@@ -145,7 +154,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             }),
         ),
         SessionEvent::ToolDenied { name } => notification_line(
-            "tool/denied",
+            Notification::ToolDenied.name(),
             Some(&ToolDeniedParams { name: name.clone() }),
         ),
         SessionEvent::ToolProgress {
@@ -155,7 +164,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             total,
             message,
         } => notification_line(
-            "tool/progress",
+            Notification::ToolProgress.name(),
             Some(&ToolProgressParams {
                 call_id: call_id.clone(),
                 name: name.clone(),
@@ -170,7 +179,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             is_error,
             output,
         } => notification_line(
-            "tool/result",
+            Notification::ToolResult.name(),
             Some(&ToolResultParams {
                 call_id: call_id.clone(),
                 name: name.clone(),
@@ -183,19 +192,217 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             usage: u,
             context: c,
         } => notification_line(
-            "usage",
+            Notification::Usage.name(),
             Some(&UsageParams {
                 iteration: *iteration,
                 usage: usage(u),
                 context: context(c),
             }),
         ),
-        SessionEvent::AgentEnd(turn) => notification_line("agent/end", Some(&agent_end(turn))),
+        SessionEvent::AgentEnd(turn) => {
+            notification_line(Notification::AgentEnd.name(), Some(&agent_end(turn)))
+        }
         SessionEvent::AgentError(error) => notification_line(
-            "agent/error",
+            Notification::AgentError.name(),
             Some(&AgentErrorParams {
                 error: error.clone(),
             }),
         ),
+        SessionEvent::Question(question) => notification_line(
+            Notification::QuestionRequest.name(),
+            Some(&question_request(question)),
+        ),
+    }
+}
+
+fn question_request(q: &QuestionRequest) -> QuestionRequestParams {
+    QuestionRequestParams {
+        question_id: q.id,
+        kind: serde_json::to_value(q.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        server: q.server.clone(),
+        call_id: q.call_id.clone(),
+        message: q.message.clone(),
+        fields: q
+            .fields
+            .iter()
+            .map(|f| FieldWire {
+                name: f.name.clone(),
+                title: f.title.clone(),
+                kind: serde_json::to_value(f.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                choices: f
+                    .choices
+                    .iter()
+                    .map(|c| ChoiceWire {
+                        value: c.value.clone(),
+                        title: c.title.clone(),
+                    })
+                    .collect(),
+                default: f.default.clone(),
+                required: f.required,
+                help: f.help.clone(),
+            })
+            .collect(),
+        messages: q
+            .messages
+            .iter()
+            .map(|m| SamplingMessageWire {
+                role: serde_json::to_value(m.role)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                text: m.text.clone(),
+            })
+            .collect(),
+        max_tokens: q.max_tokens,
+    }
+}
+
+pub(crate) fn state(s: HostState) -> StateResult {
+    StateResult {
+        model: s.model,
+        provider: s.provider,
+        provider_error: s.provider_error,
+        cwd: s.cwd,
+        session_id: s.session_id,
+        session_file: s.session_file,
+        permission_mode: s.permission_mode.to_owned(),
+    }
+}
+
+pub(crate) fn models(models: Vec<ModelEntry>, errors: Vec<(String, String)>) -> ModelsResult {
+    ModelsResult {
+        models: models
+            .into_iter()
+            .map(|m| ModelWire {
+                id: m.id,
+                provider: m.provider,
+            })
+            .collect(),
+        errors: errors
+            .into_iter()
+            .map(|(provider, error)| ProviderProblem { provider, error })
+            .collect(),
+    }
+}
+
+pub(crate) fn providers(providers: Vec<ProviderReport>) -> ProvidersResult {
+    ProvidersResult {
+        providers: providers
+            .into_iter()
+            .map(|p| ProviderWire {
+                id: p.id,
+                source: p.source.to_owned(),
+                endpoint: p.endpoint,
+                external: p.external,
+                default_model: p.default_model,
+                reachable: p.error.is_none(),
+                error: p.error,
+                active: p.active,
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn stats(s: &SessionStats) -> StatsResult {
+    StatsResult {
+        session_id: s.session_id.clone(),
+        session_file: s.session_file.clone(),
+        usage: usage(&s.usage),
+        usage_by_purpose: UsageByPurposeWire {
+            turns: usage(&s.usage),
+            mcp_sampling: usage(&s.sampling_usage),
+        },
+        context: context(&s.context),
+        messages: s.messages,
+    }
+}
+
+pub(crate) fn sessions(sessions: Vec<SessionSummary>) -> SessionsResult {
+    SessionsResult {
+        sessions: sessions
+            .into_iter()
+            .map(|s| SessionWire {
+                id: s.id,
+                path: s.path,
+                created: s.created,
+                modified: s.modified,
+                messages: s.messages,
+                first_prompt: s.first_prompt,
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn session(info: SessionInfo) -> SessionResult {
+    SessionResult {
+        session_id: info.session_id,
+        session_file: info.session_file,
+        messages: info.messages,
+    }
+}
+
+pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
+    ExtensionsResult {
+        plugins: e
+            .plugins
+            .into_iter()
+            .map(|p| PluginWire {
+                name: p.name,
+                scope: p.scope.to_owned(),
+                status: p.status.to_owned(),
+                path: p.path,
+            })
+            .collect(),
+        skills: e
+            .skills
+            .iter()
+            .map(|s| SkillWire {
+                name: s.name.clone(),
+                description: s.description.clone(),
+                source: s.source.kind().to_owned(),
+                plugin: s.source.plugin().map(str::to_owned),
+            })
+            .collect(),
+        servers: e
+            .servers
+            .iter()
+            .map(|s| ServerWire {
+                id: s.id.clone(),
+                source: s.source.as_str().to_owned(),
+                plugin: s.plugin.clone(),
+                status: s.status.as_str().to_owned(),
+                error: s.status.error().map(str::to_owned),
+                protocol_version: s.protocol_version.clone(),
+                tools: s.tools.clone(),
+                added_tools: s.added_tools(),
+                ping_failure: s.last_ping_failure(),
+            })
+            .collect(),
+        tools: e.tools,
+        diagnostics: e.diagnostics.iter().map(diagnostic).collect(),
+    }
+}
+
+pub(crate) fn tool(spec: &ToolSpec) -> ToolWire {
+    let (server, plugin) = match &spec.origin {
+        ToolOrigin::Mcp { server, plugin, .. } => (Some(server.clone()), plugin.clone()),
+        ToolOrigin::Wasm { plugin, .. } => (None, Some(plugin.clone())),
+        ToolOrigin::Builtin => (None, None),
+    };
+    ToolWire {
+        name: spec.name.clone(),
+        title: spec.title.clone(),
+        description: spec.description.clone(),
+        input_schema: spec.input_schema.clone(),
+        risk: spec.risk.as_str().to_owned(),
+        source: spec.origin.kind().to_owned(),
+        server,
+        plugin,
     }
 }

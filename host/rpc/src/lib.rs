@@ -1,22 +1,22 @@
 //! rho's JSON-RPC 2.0 mode (`rho rpc`), as `rho-rpc-mode.md` specifies it.
 //!
-//! [`serve`] runs one connection over a [`Transport`]: stdin/stdout in the binary
-//! ([`transport::stdio`]), in-process channels in tests ([`transport::channel`]). Requests are
-//! parsed strictly (`jsonrpc.rs`), every param, result and notification has a typed wire struct
-//! (`wire.rs`), and the OpenRPC document in `schemas/rho-rpc.openrpc.json` is generated from
-//! those types (`openrpc.rs`). stdout carries only protocol; logs go to stderr.
+//! It is a codec over `rho-core`'s session host: [`serve`] turns JSON-RPC lines from a
+//! [`Transport`] (stdin/stdout in the binary, [`transport::stdio`]; in-process channels in
+//! tests, [`transport::channel`]) into host operations and host events into lines. It holds
+//! no session state. Requests are parsed strictly (`jsonrpc.rs`); each method is defined once
+//! in `methods.rs` (name, params, the operation it becomes, its result), and dispatch, the
+//! method list and the OpenRPC document in `schemas/rho-rpc.openrpc.json` (`openrpc.rs`) all
+//! come from that table; every param, result and notification has a typed wire struct
+//! (`wire.rs`). stdout carries only protocol; logs go to stderr.
 
-mod app;
+mod codec;
 mod convert;
 pub mod jsonrpc;
+mod methods;
 pub mod openrpc;
-mod server;
 pub mod transport;
 pub mod wire;
 
-pub use app::{Ambient, App, RpcOptions};
-pub use server::{
-    MAX_QUEUED_BYTES, MAX_QUEUED_REQUESTS, MAX_STEERING_MESSAGES, METHODS, NOTIFICATIONS,
-    SessionStart, serve, serve_until,
-};
+pub use codec::serve;
+pub use methods::{METHODS, Method, NOTIFICATIONS, Notification};
 pub use transport::{Inbound, Peer, Transport};

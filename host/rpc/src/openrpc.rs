@@ -7,15 +7,10 @@
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 
-use crate::wire::{
-    AgentEndParams, AgentErrorParams, ApprovalRequestParams, ApprovalResponseParams, CompactResult,
-    DeltaParams, Empty, ExtensionsResult, MessagesResult, ModelsResult, PromptParams, PromptResult,
-    ProvidersResult, ResumeSessionParams, SessionResult, SessionsResult, SetModelParams,
-    SetModelResult, StateChangeParams, StateResult, StatsResult, ToolCallParams, ToolDeniedParams,
-    ToolProgressParams, ToolResultParams, ToolsResult, UsageParams,
-};
+use crate::methods::{METHODS, NOTIFICATIONS};
 
-fn schema<T: JsonSchema>() -> Value {
+/// The JSON Schema of `T` (draft-07, inlined).
+pub(crate) fn schema<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft07()
         .with(|s| s.inline_subschemas = true)
         .into_generator();
@@ -27,7 +22,7 @@ fn schema<T: JsonSchema>() -> Value {
 }
 
 /// Params as OpenRPC content descriptors (by name), from a params struct's schema.
-fn params_of<T: JsonSchema>() -> Value {
+pub(crate) fn params_of<T: JsonSchema>() -> Value {
     let schema = schema::<T>();
     let required: Vec<&str> = schema["required"]
         .as_array()
@@ -76,193 +71,23 @@ fn notification(name: &str, summary: &str, params: Value) -> Value {
 
 /// The document.
 pub fn document() -> Value {
-    let none = || Value::Array(Vec::new());
-    let methods = vec![
-        method(
-            "prompt",
-            "Send a user message to the agent (or a mid-turn steering nudge when steer is true)",
-            params_of::<PromptParams>(),
-            "reply",
-            schema::<PromptResult>(),
-        ),
-        method(
-            "abort",
-            "Cancel the current operation",
-            none(),
-            "empty",
-            schema::<Empty>(),
-        ),
-        method(
-            "clear",
-            "Clear conversation history",
-            none(),
-            "empty",
-            schema::<Empty>(),
-        ),
-        method(
-            "getState",
-            "Return model, provider, and cwd",
-            none(),
-            "state",
-            schema::<StateResult>(),
-        ),
-        method(
-            "getMessages",
-            "Return all messages on active path",
-            none(),
-            "messages",
-            schema::<MessagesResult>(),
-        ),
-        method(
-            "setModel",
-            "Switch model (id or provider:id)",
-            params_of::<SetModelParams>(),
-            "model",
-            schema::<SetModelResult>(),
-        ),
-        method(
-            "listModels",
-            "List available models from providers",
-            none(),
-            "models",
-            schema::<ModelsResult>(),
-        ),
-        method(
-            "listProviders",
-            "List configured providers with reachability",
-            none(),
-            "providers",
-            schema::<ProvidersResult>(),
-        ),
-        method(
-            "getSessionStats",
-            "Return token budget / usage info",
-            none(),
-            "stats",
-            schema::<StatsResult>(),
-        ),
-        method(
-            "listSessions",
-            "List previous sessions for project",
-            none(),
-            "sessions",
-            schema::<SessionsResult>(),
-        ),
-        method(
-            "listExtensions",
-            "List loaded extensions and tools",
-            none(),
-            "extensions",
-            schema::<ExtensionsResult>(),
-        ),
-        method(
-            "reloadExtensions",
-            "Reload extensions from disk (a new tool set for the next turn)",
-            none(),
-            "extensions",
-            schema::<ExtensionsResult>(),
-        ),
-        method(
-            "compact",
-            "Trigger context compaction",
-            none(),
-            "summary",
-            schema::<CompactResult>(),
-        ),
-        method(
-            "resumeSession",
-            "Resume a previous session from JSONL",
-            params_of::<ResumeSessionParams>(),
-            "session",
-            schema::<SessionResult>(),
-        ),
-        method(
-            "newSession",
-            "Start a fresh session (preserves model, provider, tools)",
-            none(),
-            "session",
-            schema::<SessionResult>(),
-        ),
-        method(
-            "listTools",
-            "List registered tools with schemas and risk levels",
-            none(),
-            "tools",
-            schema::<ToolsResult>(),
-        ),
-        method(
-            "approvalResponse",
-            "Respond to an approval/request; approved false with a message is a redirect",
-            params_of::<ApprovalResponseParams>(),
-            "empty",
-            schema::<Empty>(),
-        ),
-    ];
-    let notifications = vec![
-        notification("ready", "Emitted once on startup", none()),
-        notification("agent/start", "Agent began processing a prompt", none()),
-        notification(
-            "agent/end",
-            "Agent finished with full result",
-            params_of::<AgentEndParams>(),
-        ),
-        notification(
-            "agent/error",
-            "Agent loop encountered an error",
-            params_of::<AgentErrorParams>(),
-        ),
-        notification(
-            "state/change",
-            "Loop state transition (thinking, executing_tool, awaiting_approval, idle)",
-            params_of::<StateChangeParams>(),
-        ),
-        notification(
-            "message/delta",
-            "Streaming text chunk",
-            params_of::<DeltaParams>(),
-        ),
-        notification(
-            "reasoning/delta",
-            "Streaming reasoning chunk",
-            params_of::<DeltaParams>(),
-        ),
-        notification(
-            "tool/call",
-            "Model requested a tool call",
-            params_of::<ToolCallParams>(),
-        ),
-        notification(
-            "tool/progress",
-            "A running tool reported progress (rho's addition; dropped when the reader falls behind)",
-            params_of::<ToolProgressParams>(),
-        ),
-        notification(
-            "tool/result",
-            "Tool finished executing",
-            params_of::<ToolResultParams>(),
-        ),
-        notification(
-            "tool/denied",
-            "Tool call denied by approval gate",
-            params_of::<ToolDeniedParams>(),
-        ),
-        notification(
-            "approval/request",
-            "Approval required — send approvalResponse",
-            params_of::<ApprovalRequestParams>(),
-        ),
-        notification(
-            "usage",
-            "Per-iteration token/cost delta and live context snapshot",
-            params_of::<UsageParams>(),
-        ),
-    ];
+    let methods: Vec<Value> = METHODS
+        .iter()
+        .map(|m| {
+            let (params, result_name, result) = m.schemas();
+            method(m.name(), m.summary(), params, result_name, result)
+        })
+        .collect();
+    let notifications: Vec<Value> = NOTIFICATIONS
+        .iter()
+        .map(|n| notification(n.name(), n.summary(), n.params_schema()))
+        .collect();
     json!({
         "openrpc": "1.3.1",
         "info": {
             "title": "rho JSON-RPC mode",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "rho as a headless agent over JSON-RPC 2.0 on stdin/stdout: one request per line, notifications without id. Errors: -32700 parse error, -32600 invalid request (also: a prompt already running, nothing to abort, no approval pending, an id still in flight, batches), -32601 method not found, -32602 invalid params, -32603 internal error.",
+            "description": "rho as a headless agent over JSON-RPC 2.0 on stdin/stdout: one request per line, notifications without id. Errors: -32700 parse error, -32600 invalid request (also: the queue is full, nothing to abort, no approval or question pending, an id still in flight, batches), -32601 method not found, -32602 invalid params, -32603 internal error.",
         },
         "methods": methods,
         "x-notifications": notifications,
@@ -302,12 +127,14 @@ mod tests {
                 .map(|m| m["name"].as_str().unwrap().to_owned())
                 .collect()
         };
-        assert_eq!(names("methods"), crate::METHODS);
-        assert_eq!(names("x-notifications"), crate::NOTIFICATIONS);
-        let prompt = &doc["methods"][0]["params"];
-        assert_eq!(prompt[0]["name"], "message");
-        assert_eq!(prompt[0]["required"], true);
-        assert_eq!(prompt[1]["name"], "steer");
-        assert_eq!(prompt[1]["required"], false);
+        let methods: Vec<&str> = crate::METHODS.iter().map(|m| m.name()).collect();
+        let notifications: Vec<&str> = crate::NOTIFICATIONS.iter().map(|n| n.name()).collect();
+        assert_eq!(names("methods"), methods);
+        assert_eq!(names("x-notifications"), notifications);
+        let prompt = doc["methods"][0]["params"].as_array().unwrap();
+        let param = |name: &str| prompt.iter().find(|p| p["name"] == name).unwrap();
+        assert_eq!(param("message")["required"], true);
+        assert_eq!(param("steer")["required"], false);
+        assert_eq!(param("attachments")["required"], false);
     }
 }

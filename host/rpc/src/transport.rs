@@ -10,6 +10,9 @@ use tokio::sync::mpsc;
 
 use crate::jsonrpc::MAX_LINE_BYTES;
 
+/// Lines waiting for the peer to read them, at most.
+pub const OUTGOING_LINES: usize = 256;
+
 /// One inbound unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inbound {
@@ -24,9 +27,9 @@ pub enum Inbound {
 pub struct Transport {
     /// Inbound lines; `None` from `recv` means the peer closed its side (EOF).
     pub incoming: mpsc::Receiver<Inbound>,
-    /// Outbound lines (without newline). Unbounded so a slow reader never makes the engine
-    /// drop a notification; the writer drains it as fast as the peer reads.
-    pub outgoing: mpsc::UnboundedSender<String>,
+    /// Outbound lines (without newline). Bounded: a peer that reads slowly makes rho wait
+    /// (nothing is dropped, nothing grows without limit).
+    pub outgoing: mpsc::Sender<String>,
 }
 
 /// The test side of a [`channel`] transport.
@@ -35,13 +38,13 @@ pub struct Peer {
     /// Lines sent to rho; drop it to signal EOF.
     pub to_rho: mpsc::Sender<Inbound>,
     /// Lines rho wrote.
-    pub from_rho: mpsc::UnboundedReceiver<String>,
+    pub from_rho: mpsc::Receiver<String>,
 }
 
 /// An in-process transport and its peer.
 pub fn channel() -> (Transport, Peer) {
     let (to_rho, incoming) = mpsc::channel(64);
-    let (outgoing, from_rho) = mpsc::unbounded_channel();
+    let (outgoing, from_rho) = mpsc::channel(OUTGOING_LINES);
     (Transport { incoming, outgoing }, Peer { to_rho, from_rho })
 }
 
@@ -49,7 +52,7 @@ pub fn channel() -> (Transport, Peer) {
 /// finishes when every sender is gone (or stdout is closed by the reader).
 pub fn stdio() -> (Transport, tokio::task::JoinHandle<()>) {
     let (to_rho, incoming) = mpsc::channel(64);
-    let (outgoing, mut lines) = mpsc::unbounded_channel::<String>();
+    let (outgoing, mut lines) = mpsc::channel::<String>(OUTGOING_LINES);
     // A thread, not a task: reading stdin blocks.
     let spawned = std::thread::Builder::new()
         .name("rho-rpc-stdin".into())

@@ -20,6 +20,46 @@ pub struct PromptParams {
     /// new turn.
     #[serde(default)]
     pub steer: bool,
+    /// Server resources to read and attach before the turn starts (a failed read is an error
+    /// naming the URI, and no turn starts).
+    #[serde(default)]
+    pub attachments: Vec<AttachmentWire>,
+}
+
+/// One resource to attach to a prompt.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttachmentWire {
+    /// The server offering it.
+    pub server: String,
+    /// Its URI.
+    pub uri: String,
+}
+
+/// What the user did with a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum QuestionAction {
+    /// Answered (`answers` holds the form's answers as text).
+    Accept,
+    /// Refused; the server carries on without it.
+    Decline,
+    /// Dismissed; the turn ends.
+    Cancel,
+}
+
+/// `questionResponse`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct QuestionResponseParams {
+    /// The `questionId` of the `question/request`.
+    pub question_id: u64,
+    /// Accept, decline or cancel.
+    pub action: QuestionAction,
+    /// With `accept`: each field's answer as text, by field name (rho types it; an answer
+    /// that cannot carry its field's type declines the question).
+    #[serde(default)]
+    pub answers: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// `setModel`.
@@ -69,6 +109,16 @@ pub struct PromptResult {
     pub reply: String,
     /// `stop`, `length`, `max_iterations`, `aborted`, ...
     pub finish_reason: String,
+}
+
+/// `prompt` result: the turn's reply, or `{}` for a steering nudge.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PromptAnswer {
+    /// An ordinary prompt ended.
+    Turn(PromptResult),
+    /// A steering nudge was queued for the next seam.
+    Steered(Empty),
 }
 
 /// Token counts.
@@ -237,12 +287,24 @@ pub struct StatsResult {
     pub session_id: Option<String>,
     /// The session file.
     pub session_file: Option<PathBuf>,
-    /// Tokens over the session's life.
+    /// Tokens over the session's life (the user's turns and compactions).
     pub usage: UsageWire,
+    /// The usage ledger by purpose: the user's turns, and what servers spent through
+    /// sampling.
+    pub usage_by_purpose: UsageByPurposeWire,
     /// The context after the last request.
     pub context: ContextWire,
     /// Messages in the conversation.
     pub messages: usize,
+}
+
+/// Tokens by what they were spent on.
+#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
+pub struct UsageByPurposeWire {
+    /// The user's turns and compactions.
+    pub turns: UsageWire,
+    /// Servers' `sampling/createMessage` requests the user allowed.
+    pub mcp_sampling: UsageWire,
 }
 
 /// One saved session.
@@ -362,6 +424,9 @@ pub struct ServerWire {
     pub protocol_version: Option<String>,
     /// Exported names of its tools.
     pub tools: Vec<String>,
+    /// Tools the server added after the session started, by the server's names: they need
+    /// a restart.
+    pub added_tools: Vec<String>,
     /// The latest failed keep-alive ping.
     pub ping_failure: Option<String>,
 }
@@ -532,4 +597,73 @@ pub struct AgentEndParams {
 pub struct AgentErrorParams {
     /// What failed.
     pub error: String,
+}
+
+/// `question/request` (rho's addition): a server asks the user something during one of its
+/// tool calls. Answer with `questionResponse`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionRequestParams {
+    /// The id `questionResponse` names.
+    pub question_id: u64,
+    /// `elicitation` (a form) or `sampling` (permission to use the model).
+    pub kind: String,
+    /// The asking server's identity.
+    pub server: String,
+    /// The tool call the question belongs to (as in `tool/call`).
+    pub call_id: String,
+    /// The server's message, or what the server asks the model to do.
+    pub message: String,
+    /// The form's questions (elicitation).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldWire>,
+    /// The conversation the server wants the model to continue (sampling).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<SamplingMessageWire>,
+    /// The token ceiling the server asked for (sampling).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+/// One question of a form.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FieldWire {
+    /// The answer's key.
+    pub name: String,
+    /// A display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `text`, `number`, `integer`, `boolean`, `choice` or `multi_choice` (answers
+    /// comma-separated).
+    pub kind: String,
+    /// The values of a choice field.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<ChoiceWire>,
+    /// The default answer, as text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// Whether an answer is required.
+    pub required: bool,
+    /// The description and constraints (shown, not enforced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+/// One value a choice field offers.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChoiceWire {
+    /// The value to answer with.
+    pub value: String,
+    /// Its title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// One message of a sampling conversation.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SamplingMessageWire {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// Its text.
+    pub text: String,
 }

@@ -146,6 +146,7 @@ pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
                 .mount(&MountOptions {
                     connect_mcp: true,
                     keep_alive: None,
+                    ..MountOptions::default()
                 })
                 .await;
             let failed: Vec<String> = set

@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use rho_core::host::{HostOptions, SessionHost, SessionStart};
 use rho_core::{MountOptions, ProviderFlags};
-use rho_rpc::{App, RpcOptions, SessionStart};
 
 use super::runtime;
 use crate::cli::RpcArgs;
@@ -21,7 +21,7 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
         (None, true) => SessionStart::Continue,
         (None, false) => SessionStart::New,
     };
-    let options = RpcOptions {
+    let options = HostOptions {
         registry,
         flags: ProviderFlags {
             endpoint: args.provider.endpoint,
@@ -33,10 +33,14 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
         start,
         mount: MountOptions::default(),
         ambient: Arc::new(|name| std::env::var(name).ok()),
+        accepts_questions: args.accept_questions,
+        fixed_provider: None,
     };
     let runtime = runtime()?;
     runtime.block_on(async move {
-        let app = App::start(options).await.map_err(anyhow::Error::msg)?;
+        let (host, handle, events) = SessionHost::start(options)
+            .await
+            .map_err(anyhow::Error::msg)?;
         let (transport, writer) = rho_rpc::transport::stdio();
         // SIGINT and SIGTERM abort what runs and stop; EOF lets received work finish.
         let stop = rho_component::CancelSignal::new();
@@ -58,7 +62,7 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
             }
             on_signal.cancel();
         });
-        rho_rpc::serve_until(app, transport, stop).await;
+        rho_rpc::serve(host, handle, events, transport, stop).await;
         let _ = writer.await;
         Ok::<_, anyhow::Error>(())
     })?;

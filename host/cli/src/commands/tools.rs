@@ -23,6 +23,7 @@ fn mount_options(connect_mcp: bool) -> MountOptions {
     MountOptions {
         connect_mcp,
         keep_alive: None,
+        ..MountOptions::default()
     }
 }
 
@@ -53,7 +54,7 @@ fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
     let registry = ctx.registry();
     let set = runtime()?.block_on(async {
         let set = registry.mount(&mount_options(connect_mcp)).await;
-        let specs: Vec<ToolSpec> = set.specs().cloned().collect();
+        let specs: Vec<ToolSpec> = set.specs();
         let servers: Vec<(String, String, Option<String>)> = set
             .servers
             .iter()
@@ -134,7 +135,7 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
     let json = ctx.json;
     runtime()?.block_on(async move {
         let set = registry.mount(&mount_options(connect_mcp)).await;
-        let Some(tool) = set.get(name).cloned() else {
+        let Some(tool) = set.get(name) else {
             let failed: Vec<String> = set
                 .servers
                 .iter()

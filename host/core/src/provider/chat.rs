@@ -53,6 +53,20 @@ pub struct ChatMessage {
     /// The tool name, on tool messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Images the model can look at, on user messages (a resource a server returned as an
+    /// image), passed on exactly as the server encoded them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImagePart>,
+}
+
+/// One image in a message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImagePart {
+    /// The MIME type (`image/png`, ...).
+    pub mime_type: String,
+    /// The base64 data.
+    pub data: String,
 }
 
 impl ChatMessage {
@@ -64,6 +78,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
+            images: Vec::new(),
         }
     }
 

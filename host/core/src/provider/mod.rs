@@ -8,8 +8,8 @@ mod openai_wire;
 mod sse;
 
 pub use chat::{
-    ChatMessage, ChatRequest, ChatResponse, Provider, ProviderFuture, Role, StreamEvent, ToolCall,
-    ToolDefinition, Usage,
+    ChatMessage, ChatRequest, ChatResponse, ImagePart, Provider, ProviderFuture, Role, StreamEvent,
+    ToolCall, ToolDefinition, Usage,
 };
 pub use openai::{DEFAULT_IDLE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, OpenAiCompatible, OpenAiConfig};
 

@@ -80,7 +80,20 @@ impl serde::Serialize for WireMessage<'_> {
             }
             Role::User => {
                 map.serialize_entry("role", "user")?;
-                map.serialize_entry("content", &message.content)?;
+                if message.images.is_empty() {
+                    map.serialize_entry("content", &message.content)?;
+                } else {
+                    // Images ride as content parts (data URLs), after the text.
+                    let mut parts =
+                        vec![serde_json::json!({"type": "text", "text": message.content})];
+                    parts.extend(message.images.iter().map(|image| {
+                        serde_json::json!({
+                            "type": "image_url",
+                            "image_url": {"url": format!("data:{};base64,{}", image.mime_type, image.data)},
+                        })
+                    }));
+                    map.serialize_entry("content", &parts)?;
+                }
             }
             Role::Tool => {
                 map.serialize_entry("role", "tool")?;

@@ -22,6 +22,10 @@ pub struct MountOptions {
     pub connect_mcp: bool,
     /// Ping legacy Streamable HTTP sessions this often (`None`: never).
     pub keep_alive: Option<Duration>,
+    /// Tell servers rho can put a form in front of a person (elicitation).
+    pub elicitation: bool,
+    /// Tell servers that opted in (`sampling = "ask"`) that rho has a model to spend.
+    pub sampling: bool,
 }
 
 impl Default for MountOptions {
@@ -29,6 +33,8 @@ impl Default for MountOptions {
         Self {
             connect_mcp: true,
             keep_alive: Some(Duration::from_secs(60)),
+            elicitation: false,
+            sampling: false,
         }
     }
 }
@@ -93,11 +99,22 @@ pub struct MountedServer {
     pub instructions: Option<String>,
     /// Exported names of the tools this server contributes.
     pub tools: Vec<String>,
+    /// Tools the server added after the session started (they need a restart), by the
+    /// server's own names; updated when the tool list is reconciled.
+    pub added_tools: Arc<Mutex<Vec<String>>>,
     /// The latest failed keep-alive ping, if any (legacy HTTP sessions).
     pub ping_failure: Arc<Mutex<Option<String>>>,
 }
 
 impl MountedServer {
+    /// Tools the server added after the session started, which need a restart.
+    pub fn added_tools(&self) -> Vec<String> {
+        self.added_tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// The latest failed ping, if the last one failed.
     pub fn last_ping_failure(&self) -> Option<String> {
         self.ping_failure
@@ -107,9 +124,11 @@ impl MountedServer {
     }
 }
 
-/// A session's tools, fixed when the session starts.
+/// A session's tools, fixed when the session starts: the set of names never changes, but a
+/// server's revised definitions replace the old ones at a turn boundary
+/// ([`ToolSet::reconcile`]).
 pub struct ToolSet {
-    tools: Vec<Arc<dyn Tool>>,
+    tools: std::sync::RwLock<Vec<Arc<dyn Tool>>>,
     index: HashMap<String, usize>,
     /// Every server entry and its live state, in registry order.
     pub servers: Vec<MountedServer>,
@@ -118,6 +137,8 @@ pub struct ToolSet {
     /// The skills the catalog lists.
     pub skills: Vec<SkillMeta>,
     connections: Vec<(String, Arc<RwLock<Connection>>)>,
+    /// `max_output_bytes` of each connected server (a remounted tool keeps its cap).
+    output_caps: HashMap<String, u64>,
     keep_alive_stop: tokio_util::sync::CancellationToken,
 }
 
@@ -131,19 +152,44 @@ impl std::fmt::Debug for ToolSet {
 }
 
 impl ToolSet {
-    /// Every tool, built-in first, then `activate_skill`, then MCP tools in server order.
-    pub fn tools(&self) -> &[Arc<dyn Tool>] {
-        &self.tools
+    /// A set with no tool and no server.
+    pub fn empty() -> Self {
+        Self {
+            tools: std::sync::RwLock::new(Vec::new()),
+            index: HashMap::new(),
+            servers: Vec::new(),
+            diagnostics: Vec::new(),
+            skills: Vec::new(),
+            connections: Vec::new(),
+            output_caps: HashMap::new(),
+            keep_alive_stop: tokio_util::sync::CancellationToken::new(),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<dyn Tool>>> {
+        self.tools.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The tool exported as `name`.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.index.get(name).map(|&i| &self.tools[i])
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        let index = *self.index.get(name)?;
+        self.read().get(index).cloned()
     }
 
-    /// Every tool's declaration.
-    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
-        self.tools.iter().map(|t| t.spec())
+    /// Every tool's current declaration: built-in first, then `activate_skill`, then MCP tools
+    /// in server order, then plugin WASM tools.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.read().iter().map(|t| t.spec().clone()).collect()
+    }
+
+    /// How many tools the set holds.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether the set holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
     }
 
     /// The instructions of every connected server, as `(server, text)`.
@@ -162,14 +208,66 @@ impl ToolSet {
             if !connection.read().await.tools_changed() {
                 continue;
             }
-            match connection.write().await.reconcile_tools().await {
-                Ok(changes) => out.push((id.clone(), changes)),
+            let mut guard = connection.write().await;
+            match guard.reconcile_tools().await {
+                Ok(changes) => {
+                    // A revised definition reaches the model from the next turn: the tool is
+                    // mounted again under its exported name with the new declaration.
+                    for name in &changes.revised {
+                        if let Some(tool) = guard.tools.iter().find(|t| &t.name == name) {
+                            self.replace_mcp_tool(id, tool, connection);
+                        }
+                    }
+                    if let Some(server) = self.servers.iter().find(|s| &s.id == id) {
+                        *server
+                            .added_tools
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner) =
+                            guard.added_tools().iter().map(|t| t.name.clone()).collect();
+                    }
+                    out.push((id.clone(), changes));
+                }
                 Err(e) => {
                     tracing::warn!(target: "rho::mcp", server = id.as_str(), "re-listing tools failed: {e}")
                 }
             }
         }
         out
+    }
+
+    /// Replaces the mounted tool for `tool` of `server` with one built from its current
+    /// definition, keeping its exported name and output cap.
+    fn replace_mcp_tool(
+        &self,
+        server: &str,
+        tool: &rho_mcp::ServerTool,
+        connection: &Arc<RwLock<Connection>>,
+    ) {
+        let mut tools = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        let Some(slot) = tools.iter_mut().find(|t| {
+            matches!(&t.spec().origin, rho_component::ToolOrigin::Mcp { server: s, tool: name, .. } if s == server && name == &tool.name)
+        }) else {
+            return;
+        };
+        let (exported, plugin) = match &slot.spec().origin {
+            rho_component::ToolOrigin::Mcp { plugin, .. } => {
+                (slot.spec().name.clone(), plugin.clone())
+            }
+            _ => return,
+        };
+        let max_output_bytes = self
+            .output_caps
+            .get(server)
+            .copied()
+            .unwrap_or(rho_component::DEFAULT_MAX_OUTPUT_BYTES);
+        *slot = Arc::new(McpTool::new(
+            exported,
+            tool,
+            server,
+            plugin.as_deref(),
+            connection.clone(),
+            max_output_bytes,
+        ));
     }
 
     /// Stops keep-alive pings and closes every server (stdin closed, then the process group
@@ -191,7 +289,8 @@ impl ToolSet {
     fn add(&mut self, tool: Arc<dyn Tool>) -> Result<(), Diagnostic> {
         let name = tool.spec().name.clone();
         if let Some(&kept) = self.index.get(&name) {
-            let kept = &self.tools[kept].spec().origin;
+            let tools = self.tools.get_mut().unwrap_or_else(PoisonError::into_inner);
+            let kept = &tools[kept].spec().origin;
             let dropped = &tool.spec().origin;
             return Err(Diagnostic::error(
                 DiagnosticCode::ToolNameCollision,
@@ -203,8 +302,9 @@ impl ToolSet {
             )
             .with_component(owner(dropped).unwrap_or(name)));
         }
-        self.index.insert(name, self.tools.len());
-        self.tools.push(tool);
+        let tools = self.tools.get_mut().unwrap_or_else(PoisonError::into_inner);
+        self.index.insert(name, tools.len());
+        tools.push(tool);
         Ok(())
     }
 }
@@ -241,13 +341,8 @@ impl Registry {
     /// within their own budgets.
     pub async fn mount(&self, options: &MountOptions) -> ToolSet {
         let mut set = ToolSet {
-            tools: Vec::new(),
-            index: HashMap::new(),
-            servers: Vec::new(),
-            diagnostics: Vec::new(),
             skills: self.skills.skills.iter().cloned().collect(),
-            connections: Vec::new(),
-            keep_alive_stop: tokio_util::sync::CancellationToken::new(),
+            ..ToolSet::empty()
         };
         for tool in rho_builtin_plugins::builtin_tools() {
             if let Err(d) = set.add(tool) {
@@ -273,6 +368,7 @@ impl Registry {
                 server_info: None,
                 instructions: None,
                 tools: Vec::new(),
+                added_tools: Arc::default(),
                 ping_failure: Arc::new(Mutex::new(None)),
             });
             if !options.connect_mcp {
@@ -378,6 +474,8 @@ impl Registry {
                 }
             }
             set.servers[index].tools = exported_names;
+            set.output_caps
+                .insert(spec.id.clone(), spec.max_output_bytes);
             set.connections.push((spec.id.clone(), connection));
         }
         for tool in plugin_wasm {

@@ -1,10 +1,11 @@
-//! What a running session tells its front-end ([`SessionEvent`]), how a prompt ends
-//! ([`TurnResult`]), and how the front-end answers an approval request ([`Approver`]).
+//! What a running session tells its front-end ([`SessionEvent`], delivered through an
+//! [`EventSink`]), how a prompt ends ([`TurnResult`]), and how the front-end answers an
+//! approval request ([`Approver`]) or a server's question ([`QuestionRequest`]).
 
 use std::future::Future;
 use std::pin::Pin;
 
-use rho_component::RiskLevel;
+use rho_component::{FormField, RiskLevel, SamplingMessage};
 use serde::Serialize;
 
 use crate::provider::Usage;
@@ -165,6 +166,104 @@ pub enum SessionEvent {
     AgentEnd(TurnResult),
     /// The loop failed (the model could not be reached, ...).
     AgentError(String),
+    /// A server asks the user something during one of its tool calls; the front-end answers
+    /// with the question's id.
+    Question(QuestionRequest),
+}
+
+impl SessionEvent {
+    /// Whether a later event of the same kind may be merged into this one when the front-end
+    /// falls behind (streamed text and progress); every other event is delivered as it is.
+    pub fn coalesces_with(&self, later: &Self) -> bool {
+        match (self, later) {
+            (Self::MessageDelta(_), Self::MessageDelta(_))
+            | (Self::ReasoningDelta(_), Self::ReasoningDelta(_)) => true,
+            (Self::ToolProgress { call_id: a, .. }, Self::ToolProgress { call_id: b, .. }) => {
+                a == b
+            }
+            _ => false,
+        }
+    }
+
+    /// Merges `later` (of the same kind, see [`SessionEvent::coalesces_with`]) into `self`:
+    /// text is appended, progress is replaced by the newer report.
+    pub fn absorb(&mut self, later: Self) {
+        match (self, later) {
+            (Self::MessageDelta(text), Self::MessageDelta(more))
+            | (Self::ReasoningDelta(text), Self::ReasoningDelta(more)) => text.push_str(&more),
+            (this, later) => *this = later,
+        }
+    }
+}
+
+/// What kind of question a server asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuestionKind {
+    /// A form (`elicitation/create`).
+    Elicitation,
+    /// Permission to spend the user's model on the server's request (`sampling/createMessage`).
+    Sampling,
+}
+
+/// A server's question, as a front-end shows it: titled with the asking server, attached to
+/// the tool call that caused it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionRequest {
+    /// The id the answer names.
+    pub id: u64,
+    /// Form or sampling.
+    pub kind: QuestionKind,
+    /// The asking server's identity.
+    pub server: String,
+    /// The model's id of the tool call the question belongs to.
+    pub call_id: String,
+    /// The server's message (a form), or what the server asks the model to do (sampling).
+    pub message: String,
+    /// The form's questions (elicitation).
+    pub fields: Vec<FormField>,
+    /// The conversation the server wants the model to continue (sampling).
+    pub messages: Vec<SamplingMessage>,
+    /// The token ceiling the server asked for (sampling).
+    pub max_tokens: Option<u32>,
+}
+
+/// How the user answered a question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuestionAnswer {
+    /// Accepted: a form's answers as text by field name (empty for sampling).
+    Accept(std::collections::BTreeMap<String, String>),
+    /// Refused: the server carries on without it.
+    Decline,
+    /// Dismissed: the server is told, and the turn ends.
+    Cancel,
+}
+
+/// The future an [`EventSink`] returns.
+pub type SinkFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// Where a session's events go. Delivery applies backpressure: [`EventSink::send`] waits while
+/// the front-end is behind, so a slow reader slows the session instead of growing a queue;
+/// [`EventSink::coalesce`] never waits and merges streamed text and progress that have not
+/// been delivered yet.
+pub trait EventSink: Send + Sync {
+    /// Delivers `event` after everything sent before it, waiting for room.
+    fn send(&self, event: SessionEvent) -> SinkFuture<'_>;
+    /// Delivers a streamed delta or progress report as soon as there is room, merged with
+    /// undelivered ones of its kind; never waits (called from synchronous callbacks).
+    fn coalesce(&self, event: SessionEvent);
+}
+
+/// A sink that forgets everything (compaction, tests that only look at results).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Discard;
+
+impl EventSink for Discard {
+    fn send(&self, _: SessionEvent) -> SinkFuture<'_> {
+        Box::pin(async {})
+    }
+
+    fn coalesce(&self, _: SessionEvent) {}
 }
 
 /// The user's answer to an approval request.

@@ -6,12 +6,14 @@
 //! while a prompt runs join the conversation at the next tool-batch seam. Every change to the
 //! conversation is appended to the session file unless the session is ephemeral.
 
+mod call_asker;
 mod events;
 mod store;
 mod system_prompt;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -22,17 +24,19 @@ use serde_json::Value;
 
 use crate::ToolSet;
 use crate::provider::{
-    ChatMessage, ChatRequest, Provider, ProviderError, Role, StreamEvent, ToolCall, ToolDefinition,
-    Usage,
+    ChatMessage, ChatRequest, ImagePart, Provider, ProviderError, Role, StreamEvent, ToolCall,
+    ToolDefinition, Usage,
 };
 
+pub use call_asker::{QuestionDesk, SAMPLING_TIME_LIMIT};
 pub use events::{
     ApprovalDecision, ApprovalFuture, Approver, CallOutcome, CallRecord, ContextSnapshot, DenyAll,
-    LoopState, SessionEvent, TurnResult,
+    Discard, EventSink, LoopState, QuestionAnswer, QuestionKind, QuestionRequest, SessionEvent,
+    SinkFuture, TurnResult,
 };
 pub use store::{
     Entry, LoadedSession, SESSION_FORMAT_VERSION, SESSION_MAX_BYTES, SessionFile, SessionSummary,
-    StoreError, list as list_sessions, load as load_session, project_dir,
+    StoreError, UsagePurpose, list as list_sessions, load as load_session, project_dir,
 };
 pub use system_prompt::system_prompt;
 
@@ -102,6 +106,25 @@ impl SteeringQueue {
     }
 }
 
+/// What one prompt sends: the user's text, and images attached to it (a resource read from a
+/// server).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptInput {
+    /// The message text (attachment bodies already included).
+    pub text: String,
+    /// Images the model can look at, in order.
+    pub images: Vec<ImagePart>,
+}
+
+impl From<&str> for PromptInput {
+    fn from(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            images: Vec::new(),
+        }
+    }
+}
+
 /// Usage and context figures for `getSessionStats`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -110,16 +133,16 @@ pub struct SessionStats {
     pub session_id: Option<String>,
     /// The session file.
     pub session_file: Option<PathBuf>,
-    /// Tokens over the session's life.
+    /// Tokens over the session's life: the user's turns and compactions.
     pub usage: Usage,
+    /// Tokens servers spent through sampling (`mcp_sampling` in the usage ledger), apart from
+    /// the user's own turns.
+    pub sampling_usage: Usage,
     /// The context after the last request.
     pub context: ContextSnapshot,
     /// Messages in the conversation.
     pub messages: usize,
 }
-
-/// Progress reports waiting between the running tools and the loop; more are dropped.
-const PROGRESS_QUEUE: usize = 64;
 
 /// Progress reports one call may send to the front end; later ones are dropped.
 pub const PROGRESS_REPORTS_PER_CALL: u32 = 1000;
@@ -145,6 +168,12 @@ pub struct Session {
     steering: SteeringQueue,
     file: Option<SessionFile>,
     id: Option<String>,
+    /// Where servers' questions go; `None`: nobody can answer, so servers are declined.
+    questions: Option<Arc<dyn QuestionDesk>>,
+    /// Sampling spend over the session's life.
+    sampling_usage: Usage,
+    /// Sampling spend of running calls not yet recorded in the file.
+    sampling_pending: Arc<Mutex<Usage>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -176,7 +205,15 @@ impl Session {
             steering: SteeringQueue::default(),
             file: None,
             id: None,
+            questions: None,
+            sampling_usage: Usage::default(),
+            sampling_pending: Arc::default(),
         }
+    }
+
+    /// Routes servers' questions (forms, sampling) to `desk` from the next tool call on.
+    pub fn set_question_desk(&mut self, desk: Option<Arc<dyn QuestionDesk>>) {
+        self.questions = desk;
     }
 
     /// A new session. With `sessions_dir`, a session file is created there; without, the
@@ -229,6 +266,9 @@ impl Session {
             steering: SteeringQueue::default(),
             file: Some(file),
             id: Some(loaded.id),
+            questions: None,
+            sampling_usage: loaded.sampling_usage,
+            sampling_pending: Arc::default(),
         })
     }
 
@@ -287,6 +327,7 @@ impl Session {
             session_id: self.id.clone(),
             session_file: self.file_path().map(Path::to_path_buf),
             usage: self.usage,
+            sampling_usage: self.sampling_usage,
             context: self.context,
             messages: self.messages.len(),
         }
@@ -314,15 +355,36 @@ impl Session {
         self.record(&Entry::Message { message })
     }
 
+    /// The tools as the model sees them, read when a turn is built (so a revised MCP tool
+    /// reaches the model on the next turn).
     fn definitions(&self) -> Vec<ToolDefinition> {
         self.tools
             .specs()
+            .into_iter()
             .map(|spec| ToolDefinition {
-                name: spec.name.clone(),
-                description: spec.description.clone(),
-                parameters: spec.input_schema.clone(),
+                name: spec.name,
+                description: spec.description,
+                parameters: spec.input_schema,
             })
             .collect()
+    }
+
+    /// Records the sampling spend of the calls that just ran.
+    fn record_sampling(&mut self) -> Result<(), SessionError> {
+        let spent = std::mem::take(
+            &mut *self
+                .sampling_pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        if spent.request_count == 0 {
+            return Ok(());
+        }
+        self.sampling_usage.add(&spent);
+        self.record(&Entry::Usage {
+            usage: spent,
+            purpose: UsagePurpose::McpSampling,
+        })
     }
 
     /// A request over `history` (the repaired conversation) and `extra`, borrowing everything.
@@ -364,13 +426,13 @@ impl Session {
     /// [`SessionEvent::AgentError`]; everything up to it stays in the conversation.
     pub async fn prompt(
         &mut self,
-        text: &str,
-        emit: &(dyn Fn(SessionEvent) + Send + Sync),
+        input: PromptInput,
+        sink: &dyn EventSink,
         approver: &dyn Approver,
         cancel: &CancelSignal,
     ) -> Result<TurnResult, SessionError> {
         let started = Instant::now();
-        emit(SessionEvent::AgentStart);
+        sink.send(SessionEvent::AgentStart).await;
         // A turn boundary: servers that announced new tool lists are reconciled now.
         for (server, changes) in self.tools.reconcile().await {
             tracing::info!(target: "rho::mcp", server = server.as_str(), revised = changes.revised.len(), withdrawn = changes.withdrawn.len(), added = changes.added.len(), "tool list changed");
@@ -384,27 +446,27 @@ impl Session {
             duration_ms: 0,
             finish_reason: String::new(),
         };
-        let outcome = match self.open_turn(text) {
+        let outcome = match self.open_turn(input) {
             Ok(()) => {
-                self.run_loop(&definitions, &mut turn, emit, approver, cancel)
+                self.run_loop(&definitions, &mut turn, sink, approver, cancel)
                     .await
             }
             Err(e) => Err(e),
         };
         turn.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        emit(SessionEvent::StateChange(LoopState::Idle));
+        sink.send(SessionEvent::StateChange(LoopState::Idle)).await;
         match outcome {
             Ok(()) => {
-                emit(SessionEvent::AgentEnd(turn.clone()));
+                sink.send(SessionEvent::AgentEnd(turn.clone())).await;
                 Ok(turn)
             }
             Err(SessionError::Provider(ProviderError::Cancelled)) => {
                 turn.finish_reason = "aborted".into();
-                emit(SessionEvent::AgentEnd(turn.clone()));
+                sink.send(SessionEvent::AgentEnd(turn.clone())).await;
                 Ok(turn)
             }
             Err(e) => {
-                emit(SessionEvent::AgentError(e.to_string()));
+                sink.send(SessionEvent::AgentError(e.to_string())).await;
                 Err(e)
             }
         }
@@ -412,18 +474,20 @@ impl Session {
 
     /// Steering sent while nothing ran comes first (it was written before this prompt), then
     /// the prompt itself.
-    fn open_turn(&mut self, text: &str) -> Result<(), SessionError> {
+    fn open_turn(&mut self, input: PromptInput) -> Result<(), SessionError> {
         for message in self.steering.drain() {
             self.push(ChatMessage::user(message))?;
         }
-        self.push(ChatMessage::user(text))
+        let mut message = ChatMessage::user(input.text);
+        message.images = input.images;
+        self.push(message)
     }
 
     async fn run_loop(
         &mut self,
         definitions: &[ToolDefinition],
         turn: &mut TurnResult,
-        emit: &(dyn Fn(SessionEvent) + Send + Sync),
+        sink: &dyn EventSink,
         approver: &dyn Approver,
         cancel: &CancelSignal,
     ) -> Result<(), SessionError> {
@@ -440,10 +504,13 @@ impl Session {
                 return Ok(());
             }
             turn.iterations += 1;
-            emit(SessionEvent::StateChange(LoopState::Thinking));
+            sink.send(SessionEvent::StateChange(LoopState::Thinking))
+                .await;
             let on_event = |event: StreamEvent| match event {
-                StreamEvent::Text(delta) => emit(SessionEvent::MessageDelta(delta)),
-                StreamEvent::Reasoning(delta) => emit(SessionEvent::ReasoningDelta(delta)),
+                StreamEvent::Text(delta) => sink.coalesce(SessionEvent::MessageDelta(delta)),
+                StreamEvent::Reasoning(delta) => {
+                    sink.coalesce(SessionEvent::ReasoningDelta(delta));
+                }
             };
             let response = {
                 let history = repair_history(&self.messages);
@@ -454,17 +521,21 @@ impl Session {
             usage.request_count = usage.request_count.max(1);
             turn.usage.add(&usage);
             self.usage.add(&usage);
-            self.record(&Entry::Usage { usage })?;
+            self.record(&Entry::Usage {
+                usage,
+                purpose: UsagePurpose::Turn,
+            })?;
             let mut assistant =
                 ChatMessage::assistant(response.content.clone(), response.tool_calls.clone());
             assistant.reasoning = response.reasoning;
             self.push(assistant)?;
             self.context = self.snapshot(&usage);
-            emit(SessionEvent::Usage {
+            sink.send(SessionEvent::Usage {
                 iteration: turn.iterations,
                 usage,
                 context: self.context,
-            });
+            })
+            .await;
             if !response.content.is_empty() {
                 turn.reply = response.content;
             }
@@ -476,8 +547,11 @@ impl Session {
                 };
                 return Ok(());
             }
-            self.run_batch(response.tool_calls, turn, emit, approver, cancel)
-                .await?;
+            let batch = self
+                .run_batch(response.tool_calls, turn, sink, approver, cancel)
+                .await;
+            self.record_sampling()?;
+            batch?;
             turn.finish_reason = "tool_calls".into();
         }
     }
@@ -488,16 +562,17 @@ impl Session {
         &mut self,
         calls: Vec<ToolCall>,
         turn: &mut TurnResult,
-        emit: &(dyn Fn(SessionEvent) + Send + Sync),
+        sink: &dyn EventSink,
         approver: &dyn Approver,
         cancel: &CancelSignal,
     ) -> Result<(), SessionError> {
         for call in &calls {
-            emit(SessionEvent::ToolCall {
+            sink.send(SessionEvent::ToolCall {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
-            });
+            })
+            .await;
         }
         let mut verdicts: Vec<Verdict> = Vec::with_capacity(calls.len());
         let mut redirect = None;
@@ -522,14 +597,19 @@ impl Session {
                     risk
                 )),
                 Gate::Ask => {
-                    emit(SessionEvent::StateChange(LoopState::AwaitingApproval));
-                    emit(SessionEvent::ApprovalRequest {
+                    sink.send(SessionEvent::StateChange(LoopState::AwaitingApproval))
+                        .await;
+                    // The approver opens the slot its answer goes to before the request is
+                    // shown, so an answer can never arrive before rho is ready for it.
+                    let decision = approver.decide(&call.name, &call.arguments, risk);
+                    sink.send(SessionEvent::ApprovalRequest {
                         tool: call.name.clone(),
                         arguments: call.arguments.clone(),
                         risk,
-                    });
+                    })
+                    .await;
                     let decision = tokio::select! {
-                        decision = approver.decide(&call.name, &call.arguments, risk) => decision,
+                        decision = decision => decision,
                         () = cancel.cancelled() => ApprovalDecision::Deny,
                     };
                     match decision {
@@ -580,13 +660,14 @@ impl Session {
             }
             return Err(ProviderError::Cancelled.into());
         }
-        let outputs = self.execute(&calls, &verdicts, emit, cancel).await;
+        let outputs = self.execute(&calls, &verdicts, sink, cancel).await;
         for ((call, verdict), (output, duration_ms)) in calls.iter().zip(&verdicts).zip(outputs) {
             let outcome = match verdict {
                 Verdict::Deny(_) => {
-                    emit(SessionEvent::ToolDenied {
+                    sink.send(SessionEvent::ToolDenied {
                         name: call.name.clone(),
-                    });
+                    })
+                    .await;
                     CallOutcome::Denied
                 }
                 _ if output.is_error && cancel.is_cancelled() => CallOutcome::Cancelled,
@@ -596,12 +677,13 @@ impl Session {
                 _ => CallOutcome::Success,
             };
             if !matches!(verdict, Verdict::Deny(_)) {
-                emit(SessionEvent::ToolResult {
+                sink.send(SessionEvent::ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     is_error: output.is_error,
                     output: output.text.clone(),
-                });
+                })
+                .await;
             }
             turn.tool_calls.push(CallRecord {
                 name: call.name.clone(),
@@ -625,7 +707,7 @@ impl Session {
         &self,
         calls: &[ToolCall],
         verdicts: &[Verdict],
-        emit: &(dyn Fn(SessionEvent) + Send + Sync),
+        sink: &dyn EventSink,
         cancel: &CancelSignal,
     ) -> Vec<(ToolOutput, u64)> {
         let mut outputs: Vec<Option<(ToolOutput, u64)>> = vec![None; calls.len()];
@@ -637,26 +719,27 @@ impl Session {
             progress: None,
             asker: None,
         };
-        // Progress from running tools reaches `emit` through a bounded queue: a tool that
-        // reports faster than the front end reads loses reports, never memory.
-        let (progress_tx, mut progress_rx) =
-            tokio::sync::mpsc::channel::<(usize, ToolProgress)>(PROGRESS_QUEUE);
-        let mut progress_left = vec![PROGRESS_REPORTS_PER_CALL; calls.len()];
-        let mut emit_progress = |(i, p): (usize, ToolProgress)| {
-            let (Some(left), Some(call)) = (progress_left.get_mut(i), calls.get(i)) else {
-                return;
-            };
-            if *left == 0 {
-                return;
+        // Progress from running tools waits in one slot per call (the latest report wins), so
+        // a tool that reports faster than the front end reads costs neither memory nor the
+        // newest figure.
+        let progress = Arc::new(ProgressSlots::new(calls.len()));
+        let delivered: Vec<AtomicU32> = calls.iter().map(|_| AtomicU32::new(0)).collect();
+        let deliver = |slots: &ProgressSlots| {
+            for (i, report) in slots.take() {
+                let (Some(count), Some(call)) = (delivered.get(i), calls.get(i)) else {
+                    continue;
+                };
+                if count.fetch_add(1, Ordering::Relaxed) >= PROGRESS_REPORTS_PER_CALL {
+                    continue;
+                }
+                sink.coalesce(SessionEvent::ToolProgress {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    progress: report.progress,
+                    total: report.total,
+                    message: report.message.map(|m| cut_message(m, PROGRESS_MESSAGE_MAX)),
+                });
             }
-            *left -= 1;
-            emit(SessionEvent::ToolProgress {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                progress: p.progress,
-                total: p.total,
-                message: p.message.map(|m| cut_message(m, PROGRESS_MESSAGE_MAX)),
-            });
         };
         let mut index = 0;
         let mut announced = false;
@@ -678,19 +761,19 @@ impl Session {
                         outputs[i] = Some((ToolOutput::error(message.clone()), 0));
                     }
                     Verdict::Run(_) => {
-                        let Some(tool) = self.tools.get(&call.name).cloned() else {
+                        let Some(tool) = self.tools.get(&call.name) else {
                             continue;
                         };
                         if !announced {
-                            emit(SessionEvent::StateChange(LoopState::ExecutingTool));
+                            sink.send(SessionEvent::StateChange(LoopState::ExecutingTool))
+                                .await;
                             announced = true;
                         }
                         let arguments = parse_arguments(&call.arguments);
                         let mut context = context.clone();
-                        let sender = progress_tx.clone();
-                        context.progress = Some(Arc::new(move |progress| {
-                            let _ = sender.try_send((i, progress));
-                        }));
+                        let slots = progress.clone();
+                        context.progress = Some(Arc::new(move |report| slots.put(i, report)));
+                        context.asker = self.call_asker(&call.id, cancel);
                         running.spawn(async move {
                             let started = Instant::now();
                             let output = match arguments {
@@ -711,19 +794,35 @@ impl Session {
                         Some(Err(e)) => tracing::error!("a tool task failed: {e}"),
                         None => break,
                     },
-                    Some(progress) = progress_rx.recv() => emit_progress(progress),
+                    () = progress.ready() => deliver(&progress),
                 }
             }
-            // Reports queued just before their tool finished still precede its result.
-            while let Ok(progress) = progress_rx.try_recv() {
-                emit_progress(progress);
-            }
+            // Reports left just before their tool finished still precede its result.
+            deliver(&progress);
             index = group_end;
         }
         outputs
             .into_iter()
             .map(|o| o.unwrap_or_else(|| (ToolOutput::error("the tool stopped unexpectedly"), 0)))
             .collect()
+    }
+
+    /// The asker of one call: questions go to the desk (when someone can answer), sampling
+    /// spends the session's model and is recorded under `mcp_sampling`.
+    fn call_asker(
+        &self,
+        call_id: &str,
+        cancel: &CancelSignal,
+    ) -> Option<Arc<dyn rho_component::Asker>> {
+        let desk = self.questions.clone()?;
+        Some(Arc::new(call_asker::CallAsker {
+            desk,
+            call_id: call_id.to_owned(),
+            provider: self.provider.clone(),
+            model: self.config.model.clone(),
+            ledger: self.sampling_pending.clone(),
+            turn: cancel.clone(),
+        }))
     }
 
     /// Replaces the history with a summary written by the model. Activated skill content is
@@ -744,7 +843,10 @@ impl Session {
         let mut usage = response.usage;
         usage.request_count = usage.request_count.max(1);
         self.usage.add(&usage);
-        self.record(&Entry::Usage { usage })?;
+        self.record(&Entry::Usage {
+            usage,
+            purpose: UsagePurpose::Turn,
+        })?;
         if response.content.trim().is_empty() || response.finish_reason == "length" {
             return Err(SessionError::Compaction(
                 "the model returned an empty or cut-off summary; the history is unchanged".into(),
@@ -769,6 +871,50 @@ impl Session {
             ..self.context
         };
         Ok(summary)
+    }
+}
+
+/// The latest progress report of each running call, and a signal that one arrived.
+struct ProgressSlots {
+    latest: Mutex<Vec<Option<ToolProgress>>>,
+    arrived: tokio::sync::Notify,
+}
+
+impl ProgressSlots {
+    fn new(calls: usize) -> Self {
+        Self {
+            latest: Mutex::new(vec![None; calls]),
+            arrived: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Keeps `report` as call `i`'s latest (replacing an undelivered one).
+    fn put(&self, i: usize, report: ToolProgress) {
+        if let Some(slot) = self
+            .latest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(i)
+        {
+            *slot = Some(report);
+        }
+        self.arrived.notify_one();
+    }
+
+    /// Completes when a report arrived since the last [`ProgressSlots::take`].
+    async fn ready(&self) {
+        self.arrived.notified().await;
+    }
+
+    /// Every undelivered report, by call.
+    fn take(&self) -> Vec<(usize, ToolProgress)> {
+        self.latest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, slot)| Some((i, slot.take()?)))
+            .collect()
     }
 }
 

@@ -42,10 +42,13 @@ pub enum Entry {
         /// The message.
         message: ChatMessage,
     },
-    /// One model request's tokens.
+    /// One model request's tokens (or a batch's sampling spend).
     Usage {
         /// The figures.
         usage: Usage,
+        /// Whose spend it is (absent: the user's turn).
+        #[serde(default, skip_serializing_if = "UsagePurpose::is_turn")]
+        purpose: UsagePurpose,
     },
     /// The history was replaced by a summary.
     Compaction {
@@ -54,6 +57,23 @@ pub enum Entry {
     },
     /// The conversation was cleared.
     Clear,
+}
+
+/// What tokens were spent on, in the usage ledger.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsagePurpose {
+    /// The user's turns and compactions.
+    #[default]
+    Turn,
+    /// A server's `sampling/createMessage` the user allowed.
+    McpSampling,
+}
+
+impl UsagePurpose {
+    fn is_turn(&self) -> bool {
+        *self == Self::Turn
+    }
 }
 
 /// Why a session file could not be used.
@@ -218,8 +238,10 @@ pub struct LoadedSession {
     pub model: String,
     /// The conversation as it stands (after compactions and clears), without a system message.
     pub messages: Vec<ChatMessage>,
-    /// Tokens used over the session's life.
+    /// Tokens used over the session's life by the user's turns.
     pub usage: Usage,
+    /// Tokens servers spent through sampling.
+    pub sampling_usage: Usage,
     /// Lines that could not be read (a torn last line after a crash).
     pub skipped_lines: usize,
 }
@@ -268,6 +290,7 @@ pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
         model,
         messages: Vec::new(),
         usage: Usage::default(),
+        sampling_usage: Usage::default(),
         skipped_lines: 0,
     };
     for line in lines {
@@ -277,7 +300,14 @@ pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
         };
         match serde_json::from_str::<Entry>(&line) {
             Ok(Entry::Message { message }) => session.messages.push(message),
-            Ok(Entry::Usage { usage }) => session.usage.add(&usage),
+            Ok(Entry::Usage {
+                usage,
+                purpose: UsagePurpose::Turn,
+            }) => session.usage.add(&usage),
+            Ok(Entry::Usage {
+                usage,
+                purpose: UsagePurpose::McpSampling,
+            }) => session.sampling_usage.add(&usage),
             Ok(Entry::Compaction { summary }) => {
                 session.messages = vec![ChatMessage::user(summary)];
             }
@@ -461,7 +491,11 @@ mod tests {
             total_cost: 0.0,
             request_count: 1,
         };
-        file.append(&Entry::Usage { usage }).unwrap();
+        file.append(&Entry::Usage {
+            usage,
+            purpose: UsagePurpose::Turn,
+        })
+        .unwrap();
         let path = file.path().to_path_buf();
         drop(file);
         std::fs::OpenOptions::new()

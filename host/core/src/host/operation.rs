@@ -1,0 +1,285 @@
+//! What a front-end asks of the session host ([`Operation`]), what the host answers
+//! ([`Response`], or a [`HostError`]), and everything the host reports ([`HostEvent`]).
+
+use std::path::PathBuf;
+
+use rho_component::{Diagnostic, SkillMeta, ToolSpec};
+
+use crate::provider::ChatMessage;
+use crate::session::{
+    ApprovalDecision, QuestionAnswer, SessionEvent, SessionStats, SessionSummary,
+};
+use crate::{MountedServer, PluginSummary};
+
+/// The front-end's number for one operation; the host's [`HostEvent::Reply`] carries it back.
+pub type RequestId = u64;
+
+/// Everything a front-end can ask of the host. Most operations are handled one at a time, in
+/// order; the [immediate](Operation::is_immediate) ones are handled as they arrive, even while
+/// a prompt runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operation {
+    /// Runs a turn: the message, with server resources attached (read before the turn).
+    Prompt {
+        /// The user's message.
+        message: String,
+        /// Resources to read and attach, as `(server, uri)`.
+        attachments: Vec<(String, String)>,
+    },
+    /// A steering message for the next tool-batch seam (immediate).
+    Steer(String),
+    /// Cancels what runs (immediate).
+    Abort,
+    /// The answer to the pending approval request (immediate).
+    AnswerApproval(ApprovalDecision),
+    /// The answer to a server's question (immediate).
+    AnswerQuestion {
+        /// The question's id.
+        question: u64,
+        /// The answer.
+        answer: QuestionAnswer,
+    },
+    /// Forgets the conversation.
+    Clear,
+    /// Model, provider, workspace and session.
+    GetState,
+    /// The conversation.
+    GetMessages,
+    /// Switches the model (`id` or `provider:id`).
+    SetModel(String),
+    /// Models from configuration and reachable providers.
+    ListModels,
+    /// Providers and their reachability.
+    ListProviders,
+    /// Usage and context figures.
+    GetSessionStats,
+    /// This project's saved sessions.
+    ListSessions,
+    /// Plugins, skills, servers, tools and diagnostics.
+    ListExtensions,
+    /// Loads every source again; the new tool set serves the next turn.
+    ReloadExtensions,
+    /// Replaces the history with a summary.
+    Compact,
+    /// Resumes a saved session.
+    ResumeSession(PathBuf),
+    /// Starts a fresh session (model, provider and tools stay).
+    NewSession,
+    /// The tools with their schemas and risk levels.
+    ListTools,
+}
+
+impl Operation {
+    /// Whether the host handles it as soon as it arrives (steering, approvals, answers,
+    /// aborts), rather than queued behind a running prompt.
+    pub fn is_immediate(&self) -> bool {
+        matches!(
+            self,
+            Self::Steer(_) | Self::Abort | Self::AnswerApproval(_) | Self::AnswerQuestion { .. }
+        )
+    }
+
+    /// Roughly how many bytes it holds (the queue is bounded by count and by bytes).
+    pub fn weight(&self) -> usize {
+        match self {
+            Self::Prompt {
+                message,
+                attachments,
+            } => {
+                message.len()
+                    + attachments
+                        .iter()
+                        .map(|(s, u)| s.len() + u.len())
+                        .sum::<usize>()
+            }
+            Self::Steer(text) | Self::SetModel(text) => text.len(),
+            Self::ResumeSession(path) => path.as_os_str().len(),
+            _ => 0,
+        }
+    }
+}
+
+/// How a prompt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptReply {
+    /// The model's final text.
+    pub reply: String,
+    /// `stop`, `length`, `max_iterations`, `aborted`, ...
+    pub finish_reason: String,
+}
+
+/// Model, provider, workspace and session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostState {
+    /// The model id (`None` when no provider could be chosen).
+    pub model: Option<String>,
+    /// The provider identity.
+    pub provider: Option<String>,
+    /// Why no provider could be chosen.
+    pub provider_error: Option<String>,
+    /// The workspace.
+    pub cwd: PathBuf,
+    /// The session id (`None` when ephemeral).
+    pub session_id: Option<String>,
+    /// The session file.
+    pub session_file: Option<PathBuf>,
+    /// The permission mode's name.
+    pub permission_mode: &'static str,
+}
+
+/// One model a provider offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelEntry {
+    /// The model id.
+    pub id: String,
+    /// The provider.
+    pub provider: String,
+}
+
+/// One provider, probed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderReport {
+    /// The identity.
+    pub id: String,
+    /// `flags`, `config` or `builtin`.
+    pub source: &'static str,
+    /// The endpoint.
+    pub endpoint: String,
+    /// Outside this machine.
+    pub external: bool,
+    /// The default model.
+    pub default_model: Option<String>,
+    /// Why it is unusable or unreachable (`None`: it answered).
+    pub error: Option<String>,
+    /// Whether it is the provider in use.
+    pub active: bool,
+}
+
+/// What a session file holds after `newSession` or `resumeSession`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The session id (`None` when ephemeral).
+    pub session_id: Option<String>,
+    /// The session file.
+    pub session_file: Option<PathBuf>,
+    /// Messages in the conversation.
+    pub messages: usize,
+}
+
+/// Everything the run loaded, and the live state of its servers.
+#[derive(Debug, Clone)]
+pub struct Extensions {
+    /// Every plugin found.
+    pub plugins: Vec<PluginSummary>,
+    /// Skills after precedence.
+    pub skills: Vec<SkillMeta>,
+    /// Every server entry and its live state.
+    pub servers: Vec<MountedServer>,
+    /// Exported names of the session's tools.
+    pub tools: Vec<String>,
+    /// Everything refused, shadowed or failed.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The answer to an operation.
+#[derive(Debug, Clone)]
+pub enum Response {
+    /// Done, nothing to report.
+    Done,
+    /// A prompt ended.
+    Prompt(PromptReply),
+    /// `GetState`.
+    State(HostState),
+    /// `GetMessages`.
+    Messages(Vec<ChatMessage>),
+    /// `SetModel`: the model and provider now in use.
+    Model {
+        /// The model id.
+        model: String,
+        /// The provider.
+        provider: String,
+    },
+    /// `ListModels`: models, and providers that could not be asked with why.
+    Models {
+        /// Every model found.
+        models: Vec<ModelEntry>,
+        /// `(provider, error)`.
+        errors: Vec<(String, String)>,
+    },
+    /// `ListProviders`.
+    Providers(Vec<ProviderReport>),
+    /// `GetSessionStats`.
+    Stats(SessionStats),
+    /// `ListSessions`, most recent first.
+    Sessions(Vec<SessionSummary>),
+    /// `ListExtensions` and `ReloadExtensions`.
+    Extensions(Box<Extensions>),
+    /// `Compact`: the summary that replaced the history.
+    Compacted(String),
+    /// `NewSession` and `ResumeSession`.
+    Session(SessionInfo),
+    /// `ListTools`.
+    Tools(Vec<ToolSpec>),
+}
+
+/// What kind of failure an operation met (front-ends map it onto their own codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostErrorKind {
+    /// The operation does not fit the state (nothing to abort, no approval pending, the
+    /// queue is full).
+    InvalidRequest,
+    /// Its arguments are wrong (an unknown model, a missing prompt argument).
+    InvalidParams,
+    /// It failed while running.
+    Internal,
+}
+
+/// Why an operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HostError {
+    /// What kind of failure.
+    pub kind: HostErrorKind,
+    /// What happened.
+    pub message: String,
+}
+
+impl HostError {
+    /// An operation that does not fit the state.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self {
+            kind: HostErrorKind::InvalidRequest,
+            message: message.into(),
+        }
+    }
+
+    /// Wrong arguments.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self {
+            kind: HostErrorKind::InvalidParams,
+            message: message.into(),
+        }
+    }
+
+    /// A failure while running.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self {
+            kind: HostErrorKind::Internal,
+            message: message.into(),
+        }
+    }
+}
+
+/// Everything the host reports, in order.
+#[derive(Debug, Clone)]
+pub enum HostEvent {
+    /// Something the running session shows.
+    Session(SessionEvent),
+    /// The answer to operation `id`.
+    Reply {
+        /// The front-end's number for the operation.
+        id: RequestId,
+        /// The answer.
+        result: Result<Response, HostError>,
+    },
+}

@@ -1,0 +1,472 @@
+//! What the host owns while it runs (registry, tool set, session, provider choice) and the
+//! handlers of the queued operations. Provider and model choice, new/resume/clear/reload and
+//! model switching live here once, for every front-end.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rho_component::CancelSignal;
+
+use super::desk::{Desk, DeskApprover};
+use super::operation::{
+    Extensions, HostError, HostState, ModelEntry, Operation, PromptReply, ProviderReport, Response,
+    SessionInfo,
+};
+use super::outbox::Outbox;
+use super::{Ambient, HostOptions, SessionStart};
+use crate::provider::{
+    ChatRequest, ChatResponse, Provider, ProviderError, ProviderFuture, StreamEvent,
+};
+use crate::session::{
+    PromptInput, QuestionDesk, Session, SessionConfig, SessionEvent, list_sessions,
+};
+use crate::{MountOptions, ProviderEntry, ProviderFlags, Registry, ToolSet};
+
+/// A provider standing in when none could be chosen: every request fails with the reason.
+struct Unavailable(String);
+
+impl Provider for Unavailable {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        _: &'a ChatRequest<'a>,
+        _: &'a (dyn Fn(StreamEvent) + Send + Sync),
+        _: &'a CancelSignal,
+    ) -> ProviderFuture<'a, ChatResponse> {
+        Box::pin(async move {
+            Err(ProviderError::Config {
+                provider: "none".into(),
+                message: self.0.clone(),
+            })
+        })
+    }
+
+    fn list_models(&self) -> ProviderFuture<'_, Vec<String>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+}
+
+/// The provider chosen for a run: the provider itself, the model and its context window.
+type Choice = (Arc<dyn Provider>, String, Option<u64>);
+
+/// Everything a running host owns besides its desk and outbox.
+pub(crate) struct Work {
+    pub(crate) registry: Registry,
+    pub(crate) tools: Arc<ToolSet>,
+    pub(crate) session: Session,
+    flags: ProviderFlags,
+    entries: Vec<ProviderEntry>,
+    active: Option<(String, String)>,
+    provider_error: Option<String>,
+    ephemeral: bool,
+    mount: MountOptions,
+    ambient: Ambient,
+    fixed_provider: Option<Arc<dyn Provider>>,
+    pub(crate) outbox: Arc<Outbox>,
+    pub(crate) desk: Arc<Desk>,
+}
+
+impl Work {
+    /// Chooses the provider (no network), mounts the tool set and opens the session.
+    pub(crate) async fn start(
+        options: HostOptions,
+        outbox: Arc<Outbox>,
+        desk: Arc<Desk>,
+    ) -> Result<Self, String> {
+        let entries = crate::provider_entries(&options.registry.config, &options.flags);
+        let mut work = Self {
+            session: placeholder_session(&options.registry),
+            tools: Arc::new(ToolSet::empty()),
+            registry: options.registry,
+            flags: options.flags,
+            entries,
+            active: None,
+            provider_error: None,
+            ephemeral: options.ephemeral,
+            mount: options.mount,
+            ambient: options.ambient,
+            fixed_provider: options.fixed_provider,
+            outbox,
+            desk,
+        };
+        let (provider, model, window) = work.choose(None);
+        work.mount.elicitation = work.desk.accepts_questions();
+        // Sampling is declared only where there is a model to spend.
+        work.mount.sampling = work.provider_error.is_none();
+        work.tools = Arc::new(work.registry.mount(&work.mount).await);
+        let config = work.session_config(model, window);
+        let dir = work.sessions_dir();
+        let tools = work.tools.clone();
+        let session = match &options.start {
+            SessionStart::New => Session::new(config, provider, tools, dir.as_deref()),
+            SessionStart::Resume(path) => Session::resume(path, config, provider, tools),
+            SessionStart::Continue => {
+                let latest = list_sessions(
+                    &work.registry.sessions_dir(),
+                    &work.registry.paths.project.cwd,
+                )
+                .into_iter()
+                .next();
+                match latest {
+                    Some(s) => Session::resume(&s.path, config, provider, tools),
+                    None => Session::new(config, provider, tools, dir.as_deref()),
+                }
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        work.replace_session(session);
+        Ok(work)
+    }
+
+    fn sessions_dir(&self) -> Option<PathBuf> {
+        (!self.ephemeral).then(|| self.registry.sessions_dir())
+    }
+
+    fn session_config(&self, model: String, context_window: Option<u64>) -> SessionConfig {
+        let agent = &self.registry.config.agent;
+        let mut hidden_env = self.registry.secret_variables();
+        hidden_env.extend(self.flags.api_key_env.clone());
+        SessionConfig {
+            workspace: self.registry.paths.project.cwd.clone(),
+            model,
+            permission_mode: agent.permission_mode,
+            max_iterations: agent.max_iterations,
+            extra_roots: agent.extra_roots.clone(),
+            context_window,
+            hidden_env,
+        }
+    }
+
+    /// Installs `session`, routing its servers' questions to the desk.
+    fn replace_session(&mut self, mut session: Session) {
+        session.set_question_desk(Some(self.desk.clone() as Arc<dyn QuestionDesk>));
+        self.session = session;
+    }
+
+    /// Chooses the provider (and records the outcome); on failure a stand-in that explains.
+    /// A model without a `provider:` prefix stays with the active provider.
+    fn choose(&mut self, model: Option<&str>) -> Choice {
+        if let Some(provider) = &self.fixed_provider {
+            let model = model
+                .or(self.flags.model.as_deref())
+                .unwrap_or_default()
+                .to_owned();
+            self.provider_error = None;
+            self.active = Some((provider.name().to_owned(), model.clone()));
+            return (provider.clone(), model, None);
+        }
+        let ambient = self.ambient.clone();
+        let mut agent = self.registry.config.agent.clone();
+        if model.is_some()
+            && let Some((provider, _)) = &self.active
+        {
+            agent.provider = Some(provider.clone());
+        }
+        match crate::choose_model(&self.entries, &agent, &self.flags, model, &move |name| {
+            ambient(name)
+        }) {
+            Ok(chosen) => {
+                self.provider_error = None;
+                self.active = Some((chosen.entry.id.clone(), chosen.model.clone()));
+                (chosen.provider, chosen.model, chosen.entry.context_window)
+            }
+            Err(e) => {
+                tracing::warn!("no usable provider: {e}");
+                self.provider_error = Some(e.clone());
+                self.active = None;
+                (Arc::new(Unavailable(e)), String::new(), None)
+            }
+        }
+    }
+
+    /// Handles one queued operation. `cancel` is set for the operations `abort` stops
+    /// (prompts and compactions).
+    pub(crate) async fn handle(
+        &mut self,
+        operation: Operation,
+        cancel: Option<CancelSignal>,
+    ) -> Result<Response, HostError> {
+        let cancel = cancel.unwrap_or_default();
+        match operation {
+            Operation::Prompt {
+                message,
+                attachments,
+            } => self.prompt(message, &attachments, &cancel).await,
+            Operation::Clear => {
+                self.session
+                    .clear()
+                    .map_err(|e| HostError::internal(e.to_string()))?;
+                Ok(Response::Done)
+            }
+            Operation::GetState => Ok(Response::State(self.state())),
+            Operation::GetMessages => Ok(Response::Messages(self.session.messages().to_vec())),
+            Operation::SetModel(model) => self.set_model(&model),
+            Operation::ListModels => Ok(self.list_models().await),
+            Operation::ListProviders => Ok(Response::Providers(self.list_providers().await)),
+            Operation::GetSessionStats => Ok(Response::Stats(self.session.stats())),
+            Operation::ListSessions => Ok(Response::Sessions(list_sessions(
+                &self.registry.sessions_dir(),
+                &self.registry.paths.project.cwd,
+            ))),
+            Operation::ListExtensions => Ok(Response::Extensions(Box::new(self.extensions()))),
+            Operation::ReloadExtensions => {
+                self.reload().await?;
+                Ok(Response::Extensions(Box::new(self.extensions())))
+            }
+            Operation::Compact => {
+                let summary = self
+                    .session
+                    .compact(&cancel)
+                    .await
+                    .map_err(|e| HostError::internal(e.to_string()))?;
+                Ok(Response::Compacted(summary))
+            }
+            Operation::ResumeSession(path) => {
+                let path = if path.is_absolute() {
+                    path
+                } else {
+                    self.registry.paths.project.cwd.join(path)
+                };
+                let session = Session::resume(
+                    &path,
+                    self.session.config().clone(),
+                    self.session.provider().clone(),
+                    self.tools.clone(),
+                )
+                .map_err(|e| HostError::invalid_params(e.to_string()))?;
+                self.replace_session(session);
+                Ok(Response::Session(self.session_info()))
+            }
+            Operation::NewSession => {
+                let dir = self.sessions_dir();
+                let session = Session::new(
+                    self.session.config().clone(),
+                    self.session.provider().clone(),
+                    self.tools.clone(),
+                    dir.as_deref(),
+                )
+                .map_err(|e| HostError::internal(e.to_string()))?;
+                self.replace_session(session);
+                Ok(Response::Session(self.session_info()))
+            }
+            Operation::ListTools => Ok(Response::Tools(self.tools.specs())),
+            Operation::Steer(_)
+            | Operation::Abort
+            | Operation::AnswerApproval(_)
+            | Operation::AnswerQuestion { .. } => Err(HostError::internal(
+                "an immediate operation reached the queue",
+            )),
+        }
+    }
+
+    async fn prompt(
+        &mut self,
+        message: String,
+        attachments: &[(String, String)],
+        cancel: &CancelSignal,
+    ) -> Result<Response, HostError> {
+        if let Some(error) = self.provider_error.clone() {
+            self.outbox
+                .deliver(super::HostEvent::Session(SessionEvent::AgentError(
+                    error.clone(),
+                )))
+                .await;
+            return Err(HostError::internal(error));
+        }
+        if !attachments.is_empty() {
+            return Err(HostError::invalid_params(
+                "attachments are not supported by this session",
+            ));
+        }
+        let input = PromptInput {
+            text: message,
+            images: Vec::new(),
+        };
+        let approver = DeskApprover(self.desk.clone());
+        let outbox = self.outbox.clone();
+        let turn = self
+            .session
+            .prompt(input, outbox.as_ref(), &approver, cancel)
+            .await
+            .map_err(|e| HostError::internal(e.to_string()))?;
+        Ok(Response::Prompt(PromptReply {
+            reply: turn.reply,
+            finish_reason: turn.finish_reason,
+        }))
+    }
+
+    fn state(&self) -> HostState {
+        let stats = self.session.stats();
+        HostState {
+            model: self.active.as_ref().map(|a| a.1.clone()),
+            provider: self.active.as_ref().map(|a| a.0.clone()),
+            provider_error: self.provider_error.clone(),
+            cwd: self.registry.paths.project.cwd.clone(),
+            session_id: stats.session_id,
+            session_file: stats.session_file,
+            permission_mode: self.session.config().permission_mode.as_str(),
+        }
+    }
+
+    fn set_model(&mut self, model: &str) -> Result<Response, HostError> {
+        let previous_error = self.provider_error.clone();
+        let previous_active = self.active.clone();
+        let (provider, model, window) = self.choose(Some(model));
+        if let Some(error) = self.provider_error.take() {
+            self.provider_error = previous_error;
+            self.active = previous_active;
+            return Err(HostError::invalid_params(error));
+        }
+        self.session
+            .set_model(model.clone(), Some(provider), window);
+        Ok(Response::Model {
+            model,
+            provider: self
+                .active
+                .as_ref()
+                .map(|a| a.0.clone())
+                .unwrap_or_default(),
+        })
+    }
+
+    fn session_info(&self) -> SessionInfo {
+        let stats = self.session.stats();
+        SessionInfo {
+            session_id: stats.session_id,
+            session_file: stats.session_file,
+            messages: stats.messages,
+        }
+    }
+
+    /// Loads every source again and mounts a new tool set for the next turn; the old one is
+    /// closed. The conversation and model stay.
+    async fn reload(&mut self) -> Result<(), HostError> {
+        let registry = self.registry.reload();
+        let tools = Arc::new(registry.mount(&self.mount).await);
+        let old_registry = std::mem::replace(&mut self.registry, registry);
+        // The new [agent] settings (permission mode, budget, roots) apply from the next turn;
+        // the model stays.
+        let current = self.session.config().clone();
+        let config = self.session_config(current.model, current.context_window);
+        let messages = self.session.messages().to_vec();
+        let path = self.session.file_path().map(std::path::Path::to_path_buf);
+        let provider = self.session.provider().clone();
+        let session = match &path {
+            Some(path) => Session::resume(path, config, provider, tools.clone()),
+            None => Session::new(config, provider, tools.clone(), None).map(|mut s| {
+                s.restore_messages(messages);
+                s
+            }),
+        }
+        .map_err(|e| HostError::internal(e.to_string()))?;
+        let old = std::mem::replace(&mut self.tools, tools);
+        drop(old_registry);
+        self.entries = crate::provider_entries(&self.registry.config, &self.flags);
+        self.replace_session(session);
+        if let Ok(old) = Arc::try_unwrap(old) {
+            old.close().await;
+        }
+        Ok(())
+    }
+
+    fn extensions(&self) -> Extensions {
+        let mut diagnostics = self.registry.diagnostics.clone();
+        diagnostics.extend(self.tools.diagnostics.iter().cloned());
+        Extensions {
+            plugins: self.registry.plugin_summaries(),
+            skills: self.tools.skills.clone(),
+            servers: self.tools.servers.clone(),
+            tools: self.tools.specs().into_iter().map(|s| s.name).collect(),
+            diagnostics,
+        }
+    }
+
+    async fn list_models(&self) -> Response {
+        let mut models: Vec<ModelEntry> = Vec::new();
+        let mut errors = Vec::new();
+        let add = |models: &mut Vec<ModelEntry>, id: &str, provider: &str| {
+            if !models.iter().any(|m| m.id == id && m.provider == provider) {
+                models.push(ModelEntry {
+                    id: id.to_owned(),
+                    provider: provider.to_owned(),
+                });
+            }
+        };
+        for entry in &self.entries {
+            for id in entry.models.iter().chain(entry.default_model.iter()) {
+                add(&mut models, id, &entry.id);
+            }
+            match self.probe(entry).await {
+                Ok(ids) => {
+                    for id in ids {
+                        add(&mut models, &id, &entry.id);
+                    }
+                }
+                Err(error) => errors.push((entry.id.clone(), error)),
+            }
+        }
+        Response::Models { models, errors }
+    }
+
+    /// Asks a provider for its models within 3 s (external providers only with consent).
+    async fn probe(&self, entry: &ProviderEntry) -> Result<Vec<String>, String> {
+        if let Some(problem) = &entry.problem {
+            return Err(problem.clone());
+        }
+        if entry.external && !self.flags.accept_external_provider {
+            return Err(
+                "external provider: not contacted without --accept-external-provider".into(),
+            );
+        }
+        let ambient = self.ambient.clone();
+        crate::list_provider_models(entry, &move |name| ambient(name), Duration::from_secs(3)).await
+    }
+
+    async fn list_providers(&self) -> Vec<ProviderReport> {
+        let mut providers = Vec::new();
+        for entry in &self.entries {
+            let probe = self.probe(entry).await;
+            providers.push(ProviderReport {
+                id: entry.id.clone(),
+                source: entry.source,
+                endpoint: entry.endpoint.clone(),
+                external: entry.external,
+                default_model: entry.default_model.clone(),
+                error: probe.err(),
+                active: self.active.as_ref().is_some_and(|a| a.0 == entry.id),
+            });
+        }
+        providers
+    }
+
+    /// Stops keep-alives and closes every MCP server.
+    pub(crate) async fn shutdown(self) {
+        let Self { session, tools, .. } = self;
+        drop(session);
+        if let Ok(tools) = Arc::try_unwrap(tools) {
+            tools.close().await;
+        }
+    }
+}
+
+/// A session that is replaced before [`Work::start`] returns (the provider is chosen first).
+fn placeholder_session(registry: &Registry) -> Session {
+    let config = SessionConfig {
+        workspace: registry.paths.project.cwd.clone(),
+        model: String::new(),
+        permission_mode: registry.config.agent.permission_mode,
+        max_iterations: registry.config.agent.max_iterations,
+        extra_roots: Vec::new(),
+        context_window: None,
+        hidden_env: Vec::new(),
+    };
+    Session::ephemeral(
+        config,
+        Arc::new(Unavailable(String::new())),
+        Arc::new(ToolSet::empty()),
+    )
+}

@@ -1,0 +1,218 @@
+//! The codec between JSON-RPC lines and the session host: a reader turns each request into a
+//! host [`Operation`] (through the method table), a writer turns each [`HostEvent`] into a
+//! notification or the response to its request. The host decides everything else (what runs
+//! at once, what queues, what a state allows); the codec owns only what is JSON-RPC's: ids,
+//! framing errors, unknown methods and params.
+//!
+//! Output is bounded end to end: the writer waits for the transport, the host waits for the
+//! writer, so a client that reads slowly slows rho down instead of growing a queue.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rho_component::CancelSignal;
+use rho_core::host::{HostErrorKind, HostEvent, HostHandle, RequestId, SessionHost};
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+
+use crate::jsonrpc::{ErrorCode, Request, error_line, notification_line, parse_line, result_line};
+use crate::methods::{Method, Notification};
+use crate::transport::{Inbound, Transport};
+
+/// One request the host has not answered yet.
+struct Unanswered {
+    /// The JSON-RPC id as sent (none for a notification, which gets no response).
+    id: Option<Box<RawValue>>,
+    /// The id's duplicate key (see [`Request::id_key`]).
+    key: Option<String>,
+    /// The method, whose table entry encodes the answer.
+    method: Method,
+}
+
+/// Requests the host has not answered yet.
+#[derive(Default)]
+struct InFlight {
+    /// By the host's number.
+    by_request: HashMap<RequestId, Unanswered>,
+    /// The ids, as text, of requests not answered yet (an id cannot be reused until then).
+    ids: HashSet<String>,
+}
+
+type Shared = Arc<Mutex<InFlight>>;
+
+fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, InFlight> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Serves one connection: `ready`, then requests until EOF on the transport (work already
+/// received still finishes, approvals are denied and questions declined), or until `stop`
+/// fires (what runs is aborted). Every server is closed before this returns.
+pub async fn serve(
+    host: SessionHost,
+    handle: HostHandle,
+    mut events: mpsc::Receiver<HostEvent>,
+    transport: Transport,
+    stop: CancelSignal,
+) {
+    let Transport {
+        mut incoming,
+        outgoing,
+    } = transport;
+    // The host stops on a signal, and also when nobody reads stdout any more.
+    let halt = CancelSignal::new();
+    let on_stop = halt.clone();
+    let stop_watch = tokio::spawn(async move {
+        stop.cancelled().await;
+        on_stop.cancel();
+    });
+    // `ready` is the first line, before any answer to early input.
+    if outgoing
+        .send(notification_line::<()>(Notification::Ready.name(), None))
+        .await
+        .is_err()
+    {
+        halt.cancel();
+    }
+    let host = tokio::spawn(host.run(halt.clone()));
+    let shared = Shared::default();
+    let reader_shared = shared.clone();
+    let reader_out = outgoing.clone();
+    let reader = tokio::spawn(async move {
+        let mut next: RequestId = 0;
+        while let Some(inbound) = incoming.recv().await {
+            next += 1;
+            if !read(inbound, next, &reader_shared, &handle, &reader_out).await {
+                break;
+            }
+        }
+        // EOF: dropping the handle closes the host's input.
+        drop(handle);
+    });
+    while let Some(event) = events.recv().await {
+        let line = match event {
+            HostEvent::Session(event) => Some(crate::convert::event_line(&event)),
+            HostEvent::Reply { id, result } => reply_line(&shared, id, result),
+        };
+        if let Some(line) = line
+            && outgoing.send(line).await.is_err()
+            && !halt.is_cancelled()
+        {
+            tracing::warn!("stdout is closed; stopping");
+            halt.cancel();
+        }
+    }
+    reader.abort();
+    stop_watch.abort();
+    let _ = host.await;
+}
+
+/// The response line for the host's answer to request `id` (none for a notification).
+fn reply_line(
+    shared: &Shared,
+    id: RequestId,
+    result: Result<rho_core::host::Response, rho_core::host::HostError>,
+) -> Option<String> {
+    let (json_id, method) = {
+        let mut in_flight = lock(shared);
+        let unanswered = in_flight.by_request.remove(&id)?;
+        if let Some(key) = &unanswered.key {
+            in_flight.ids.remove(key);
+        }
+        (unanswered.id, unanswered.method)
+    };
+    let json_id = json_id?;
+    Some(match result {
+        Ok(response) => match method.encode(response) {
+            Ok(json) => match RawValue::from_string(json) {
+                Ok(raw) => result_line(&json_id, &raw),
+                Err(e) => error_line(Some(&json_id), ErrorCode::Internal, &e.to_string()),
+            },
+            Err(e) => error_line(Some(&json_id), ErrorCode::Internal, &e.to_string()),
+        },
+        Err(error) => {
+            let code = match error.kind {
+                HostErrorKind::InvalidRequest => ErrorCode::InvalidRequest,
+                HostErrorKind::InvalidParams => ErrorCode::InvalidParams,
+                HostErrorKind::Internal => ErrorCode::Internal,
+            };
+            error_line(Some(&json_id), code, &error.message)
+        }
+    })
+}
+
+/// Handles one inbound unit: a framing or params error is answered here; a request becomes an
+/// operation. Returns `false` when the host stopped.
+async fn read(
+    inbound: Inbound,
+    number: RequestId,
+    shared: &Shared,
+    handle: &HostHandle,
+    out: &mpsc::Sender<String>,
+) -> bool {
+    let line = match inbound {
+        Inbound::Line(line) => line,
+        Inbound::Oversized => {
+            let message = format!(
+                "the line is longer than {} MiB",
+                crate::jsonrpc::MAX_LINE_BYTES >> 20
+            );
+            return out
+                .send(error_line(None, ErrorCode::InvalidRequest, &message))
+                .await
+                .is_ok();
+        }
+    };
+    let request: Request = match parse_line(&line) {
+        Ok(Some(request)) => request,
+        Ok(None) => return true,
+        Err(response) => return out.send(response).await.is_ok(),
+    };
+    let refuse = |code: ErrorCode, message: &str| {
+        request
+            .id
+            .as_deref()
+            .map(|id| error_line(Some(id), code, message))
+    };
+    let Some(method) = Method::from_name(&request.method) else {
+        let message = format!("no method {:?}", request.method);
+        return match refuse(ErrorCode::MethodNotFound, &message) {
+            Some(line) => out.send(line).await.is_ok(),
+            None => true,
+        };
+    };
+    let operation = match method.decode(&request) {
+        Ok(operation) => operation,
+        Err(message) => {
+            return match refuse(ErrorCode::InvalidParams, &message) {
+                Some(line) => out.send(line).await.is_ok(),
+                None => true,
+            };
+        }
+    };
+    let key = request.id_key();
+    let duplicate = {
+        let mut in_flight = lock(shared);
+        match &key {
+            Some(key) if !in_flight.ids.insert(key.clone()) => true,
+            _ => {
+                let unanswered = Unanswered {
+                    id: request.id.clone(),
+                    key,
+                    method,
+                };
+                in_flight.by_request.insert(number, unanswered);
+                false
+            }
+        }
+    };
+    if duplicate {
+        return match refuse(
+            ErrorCode::InvalidRequest,
+            "a request with this id is still in flight",
+        ) {
+            Some(line) => out.send(line).await.is_ok(),
+            None => true,
+        };
+    }
+    handle.submit(number, operation).await.is_ok()
+}

@@ -1,0 +1,391 @@
+//! Every RPC method and notification, each defined once. A method's entry names it, says what
+//! it does, and ties its params type to the host [`Operation`] it becomes and its result type
+//! to the host [`Response`] it answers with; dispatch ([`Method::decode`], [`Method::encode`]),
+//! the method list ([`METHODS`]) and the OpenRPC document (`openrpc.rs`) all come from these
+//! entries, so a method cannot exist in one place and be missing in another.
+
+use rho_core::host::{Operation, Response};
+use rho_core::session::{ApprovalDecision, QuestionAnswer};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::convert;
+use crate::jsonrpc::Request;
+use crate::wire::{
+    AgentEndParams, AgentErrorParams, ApprovalRequestParams, ApprovalResponseParams, CompactResult,
+    DeltaParams, Empty, ExtensionsResult, MessagesResult, ModelsResult, NoParams, PromptAnswer,
+    PromptParams, PromptResult, ProvidersResult, QuestionAction, QuestionRequestParams,
+    QuestionResponseParams, ResumeSessionParams, SessionResult, SessionsResult, SetModelParams,
+    SetModelResult, StateChangeParams, StateResult, StatsResult, ToolCallParams, ToolDeniedParams,
+    ToolProgressParams, ToolResultParams, ToolsResult, UsageParams,
+};
+
+/// A method's params: how they are read from a request.
+pub(crate) trait MethodParams: DeserializeOwned + JsonSchema {
+    /// Reads the params (required ones by default).
+    fn read(request: &Request) -> Result<Self, String> {
+        request.required_params()
+    }
+}
+
+impl MethodParams for NoParams {
+    /// No params, `null`, `{}` or `[]`.
+    fn read(request: &Request) -> Result<Self, String> {
+        request.params()
+    }
+}
+impl MethodParams for PromptParams {}
+impl MethodParams for SetModelParams {}
+impl MethodParams for ResumeSessionParams {}
+impl MethodParams for ApprovalResponseParams {}
+impl MethodParams for QuestionResponseParams {}
+
+/// The host's answer did not fit the method (a defect in rho, reported as an internal error).
+#[derive(Debug, thiserror::Error)]
+#[error("the session host answered {method} with an unexpected response")]
+pub(crate) struct Mismatch {
+    method: &'static str,
+}
+
+macro_rules! methods {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $name:literal {
+            summary: $summary:literal,
+            params: $params:ty => $decode:expr,
+            result: $result_name:literal, $result:ty => $encode:expr $(,)?
+        }
+    )*) => {
+        /// One RPC method.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Method {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        /// Every method rho answers, in the order the OpenRPC document lists them.
+        pub const METHODS: &[Method] = &[$(Method::$variant),*];
+
+        impl Method {
+            /// The method's name on the wire.
+            pub fn name(self) -> &'static str {
+                match self { $(Self::$variant => $name,)* }
+            }
+
+            /// The method named `name`.
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name { $($name => Some(Self::$variant),)* _ => None }
+            }
+
+            /// What it does (the OpenRPC summary).
+            pub fn summary(self) -> &'static str {
+                match self { $(Self::$variant => $summary,)* }
+            }
+
+            /// The host operation a request becomes, or why its params do not fit.
+            pub(crate) fn decode(self, request: &Request) -> Result<Operation, String> {
+                match self {
+                    $(Self::$variant => {
+                        let params = <$params as MethodParams>::read(request)?;
+                        let decode: fn($params) -> Result<Operation, String> = $decode;
+                        decode(params)
+                    })*
+                }
+            }
+
+            /// The result JSON of the host's response.
+            pub(crate) fn encode(self, response: Response) -> Result<String, Mismatch> {
+                match self {
+                    $(Self::$variant => {
+                        let encode: fn(Response) -> Option<$result> = $encode;
+                        let result = encode(response).ok_or(Mismatch { method: $name })?;
+                        serde_json::to_string(&result).map_err(|_| Mismatch { method: $name })
+                    })*
+                }
+            }
+
+            /// The params' schema and the result's name and schema (for the OpenRPC document).
+            pub(crate) fn schemas(self) -> (Value, &'static str, Value) {
+                match self {
+                    $(Self::$variant => (
+                        crate::openrpc::params_of::<$params>(),
+                        $result_name,
+                        crate::openrpc::schema::<$result>(),
+                    ),)*
+                }
+            }
+        }
+    };
+}
+
+fn done(response: Response) -> Option<Empty> {
+    matches!(response, Response::Done).then_some(Empty {})
+}
+
+methods! {
+    /// Sends a user message (or a steering nudge).
+    Prompt = "prompt" {
+        summary: "Send a user message to the agent (or a mid-turn steering nudge when steer is true); attachments are server resources read before the turn",
+        params: PromptParams => |p| Ok(if p.steer {
+            Operation::Steer(p.message)
+        } else {
+            Operation::Prompt {
+                message: p.message,
+                attachments: p.attachments.into_iter().map(|a| (a.server, a.uri)).collect(),
+            }
+        }),
+        result: "reply", PromptAnswer => |r| match r {
+            Response::Prompt(reply) => Some(PromptAnswer::Turn(PromptResult {
+                reply: reply.reply,
+                finish_reason: reply.finish_reason,
+            })),
+            Response::Done => Some(PromptAnswer::Steered(Empty {})),
+            _ => None,
+        },
+    }
+    /// Cancels what runs.
+    Abort = "abort" {
+        summary: "Cancel the current operation",
+        params: NoParams => |_| Ok(Operation::Abort),
+        result: "empty", Empty => done,
+    }
+    /// Forgets the conversation.
+    Clear = "clear" {
+        summary: "Clear conversation history",
+        params: NoParams => |_| Ok(Operation::Clear),
+        result: "empty", Empty => done,
+    }
+    /// Model, provider, workspace.
+    GetState = "getState" {
+        summary: "Return model, provider, and cwd",
+        params: NoParams => |_| Ok(Operation::GetState),
+        result: "state", StateResult => |r| match r {
+            Response::State(state) => Some(convert::state(state)),
+            _ => None,
+        },
+    }
+    /// The conversation.
+    GetMessages = "getMessages" {
+        summary: "Return all messages on active path",
+        params: NoParams => |_| Ok(Operation::GetMessages),
+        result: "messages", MessagesResult => |r| match r {
+            Response::Messages(messages) => Some(MessagesResult {
+                messages: messages.iter().map(convert::message).collect(),
+            }),
+            _ => None,
+        },
+    }
+    /// Switches the model.
+    SetModel = "setModel" {
+        summary: "Switch model (id or provider:id)",
+        params: SetModelParams => |p| Ok(Operation::SetModel(p.model)),
+        result: "model", SetModelResult => |r| match r {
+            Response::Model { model, provider } => Some(SetModelResult { model, provider }),
+            _ => None,
+        },
+    }
+    /// Models of every provider.
+    ListModels = "listModels" {
+        summary: "List available models from providers",
+        params: NoParams => |_| Ok(Operation::ListModels),
+        result: "models", ModelsResult => |r| match r {
+            Response::Models { models, errors } => Some(convert::models(models, errors)),
+            _ => None,
+        },
+    }
+    /// Providers and reachability.
+    ListProviders = "listProviders" {
+        summary: "List configured providers with reachability",
+        params: NoParams => |_| Ok(Operation::ListProviders),
+        result: "providers", ProvidersResult => |r| match r {
+            Response::Providers(providers) => Some(convert::providers(providers)),
+            _ => None,
+        },
+    }
+    /// Usage and context.
+    GetSessionStats = "getSessionStats" {
+        summary: "Return token budget / usage info",
+        params: NoParams => |_| Ok(Operation::GetSessionStats),
+        result: "stats", StatsResult => |r| match r {
+            Response::Stats(stats) => Some(convert::stats(&stats)),
+            _ => None,
+        },
+    }
+    /// Saved sessions.
+    ListSessions = "listSessions" {
+        summary: "List previous sessions for project",
+        params: NoParams => |_| Ok(Operation::ListSessions),
+        result: "sessions", SessionsResult => |r| match r {
+            Response::Sessions(sessions) => Some(convert::sessions(sessions)),
+            _ => None,
+        },
+    }
+    /// Plugins, skills, servers, tools, diagnostics.
+    ListExtensions = "listExtensions" {
+        summary: "List loaded extensions and tools",
+        params: NoParams => |_| Ok(Operation::ListExtensions),
+        result: "extensions", ExtensionsResult => |r| match r {
+            Response::Extensions(extensions) => Some(convert::extensions(*extensions)),
+            _ => None,
+        },
+    }
+    /// Loads every source again.
+    ReloadExtensions = "reloadExtensions" {
+        summary: "Reload extensions from disk (a new tool set for the next turn)",
+        params: NoParams => |_| Ok(Operation::ReloadExtensions),
+        result: "extensions", ExtensionsResult => |r| match r {
+            Response::Extensions(extensions) => Some(convert::extensions(*extensions)),
+            _ => None,
+        },
+    }
+    /// Summarizes the history.
+    Compact = "compact" {
+        summary: "Trigger context compaction",
+        params: NoParams => |_| Ok(Operation::Compact),
+        result: "summary", CompactResult => |r| match r {
+            Response::Compacted(summary) => Some(CompactResult { summary }),
+            _ => None,
+        },
+    }
+    /// Resumes a saved session.
+    ResumeSession = "resumeSession" {
+        summary: "Resume a previous session from JSONL",
+        params: ResumeSessionParams => |p| Ok(Operation::ResumeSession(p.path)),
+        result: "session", SessionResult => |r| match r {
+            Response::Session(info) => Some(convert::session(info)),
+            _ => None,
+        },
+    }
+    /// Starts a fresh session.
+    NewSession = "newSession" {
+        summary: "Start a fresh session (preserves model, provider, tools)",
+        params: NoParams => |_| Ok(Operation::NewSession),
+        result: "session", SessionResult => |r| match r {
+            Response::Session(info) => Some(convert::session(info)),
+            _ => None,
+        },
+    }
+    /// The tools.
+    ListTools = "listTools" {
+        summary: "List registered tools with schemas and risk levels",
+        params: NoParams => |_| Ok(Operation::ListTools),
+        result: "tools", ToolsResult => |r| match r {
+            Response::Tools(specs) => Some(ToolsResult {
+                tools: specs.iter().map(convert::tool).collect(),
+            }),
+            _ => None,
+        },
+    }
+    /// Answers an approval request.
+    ApprovalResponse = "approvalResponse" {
+        summary: "Respond to an approval/request; approved false with a message is a redirect",
+        params: ApprovalResponseParams => |p| Ok(Operation::AnswerApproval(
+            match (p.approved, p.message) {
+                (true, _) => ApprovalDecision::Approve,
+                (false, Some(message)) if !message.trim().is_empty() => {
+                    ApprovalDecision::Redirect(message)
+                }
+                (false, _) => ApprovalDecision::Deny,
+            },
+        )),
+        result: "empty", Empty => done,
+    }
+    /// Answers a server's question.
+    QuestionResponse = "questionResponse" {
+        summary: "Answer a question/request: accept (with answers as text), decline, or cancel (which also ends the turn)",
+        params: QuestionResponseParams => |p| Ok(Operation::AnswerQuestion {
+            question: p.question_id,
+            answer: match p.action {
+                QuestionAction::Accept => QuestionAnswer::Accept(p.answers.unwrap_or_default()),
+                QuestionAction::Decline => QuestionAnswer::Decline,
+                QuestionAction::Cancel => QuestionAnswer::Cancel,
+            },
+        }),
+        result: "empty", Empty => done,
+    }
+}
+
+macro_rules! notifications {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $name:literal { summary: $summary:literal, params: $params:ty $(,)? }
+    )*) => {
+        /// One notification rho sends.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Notification {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        /// Every notification rho sends, in the order the OpenRPC document lists them.
+        pub const NOTIFICATIONS: &[Notification] = &[$(Notification::$variant),*];
+
+        impl Notification {
+            /// The notification's name on the wire.
+            pub fn name(self) -> &'static str {
+                match self { $(Self::$variant => $name,)* }
+            }
+
+            /// What it reports (the OpenRPC summary).
+            pub fn summary(self) -> &'static str {
+                match self { $(Self::$variant => $summary,)* }
+            }
+
+            /// The params' schema (for the OpenRPC document).
+            pub(crate) fn params_schema(self) -> Value {
+                match self { $(Self::$variant => crate::openrpc::params_of::<$params>(),)* }
+            }
+        }
+    };
+}
+
+notifications! {
+    /// The host is serving.
+    Ready = "ready" { summary: "Emitted once on startup", params: NoParams }
+    /// A prompt began.
+    AgentStart = "agent/start" { summary: "Agent began processing a prompt", params: NoParams }
+    /// A prompt finished.
+    AgentEnd = "agent/end" { summary: "Agent finished with full result", params: AgentEndParams }
+    /// The loop failed.
+    AgentError = "agent/error" { summary: "Agent loop encountered an error", params: AgentErrorParams }
+    /// The loop's state changed.
+    StateChange = "state/change" {
+        summary: "Loop state transition (thinking, executing_tool, awaiting_approval, idle)",
+        params: StateChangeParams,
+    }
+    /// Answer text.
+    MessageDelta = "message/delta" {
+        summary: "Streaming text chunk (chunks merge when the reader falls behind)",
+        params: DeltaParams,
+    }
+    /// Reasoning text.
+    ReasoningDelta = "reasoning/delta" {
+        summary: "Streaming reasoning chunk (chunks merge when the reader falls behind)",
+        params: DeltaParams,
+    }
+    /// The model asked for a call.
+    ToolCall = "tool/call" { summary: "Model requested a tool call", params: ToolCallParams }
+    /// A call reported progress.
+    ToolProgress = "tool/progress" {
+        summary: "A running tool reported progress (rho's addition; the latest report wins when the reader falls behind)",
+        params: ToolProgressParams,
+    }
+    /// A call finished.
+    ToolResult = "tool/result" { summary: "Tool finished executing", params: ToolResultParams }
+    /// A call was refused.
+    ToolDenied = "tool/denied" { summary: "Tool call denied by approval gate", params: ToolDeniedParams }
+    /// The gate needs the user.
+    ApprovalRequest = "approval/request" {
+        summary: "Approval required — send approvalResponse",
+        params: ApprovalRequestParams,
+    }
+    /// A server asks the user.
+    QuestionRequest = "question/request" {
+        summary: "A server asks the user during one of its tool calls (rho's addition) — send questionResponse",
+        params: QuestionRequestParams,
+    }
+    /// One model request's usage.
+    Usage = "usage" {
+        summary: "Per-iteration token/cost delta and live context snapshot",
+        params: UsageParams,
+    }
+}

@@ -1,4 +1,5 @@
-//! Errors of the MCP runtime; every variant names the server involved.
+//! Errors of the MCP runtime; every variant names the server (and tool, prompt or resource)
+//! involved.
 
 /// Why a server could not be started, connected, listed or called.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +67,26 @@ pub enum McpError {
         tool: String,
         /// The budget.
         seconds: f64,
+    },
+    /// A prompt could not be expanded (`prompts/get`).
+    #[error("server {server}: prompt {prompt}: {message}")]
+    Prompt {
+        /// The server identity.
+        server: String,
+        /// The server's prompt name.
+        prompt: String,
+        /// What failed.
+        message: String,
+    },
+    /// A resource could not be read (`resources/read`).
+    #[error("server {server}: resource {uri}: {message}")]
+    Resource {
+        /// The server identity.
+        server: String,
+        /// The URI asked for.
+        uri: String,
+        /// What failed.
+        message: String,
     },
     /// The name does not lead to a tool.
     #[error("no tool named {0}")]

@@ -1,5 +1,6 @@
-//! The client side of each connection: what rho declares in the handshake and what it does with
-//! a server's notifications (logs into `tracing`, progress to the caller, list changes noted).
+//! The client side of each connection: what rho declares in the handshake, what it answers when
+//! a server asks (roots, forms, sampling) and what it does with a server's notifications (logs
+//! into `tracing`, progress to the caller, list changes noted or re-listed).
 // rmcp marks the logging types deprecated (SEP-2577 drops logging from the 2026-07-28 era), but
 // 2025-11-25 servers still send `notifications/message`, and rho routes them into tracing.
 #![allow(deprecated)]
@@ -10,11 +11,17 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, ErrorData, Implementation,
+    ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use tokio::sync::mpsc;
+
+use crate::catalog::{Catalog, Listing};
+use crate::options::Declared;
+use crate::questions::{Calls, Questions};
 
 /// One progress report of a running call.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +38,9 @@ pub struct Progress {
 /// finished call is dropped.
 pub(crate) type ProgressRoutes = Arc<Mutex<HashMap<String, mpsc::Sender<Progress>>>>;
 
-/// rho's `ClientHandler`: declares no capability it would refuse, identifies as `rho`.
+/// rho's `ClientHandler`: declares what the session can answer (and nothing it would refuse),
+/// identifies as `rho`, routes questions to the in-flight call they belong to, and re-lists
+/// prompts and resources when the server says they changed.
 #[derive(Clone)]
 pub(crate) struct RhoClient {
     pub server: String,
@@ -39,23 +48,40 @@ pub(crate) struct RhoClient {
     pub protocol_version: ProtocolVersion,
     pub progress: ProgressRoutes,
     pub tools_changed: Arc<AtomicBool>,
+    pub questions: Questions,
+    pub calls: Calls,
+    pub catalog: Catalog,
 }
 
 impl RhoClient {
-    pub fn new(server: &str, protocol_version: ProtocolVersion) -> Self {
+    pub fn new(
+        server: &str,
+        protocol_version: ProtocolVersion,
+        declared: Declared,
+        catalog: Catalog,
+    ) -> Self {
         Self {
             server: server.to_owned(),
             protocol_version,
             progress: Arc::default(),
             tools_changed: Arc::default(),
+            questions: Questions {
+                server: server.to_owned(),
+                declared,
+            },
+            calls: Calls::default(),
+            catalog,
         }
     }
 }
 
-/// rho's identity in `initialize` (and in every modern request's metadata).
-pub(crate) fn client_config(protocol_version: ProtocolVersion) -> ClientConfig {
+/// rho's identity and capabilities in `initialize` (and in every modern request's metadata).
+pub(crate) fn client_config(
+    capabilities: ClientCapabilities,
+    protocol_version: ProtocolVersion,
+) -> ClientConfig {
     ClientConfig::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("rho", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(protocol_version)
@@ -63,7 +89,64 @@ pub(crate) fn client_config(protocol_version: ProtocolVersion) -> ClientConfig {
 
 impl ClientHandler for RhoClient {
     fn get_info(&self) -> ClientConfig {
-        client_config(self.protocol_version.clone())
+        client_config(
+            self.questions.declared.capabilities(),
+            self.protocol_version.clone(),
+        )
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        serde_json::from_value(self.questions.declared.roots_answer())
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let order = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => requested_schema.property_order.clone(),
+            _ => None,
+        };
+        let params = serde_json::to_value(&request).unwrap_or_default();
+        let routed = self.calls.single();
+        let flight = routed.as_deref().map_err(|why| *why);
+        let answer = self
+            .questions
+            .elicit(flight, &params, order.as_deref(), &context.ct)
+            .await;
+        Ok(serde_json::from_value(answer)
+            .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline)))
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let params = serde_json::to_value(&params).unwrap_or_default();
+        let routed = self.calls.single();
+        let flight = routed.as_deref().map_err(|why| *why);
+        let result = self.questions.sample(flight, &params, &context.ct).await;
+        match result {
+            Ok(result) => serde_json::from_value(result)
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None)),
+            Err(why) => {
+                tracing::info!(target: "rho::mcp", server = self.server.as_str(), "sampling refused: {why}");
+                // -1 is what the protocol's own examples use for a refused sampling request.
+                Err(ErrorData::new(
+                    ErrorCode(-1),
+                    format!("sampling refused: {why}"),
+                    None,
+                ))
+            }
+        }
     }
 
     async fn on_logging_message(
@@ -116,6 +199,16 @@ impl ClientHandler for RhoClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::Relaxed);
         tracing::info!(target: "rho::mcp", server = self.server.as_str(), "tools/list_changed received");
+    }
+
+    async fn on_prompt_list_changed(&self, context: NotificationContext<RoleClient>) {
+        tracing::info!(target: "rho::mcp", server = self.server.as_str(), "prompts/list_changed received");
+        self.catalog.relist(context.peer, Listing::Prompts);
+    }
+
+    async fn on_resource_list_changed(&self, context: NotificationContext<RoleClient>) {
+        tracing::info!(target: "rho::mcp", server = self.server.as_str(), "resources/list_changed received");
+        self.catalog.relist(context.peer, Listing::Resources);
     }
 }
 

@@ -1,22 +1,42 @@
-//! Answers to what a server asks of rho in the middle of a request (2026-07-28 MRTR input
-//! requests): rho has no elicitation, sampling or roots yet, so it declares none of them and
-//! answers what a server asks anyway without involving the user.
+//! Answers to what a server asks in the middle of a 2026-07-28 request (MRTR input requests):
+//! roots from what the connection declared, forms and sampling through the asker of the
+//! request they arrived in (no routing needed: the request names itself).
 
-use rmcp::model::InputRequest;
-use serde_json::{Value, json};
+use rmcp::model::{ElicitRequestParams, InputRequest};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
-/// The answer to one input request, or why the call cannot go on.
-pub(crate) fn answer(request: &InputRequest) -> Result<Value, String> {
+use crate::questions::{InFlight, Questions};
+
+/// The answer to one input request, or why the request cannot go on.
+pub(crate) async fn answer(
+    questions: &Questions,
+    flight: &InFlight,
+    request: &InputRequest,
+) -> Result<Value, String> {
+    // An input request has no cancellation of its own: the request it rides in has.
+    let never = CancellationToken::new();
     match request {
-        // Declining is always a valid answer to a form or URL elicitation
-        // (client/elicitation: action "decline").
-        InputRequest::Elicitation(_) => Ok(json!({ "action": "decline" })),
-        // No roots are exposed.
-        InputRequest::ListRoots(_) => Ok(json!({ "roots": [] })),
-        InputRequest::CreateMessage(_) => Err(
-            "the server asked rho's model for a completion (sampling), which rho does not offer"
-                .into(),
-        ),
+        InputRequest::Elicitation(elicit) => {
+            let order = match &elicit.params {
+                ElicitRequestParams::FormElicitationParams {
+                    requested_schema, ..
+                } => requested_schema.property_order.clone(),
+                _ => None,
+            };
+            let params = serde_json::to_value(&elicit.params).unwrap_or_default();
+            Ok(questions
+                .elicit(Ok(flight), &params, order.as_deref(), &never)
+                .await)
+        }
+        InputRequest::ListRoots(_) => Ok(questions.declared.roots_answer()),
+        InputRequest::CreateMessage(create) => {
+            let params = serde_json::to_value(&create.params).unwrap_or_default();
+            questions
+                .sample(Ok(flight), &params, &never)
+                .await
+                .map_err(|why| format!("sampling refused: {why}"))
+        }
         _ => Err("the server asked for input of a kind rho does not know".into()),
     }
 }

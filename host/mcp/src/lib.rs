@@ -1,14 +1,30 @@
 //! rho's MCP client runtime, on `rmcp`.
 //!
-//! [`connect`] starts a server from its resolved [`rho_component::McpServerSpec`] (stdio in its
-//! own process group with a sanitized environment, or Streamable HTTP without redirects),
+//! [`connect_with`] starts a server from its resolved [`rho_component::McpServerSpec`] (stdio in
+//! its own process group with a sanitized environment, or Streamable HTTP without redirects),
 //! negotiates the protocol era automatically (2026-07-28 `server/discover`, falling back to the
-//! 2025-11-25 `initialize` handshake), lists its tools (pages guarded), and keeps the session for
-//! [`Connection::call_tool`] (progress token, cancellation, call budget). [`render_result`]
-//! turns a result into what the model reads, and [`ExportedNames`] assigns `mcp__<server>__<tool>`
-//! names. `rmcp` types never leave this crate: results cross as JSON.
+//! 2025-11-25 `initialize` handshake) declaring only what the session can answer
+//! ([`ClientOptions`]: the workspace root, forms, sampling), lists its tools, prompts and
+//! resources (pages guarded), and keeps the session for:
+//!
+//! - [`Connection::call_tool_with`]: progress token, cancellation, a call budget that stands
+//!   still while the user answers a question, and questions (`elicitation/create`,
+//!   `sampling/createMessage`, 2026-07-28 input requests) routed to the call's
+//!   [`rho_component::Asker`];
+//! - [`Connection::get_prompt`], [`Connection::read_resource`] and [`Connection::complete`]
+//!   for slash commands, `@` attachments and argument suggestions.
+//!
+//! [`render_result`] turns a tool result into what the model reads, and [`ExportedNames`]
+//! assigns `mcp__<server>__<tool>` names. `rmcp` types never leave this crate: results cross as
+//! JSON or as `rho_component` types. It does not own sessions, approvals or the person being
+//! asked: those are the session host's.
 
+mod budget;
+mod call;
+mod catalog;
+mod completion;
 mod connection;
+mod elicitation;
 mod environment;
 mod error;
 mod export_names;
@@ -16,14 +32,22 @@ mod handler;
 mod http;
 mod input;
 mod instructions;
+mod options;
 pub mod output_schema;
+mod paging;
+mod prompts;
+mod questions;
 mod render;
+mod request;
+mod resources;
+mod sampling;
 mod stdio;
 mod tool_description;
+mod tools;
 
+pub use completion::{COMPLETION_CACHE_ENTRIES, COMPLETION_TIMEOUT, MAX_COMPLETION_VALUES};
 pub use connection::{
-    Cancel, Connection, MAX_INPUT_ROUNDS, MAX_LIST_PAGES, PingStatus, ServerSummary, ServerTool,
-    ToolChanges, connect, process_ambient,
+    Cancel, Connection, PingStatus, ServerSummary, connect, connect_with, process_ambient,
 };
 pub use environment::{BASE_VARIABLES, server_environment};
 pub use error::McpError;
@@ -32,6 +56,10 @@ pub use export_names::{
 };
 pub use handler::Progress;
 pub use instructions::{INSTRUCTIONS_MAX_BYTES, instructions_section};
+pub use options::ClientOptions;
+pub use paging::MAX_LIST_PAGES;
 pub use render::{IMAGE_ASSET_BUDGET, ImageAsset, RenderedResult, human_size, render_result};
+pub use request::MAX_INPUT_ROUNDS;
 pub use stdio::SHUTDOWN_GRACE;
 pub use tool_description::exported_description;
+pub use tools::{ServerTool, ToolChanges};

@@ -46,7 +46,7 @@ pub fn human_size(bytes: usize) -> String {
 }
 
 /// Decoded size of base64 text (without decoding it).
-fn decoded_len(base64: &str) -> usize {
+pub(crate) fn decoded_len(base64: &str) -> usize {
     let trimmed = base64.trim_end_matches('=');
     trimmed.len() * 3 / 4
 }
@@ -98,8 +98,25 @@ fn render_block(block: &Value, image: &mut Option<ImageAsset>, image_budget: &mu
     }
 }
 
+/// One content block as text, by the same rules as a tool result, keeping no image (prompt
+/// messages and other places that carry text only).
+pub(crate) fn block_text(block: &Value) -> String {
+    let mut budget = 0;
+    render_block(block, &mut Some(ImageAsset::none()), &mut budget)
+}
+
+impl ImageAsset {
+    /// A placeholder that makes [`render_block`] keep no image.
+    fn none() -> Self {
+        Self {
+            mime_type: String::new(),
+            data: String::new(),
+        }
+    }
+}
+
 /// Cuts `text` to at most `max` bytes at a character boundary, with a marker.
-fn cap(text: String, max: usize) -> (String, bool) {
+pub(crate) fn cap(text: String, max: usize) -> (String, bool) {
     if text.len() <= max {
         return (text, false);
     }

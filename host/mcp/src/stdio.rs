@@ -20,6 +20,14 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 /// The longest stderr line logged; the rest of a longer line is dropped.
 const STDERR_LINE_MAX: usize = 4096;
 
+/// The stderr kept for an error report: at most this many of the last lines...
+const TAIL_LINES: usize = 20;
+/// ...and at most this many bytes of them.
+const TAIL_BYTES: usize = 4096;
+
+/// How long an error report waits for a failing server's last words (its stderr to close).
+const TAIL_WAIT: Duration = Duration::from_millis(300);
+
 /// The variable every server process (and whatever it starts) inherits, so processes that
 /// escape the process group (`setsid` daemons) can still be found and stopped.
 pub const INSTANCE_VARIABLE: &str = "RHO_MCP_INSTANCE";
@@ -33,6 +41,60 @@ pub struct ServerProcess {
     marker: String,
     /// The server's own process id (the sweep leaves it to tokio, which owns and reaps it).
     pid: Option<i32>,
+    /// The last lines of its stderr (secrets already redacted), for error reports.
+    tail: StderrTail,
+}
+
+/// The last [`TAIL_LINES`] lines (at most [`TAIL_BYTES`]) a server wrote to stderr, redacted.
+#[derive(Clone, Default)]
+struct StderrTail {
+    lines: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
+    /// Set when stderr reached its end (the server exited or closed it).
+    ended: std::sync::Arc<tokio::sync::Notify>,
+    ended_flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        let Ok(mut lines) = self.lines.lock() else {
+            return;
+        };
+        let mut line = line.to_owned();
+        if line.len() > TAIL_BYTES {
+            let mut end = TAIL_BYTES;
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            line.truncate(end);
+        }
+        lines.push_back(line);
+        while lines.len() > TAIL_LINES || lines.iter().map(String::len).sum::<usize>() > TAIL_BYTES
+        {
+            lines.pop_front();
+        }
+    }
+
+    fn end(&self) {
+        self.ended_flag
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.ended.notify_waiters();
+    }
+
+    /// The tail, after waiting a moment for the server's stderr to end (a crashing server's
+    /// last lines may still be in the pipe when the transport notices it is gone).
+    async fn text(&self) -> String {
+        let ended = self.ended.notified();
+        tokio::pin!(ended);
+        // Registered before the flag is read, so an end in between is not missed.
+        ended.as_mut().enable();
+        if !self.ended_flag.load(std::sync::atomic::Ordering::Acquire) {
+            let _ = tokio::time::timeout(TAIL_WAIT, ended).await;
+        }
+        self.lines
+            .lock()
+            .map(|lines| lines.iter().cloned().collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default()
+    }
 }
 
 fn instance_value() -> String {
@@ -89,8 +151,9 @@ pub(crate) fn spawn(
             message: "no stdio pipes".into(),
         });
     };
+    let tail = StderrTail::default();
     if let Some(stderr) = child.stderr.take() {
-        tokio::spawn(drain_stderr(spec.id.clone(), stderr, secrets));
+        tokio::spawn(drain_stderr(spec.id.clone(), stderr, secrets, tail.clone()));
     }
     let marker = format!("{INSTANCE_VARIABLE}={instance}");
     Ok((
@@ -100,6 +163,7 @@ pub(crate) fn spawn(
             pgid,
             marker,
             pid: pgid,
+            tail,
         },
         stdout,
         stdin,
@@ -126,7 +190,12 @@ fn prepare_data_dir(server: &str, data_dir: &Path) -> Result<(), McpError> {
     std::fs::create_dir_all(data_dir).map_err(|e| fail(e.to_string()))
 }
 
-async fn drain_stderr(server: String, stderr: tokio::process::ChildStderr, secrets: Vec<String>) {
+async fn drain_stderr(
+    server: String,
+    stderr: tokio::process::ChildStderr,
+    secrets: Vec<String>,
+    tail: StderrTail,
+) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
     loop {
@@ -140,12 +209,14 @@ async fn drain_stderr(server: String, stderr: tokio::process::ChildStderr, secre
                 let text = redact(&String::from_utf8_lossy(&line), &secrets, !complete);
                 let text = text.trim_end();
                 tracing::debug!(target: "rho::mcp::server", server = server.as_str(), stream = "stderr", "{text}");
+                tail.push(text);
                 if !complete && !skip_rest_of_line(&mut reader).await {
                     break;
                 }
             }
         }
     }
+    tail.end();
 }
 
 /// Replaces every secret value in `text`; when the text was cut (`cut`), a tail that could be
@@ -185,6 +256,12 @@ async fn skip_rest_of_line(reader: &mut BufReader<tokio::process::ChildStderr>) 
 }
 
 impl ServerProcess {
+    /// The last lines the server wrote to stderr (bounded, secrets redacted), for the report
+    /// of a server that failed to start; empty when it wrote nothing.
+    pub async fn stderr_tail(&self) -> String {
+        self.tail.text().await
+    }
+
     /// Stops the server: waits for it to exit after its stdin was closed (by the caller
     /// dropping the transport), then SIGTERM to the whole group, then SIGKILL.
     pub async fn shutdown(mut self) {
@@ -306,6 +383,25 @@ enum Signal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_tail_keeps_the_last_lines_within_its_bounds() {
+        let tail = StderrTail::default();
+        for n in 0..30 {
+            tail.push(&format!("line {n}"));
+        }
+        tail.end();
+        let text = tail.text().await;
+        assert!(text.starts_with("line 10\n"), "{text}");
+        assert!(text.ends_with("line 29"), "{text}");
+        let tail = StderrTail::default();
+        tail.push(&"x".repeat(10_000));
+        tail.push("last");
+        tail.end();
+        let text = tail.text().await;
+        assert!(text.len() <= TAIL_BYTES + 1, "{}", text.len());
+        assert!(text.ends_with("last"));
+    }
 
     #[test]
     fn secrets_are_redacted_whole_and_at_a_cut() {

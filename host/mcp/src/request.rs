@@ -1,0 +1,169 @@
+//! Sending one request that may take several rounds (`tools/call`, `prompts/get`,
+//! `resources/read`) within its budget: progress routed while it runs, cancellation and budget
+//! expiry told to the server, and 2026-07-28 multi round-trip requests (SEP-2322) driven by
+//! answering every input request and retrying with the answers and the server's
+//! `requestState` exactly as received.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequest,
+    GetPromptRequestParams, InputResponses, ReadResourceRequest, ReadResourceRequestParams,
+    ServerResult,
+};
+use rmcp::service::ServiceError;
+use tokio::sync::mpsc;
+
+use crate::connection::Connection;
+use crate::handler::{Progress, progress_key};
+use crate::questions::InFlight;
+
+/// At most this many rounds of one request (the first and its MRTR retries): a server asking
+/// for input forever would otherwise keep the request alive until its budget.
+pub const MAX_INPUT_ROUNDS: usize = 10;
+
+/// Why a request produced no result.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The budget ran out after this many seconds (the server was told).
+    Timeout(f64),
+    /// The caller cancelled (the server was told).
+    Cancelled,
+    /// The transport or the server failed.
+    Failed(String),
+}
+
+/// The parameters of a request that can be retried with input responses.
+pub(crate) trait Retry: Clone {
+    fn request(&self) -> ClientRequest;
+    fn answered(&mut self, responses: Option<InputResponses>, state: Option<String>);
+}
+
+impl Retry for CallToolRequestParams {
+    fn request(&self) -> ClientRequest {
+        ClientRequest::CallToolRequest(CallToolRequest::new(self.clone()))
+    }
+    fn answered(&mut self, responses: Option<InputResponses>, state: Option<String>) {
+        self.input_responses = responses;
+        self.request_state = state;
+    }
+}
+
+impl Retry for GetPromptRequestParams {
+    fn request(&self) -> ClientRequest {
+        ClientRequest::GetPromptRequest(GetPromptRequest::new(self.clone()))
+    }
+    fn answered(&mut self, responses: Option<InputResponses>, state: Option<String>) {
+        self.input_responses = responses;
+        self.request_state = state;
+    }
+}
+
+impl Retry for ReadResourceRequestParams {
+    fn request(&self) -> ClientRequest {
+        ClientRequest::ReadResourceRequest(ReadResourceRequest::new(self.clone()))
+    }
+    fn answered(&mut self, responses: Option<InputResponses>, state: Option<String>) {
+        self.input_responses = responses;
+        self.request_state = state;
+    }
+}
+
+enum Outcome {
+    Done(Box<Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>>),
+    TimedOut,
+    Cancelled,
+}
+
+impl Connection {
+    /// Sends `params` until the server gives a result other than "input required", answering
+    /// input requests through `flight`'s asker, within `flight`'s budget.
+    pub(crate) async fn drive<P: Retry>(
+        &self,
+        mut params: P,
+        flight: &InFlight,
+        progress: Option<&mpsc::Sender<Progress>>,
+    ) -> Result<ServerResult, Failure> {
+        let mut state_only_rounds: u32 = 0;
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let mut handle = self
+                .service
+                .send_cancellable_request(params.request(), self.request_options())
+                .await
+                .map_err(|e| Failure::Failed(e.to_string()))?;
+            let key = progress_key(&handle.progress_token);
+            if let Some(sender) = progress
+                && let Ok(mut routes) = self.client.progress.lock()
+            {
+                routes.insert(key.clone(), sender.clone());
+            }
+            let outcome = tokio::select! {
+                received = &mut handle.rx => Outcome::Done(Box::new(received)),
+                () = flight.budget.expired() => Outcome::TimedOut,
+                () = flight.cancel.cancelled() => Outcome::Cancelled,
+            };
+            // rmcp hands each notification to a spawned task, so a report the server sent just
+            // before its result may still be on its way: let queued tasks run once before the
+            // route closes. Progress arriving after that is late and dropped.
+            if matches!(outcome, Outcome::Done(_)) && progress.is_some() {
+                for _ in 0..3 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            if let Ok(mut routes) = self.client.progress.lock() {
+                routes.remove(&key);
+            }
+            let result = match outcome {
+                Outcome::Done(received) => match *received {
+                    Ok(result) => result,
+                    Err(_) => Err(ServiceError::TransportClosed),
+                },
+                Outcome::TimedOut => {
+                    // Tell the server to stop working on an abandoned request.
+                    let _ = handle.cancel(Some("call budget exceeded".into())).await;
+                    return Err(Failure::Timeout(flight.budget.elapsed().as_secs_f64()));
+                }
+                Outcome::Cancelled => {
+                    let _ = handle.cancel(Some("cancelled by the user".into())).await;
+                    return Err(Failure::Cancelled);
+                }
+            };
+            let input = match result {
+                Ok(ServerResult::InputRequiredResult(input)) => input,
+                Ok(other) => return Ok(other),
+                Err(e) => return Err(Failure::Failed(e.to_string())),
+            };
+            let requests = input.input_requests.unwrap_or_default();
+            if requests.is_empty() && input.request_state.is_none() {
+                return Err(Failure::Failed(
+                    "the server asked for input without saying what".into(),
+                ));
+            }
+            if requests.is_empty() {
+                // A state-only round: back off a little so a server polling through
+                // requestState cannot spin the request.
+                let pause = 50u64.saturating_mul(1 << state_only_rounds.min(3)).min(250);
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                state_only_rounds += 1;
+            } else {
+                state_only_rounds = 0;
+            }
+            // One question at a time: they go to one person.
+            let mut responses = InputResponses::new();
+            for (key, request) in requests {
+                let answer = crate::input::answer(&self.client.questions, flight, &request)
+                    .await
+                    .map_err(Failure::Failed)?;
+                responses.insert(key, answer);
+            }
+            // Absent when the server sent none: a retry never invents state.
+            params.answered(
+                (!responses.is_empty()).then_some(responses),
+                input.request_state,
+            );
+        }
+        Err(Failure::Failed(format!(
+            "the server asked for input more than {MAX_INPUT_ROUNDS} times"
+        )))
+    }
+}

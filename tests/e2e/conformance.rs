@@ -534,16 +534,10 @@ fn manifest_is_loaded_before_components_and_rejection_stops_discovery() {
 
 #[test]
 fn our_schemas_agree_with_the_official_ones_on_every_fixture() {
-    // The official schemas are the yardstick (shared/reference); every fixture manifest and
-    // mcp.json must get the same verdict from both, except where the spec text overrides the
-    // schema (§8.1: unimplemented extension values are not validated).
-    let official = repo_root().join("../shared/reference/agent-plugins-1.0.0/schemas");
-    if !official.exists() {
-        panic!(
-            "the official schemas are missing at {}: this test needs ../shared",
-            official.display()
-        );
-    }
+    // The official schemas are the yardstick (vendored unchanged, see the README beside them);
+    // every fixture manifest and mcp.json must get the same verdict from both, except where the
+    // spec text overrides the schema (§8.1: unimplemented extension values are not validated).
+    let official = fixture("official-schemas/agent-plugins-1.0.0");
     let compile = |path: std::path::PathBuf| {
         let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         jsonschema::options().offline().build(&schema).unwrap()
@@ -592,4 +586,81 @@ fn our_schemas_agree_with_the_official_ones_on_every_fixture() {
         }
     }
     assert!(compared > 60, "compared only {compared} documents");
+}
+
+/// Paths that only exist beside one checkout of the repository (spelled in pieces so this file
+/// does not match itself).
+const OUTSIDE_REFERENCES: [&str; 2] = [concat!("..", "/shared"), concat!("/wo", "rk/")];
+
+/// Known harmless matches: `(file, the text that matches)`. Each names a value that is only
+/// data to the code around it, never a path anything reads.
+const HARMLESS: &[(&str, &str)] = &[
+    // A sample project directory inside a config.toml the unit test parses as text.
+    (
+        "host/config/src/config_file.rs",
+        concat!("\"/wo", "rk/project\""),
+    ),
+];
+
+#[test]
+fn no_test_script_or_build_step_reads_outside_the_repository() {
+    // The yardsticks, fixtures and peers the tests use live in the repository: a clone with
+    // nothing beside it passes. Tracked files only, so local scratch files do not count.
+    let root = repo_root();
+    let listed = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&root)
+        .args(["ls-files", "-z", "--", "tests", "host", "bench", ".ci"])
+        .args([":(glob)**/build.rs", ":(glob)**/*.sh"])
+        .output()
+        .expect("this test lists tracked files with `git ls-files`: install git");
+    assert!(
+        listed.status.success(),
+        "git ls-files failed in {}: {}",
+        root.display(),
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let files: Vec<&str> = std::str::from_utf8(&listed.stdout)
+        .unwrap()
+        .split('\0')
+        .filter(|f| !f.is_empty() && !f.ends_with("Cargo.lock"))
+        .collect();
+    assert!(files.len() > 100, "only {} tracked files", files.len());
+    let mut found = Vec::new();
+    for file in files {
+        let path = root.join(file);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue; // deleted in this work tree, not yet committed
+        };
+        // A link's target is what would be read through it.
+        let text = if meta.is_symlink() {
+            std::fs::read_link(&path)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
+            if bytes.contains(&0) {
+                continue; // binary (compiled guests, images)
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        for (number, line) in text.lines().enumerate() {
+            let mut rest = line.to_owned();
+            for (harmless_file, harmless) in HARMLESS {
+                if file == *harmless_file {
+                    rest = rest.replace(harmless, "");
+                }
+            }
+            if OUTSIDE_REFERENCES.iter().any(|r| rest.contains(r)) {
+                found.push(format!("{file}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "tracked files refer to paths outside the repository (vendor what they need under \
+         tests/fixtures/ instead):\n{}",
+        found.join("\n")
+    );
 }

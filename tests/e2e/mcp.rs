@@ -1,5 +1,6 @@
 //! `rho mcp list/show` through the real binary: config.toml and plugin servers, strict config
-//! errors, and the guarantee that listing without `--connect` starts and contacts nothing.
+//! errors, the guarantee that listing without `--connect` starts and contacts nothing, and
+//! `--connect` progress on a terminal (under `script`, a real pty) that scripts never see.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::net::TcpListener;
@@ -164,4 +165,144 @@ fn empty_configuration_lists_nothing() {
         sb.rho(&["mcp", "list", "--json"]).ok().json(),
         serde_json::json!({"servers": []})
     );
+}
+
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
+
+/// A config with a server that answers at once, one that never answers the handshake (within
+/// `budget` seconds), and one whose failure message carries terminal escape sequences.
+fn fast_hung_and_evil(sb: &Sandbox, budget: u32) {
+    sb.write_config(&format!(
+        r#"
+[mcp.servers.fast]
+command = {FAKE:?}
+
+[mcp.servers.hung]
+command = {FAKE:?}
+args = ["--mode", "never-answer"]
+startup_timeout_sec = {budget}
+
+[mcp.servers.evil]
+command = "/nonexistent/\u001b]0;pwned\u0007\u001b[31mred"
+"#
+    ));
+}
+
+/// Single-quoted for `sh`.
+fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// Runs rho like [`Sandbox::rho`] but with stderr on a real terminal: under `script` (a pty),
+/// with stdout sent to a file. Returns what the terminal showed (stderr), stdout, exit code.
+fn rho_on_terminal(sb: &Sandbox, args: &[&str]) -> (String, String, i32) {
+    let stdout_file = sb.outside("terminal").join("stdout");
+    let mut words = vec![
+        sh_quote(&rho_bin().to_string_lossy()),
+        "--cwd".into(),
+        sh_quote(&sb.project.to_string_lossy()),
+    ];
+    words.extend(args.iter().map(|a| sh_quote(a)));
+    let line = format!(
+        "{} > {}",
+        words.join(" "),
+        sh_quote(&stdout_file.to_string_lossy())
+    );
+    let output = std::process::Command::new("script")
+        .args([
+            "--quiet",
+            "--return",
+            "--flush",
+            "--command",
+            &line,
+            "/dev/null",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("RHO_HOME", &sb.rho_home)
+        .env("SHELL", "/bin/sh")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run `script` ({e}): it gives rho a terminal; install util-linux")
+        });
+    let terminal = String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n");
+    let stdout = std::fs::read_to_string(&stdout_file).unwrap();
+    (terminal, stdout, output.status.code().unwrap_or(-1))
+}
+
+/// The line of `terminal` that starts with `prefix`, and its position among the lines.
+fn terminal_line<'a>(terminal: &'a str, prefix: &str) -> (usize, &'a str) {
+    terminal
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starting with {prefix:?} in:\n{terminal}"))
+}
+
+#[test]
+fn connect_on_a_terminal_reports_each_server_as_it_answers() {
+    let sb = Sandbox::new();
+    fast_hung_and_evil(&sb, 6);
+    // The same listing without a terminal, at the same time (each waits out the hung server).
+    let (piped, (terminal, stdout, code)) = std::thread::scope(|scope| {
+        let piped = scope.spawn(|| sb.rho(&["mcp", "list", "--connect"]));
+        let terminal = rho_on_terminal(&sb, &["mcp", "list", "--connect"]);
+        (piped.join().unwrap(), terminal)
+    });
+    assert_eq!(code, 0, "{terminal}");
+    assert!(
+        terminal.starts_with("connecting 3 MCP servers…\n"),
+        "{terminal}"
+    );
+    // Each result is shown when it arrives: the quick ones long before the hung one's budget
+    // runs out, and meanwhile the hung one is named as pending.
+    let (fast, _) = terminal_line(&terminal, "  fast ✓ 1 tool (");
+    let (evil, evil_line) = terminal_line(&terminal, "  evil ✗ cannot start /nonexistent/");
+    let (waiting, _) = terminal_line(&terminal, "  waiting for hung (");
+    let (hung, _) = terminal_line(
+        &terminal,
+        "  hung ✗ no answer within the 6.0 s startup budget (6.",
+    );
+    assert!(
+        fast < waiting && evil < waiting && waiting < hung,
+        "{terminal}"
+    );
+    // Text from the configuration or a server cannot drive the terminal.
+    assert!(
+        evil_line.contains(r"\u{1b}]0;pwned\u{7}\u{1b}[31mred"),
+        "{evil_line}"
+    );
+    assert!(
+        !terminal.contains('\u{7}')
+            && !terminal.contains("\u{1b}]0;")
+            && !terminal.contains("\u{1b}[31m"),
+        "{terminal:?}"
+    );
+
+    // stdout carries the same table as without a terminal; without one, stderr stays quiet.
+    let piped = piped.ok();
+    assert_eq!(stdout, piped.stdout);
+    assert!(stdout.starts_with("ID "), "{stdout}");
+    for quiet in ["connecting", "✓", "✗", "waiting for"] {
+        assert!(!piped.stderr.contains(quiet), "{}", piped.stderr);
+    }
+}
+
+#[test]
+fn connect_with_json_shows_no_progress_even_on_a_terminal() {
+    let sb = Sandbox::new();
+    fast_hung_and_evil(&sb, 1);
+    let (terminal, stdout, code) = rho_on_terminal(&sb, &["--json", "mcp", "list", "--connect"]);
+    assert_eq!(code, 0, "{terminal}");
+    let list: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(mcp_server(&list, "fast")["status"], "connected");
+    assert_eq!(mcp_server(&list, "hung")["status"], "failed");
+    let piped = sb.rho(&["--json", "mcp", "list", "--connect"]).ok();
+    for stderr in [&terminal, &piped.stderr] {
+        for quiet in ["connecting", "✓", "✗", "waiting for"] {
+            assert!(!stderr.contains(quiet), "{stderr}");
+        }
+    }
 }

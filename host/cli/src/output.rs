@@ -36,6 +36,14 @@ pub fn error_line(text: &str) {
     let _ = writeln!(stderr, "{text}");
 }
 
+/// Writes `text` to stderr as it is (no newline added): progress lines redrawn in place.
+pub fn error_text(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(text.as_bytes())
+        .and_then(|()| stderr.flush());
+}
+
 /// The JSON shape of a diagnostic: `{severity, code, message, path, component}`.
 #[derive(serde::Serialize)]
 pub struct DiagnosticEntry<'a> {

@@ -1,10 +1,13 @@
 //! `rho mcp ...`: every MCP server from `config.toml` and from loaded plugins.
 //!
 //! Without `--connect` nothing is started: the listing is built from configuration alone, so
-//! it is as cheap as `rho plugins list`.
+//! it is as cheap as `rho plugins list`. With it, servers connect concurrently and, when stderr
+//! is a terminal, each one's result is shown there as it arrives.
 
 use std::borrow::Cow;
+use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use rho_component::{McpServerSpec, McpTransport, StdioCommand};
@@ -14,7 +17,7 @@ use serde::Serialize;
 use super::runtime;
 use crate::cli::McpCommand;
 use crate::context::Context;
-use crate::output::{clean, first_line, json_write, out, table};
+use crate::output::{clean, error_text, first_line, json_write, out, table, truncate};
 
 pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -124,7 +127,7 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
     let slots = std::mem::ManuallyDrop::new(load_slots(ctx)?);
     let mut entries = std::mem::ManuallyDrop::new(collect(&slots));
     if connect {
-        connect_all(&mut entries)?;
+        connect_all(&mut entries, live_progress(ctx))?;
     }
     if ctx.json {
         json_write(&ListOutput { servers: &entries });
@@ -160,7 +163,7 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     }
     if connect {
-        connect_all(&mut entries)?;
+        connect_all(&mut entries, live_progress(ctx))?;
     }
     let entry = &entries[0];
     if ctx.json {
@@ -222,9 +225,27 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Connects every configured, enabled entry in parallel (each within its own startup budget),
-/// records live status, then closes them all.
-fn connect_all(entries: &mut [ServerEntry]) -> anyhow::Result<()> {
+/// Whether `--connect` shows progress: only for a person watching (stderr is a terminal) and
+/// never with `--json`, so scripts and logs see nothing new.
+fn live_progress(ctx: &Context) -> bool {
+    !ctx.json && std::io::stderr().is_terminal()
+}
+
+/// What connecting to one server gave, or the error.
+type Outcome = Result<Connected, String>;
+
+/// A server that answered, as `--connect` reports it.
+struct Connected {
+    summary: rho_mcp::ServerSummary,
+    tools: Vec<rho_mcp::ServerTool>,
+    /// Legacy Streamable HTTP only: the ping's result.
+    ping: Option<String>,
+}
+
+/// Connects every configured, enabled entry concurrently (each within its own startup budget),
+/// records live status, then closes them all. With `live`, each result is shown on stderr as
+/// it arrives (see [`ConnectProgress`]).
+fn connect_all(entries: &mut [ServerEntry], live: bool) -> anyhow::Result<()> {
     let targets: Vec<(usize, McpServerSpec)> = entries
         .iter()
         .enumerate()
@@ -234,46 +255,48 @@ fn connect_all(entries: &mut [ServerEntry]) -> anyhow::Result<()> {
     if targets.is_empty() {
         return Ok(()); // zero-server fast path: no runtime, no task, no process
     }
-    let results = runtime()?.block_on(async {
+    let runtime = runtime()?;
+    let mut progress =
+        live.then(|| ConnectProgress::start(targets.iter().map(|(index, spec)| (*index, spec))));
+    let mut results = runtime.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for (index, spec) in targets {
-            set.spawn(async move {
-                let outcome = match rho_mcp::connect(&spec, &rho_mcp::process_ambient).await {
-                    Ok(connection) => {
-                        let summary = connection.summary.clone();
-                        let tools = connection.tools.clone();
-                        let http = matches!(spec.transport, McpTransport::StreamableHttp(_));
-                        let ping = if http && connection.is_legacy() {
-                            Some(
-                                match connection.ping(std::time::Duration::from_secs(5)).await {
-                                    Ok(()) => "ok".to_owned(),
-                                    Err(e) => e.to_string(),
-                                },
-                            )
-                        } else {
-                            None
-                        };
-                        connection.close().await;
-                        Ok((summary, tools, ping))
-                    }
-                    Err(e) => Err(e.to_string()),
-                };
-                (index, outcome)
-            });
+            set.spawn(connect_one(index, spec));
         }
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut results = Vec::new();
-        while let Some(joined) = set.join_next().await {
-            if let Ok(result) = joined {
-                results.push(result);
+        loop {
+            tokio::select! {
+                joined = set.join_next() => {
+                    let Some(joined) = joined else { break };
+                    if let Ok((index, outcome, elapsed)) = joined {
+                        if let Some(progress) = progress.as_mut() {
+                            progress.finished(index, &outcome, elapsed);
+                        }
+                        results.push((index, outcome));
+                    }
+                }
+                _ = tick.tick(), if progress.is_some() => {
+                    if let Some(progress) = progress.as_mut() {
+                        progress.tick();
+                    }
+                }
             }
         }
         results
     });
+    // Exported names are assigned in listing order, not in the order servers happened to answer.
+    results.sort_by_key(|(index, _)| *index);
     let mut names = rho_mcp::ExportedNames::default();
     for (index, outcome) in results {
         let entry = &mut entries[index];
         match outcome {
-            Ok((summary, tools, ping)) => {
+            Ok(Connected {
+                summary,
+                tools,
+                ping,
+            }) => {
                 entry.status = "connected";
                 entry.ping = ping;
                 entry.protocol_version = Some(summary.protocol_version);
@@ -298,6 +321,165 @@ fn connect_all(entries: &mut [ServerEntry]) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Connects to one server, pings legacy Streamable HTTP sessions once, and closes it again.
+/// The time returned is how long the answer took (closing is not part of it).
+async fn connect_one(index: usize, spec: McpServerSpec) -> (usize, Outcome, Duration) {
+    let started = Instant::now();
+    let connection = match rho_mcp::connect(&spec, &rho_mcp::process_ambient).await {
+        Ok(connection) => connection,
+        Err(e) => return (index, Err(e.to_string()), started.elapsed()),
+    };
+    let summary = connection.summary.clone();
+    let tools = connection.tools.clone();
+    let http = matches!(spec.transport, McpTransport::StreamableHttp(_));
+    let ping = if http && connection.is_legacy() {
+        Some(match connection.ping(Duration::from_secs(5)).await {
+            Ok(()) => "ok".to_owned(),
+            Err(e) => e.to_string(),
+        })
+    } else {
+        None
+    };
+    let elapsed = started.elapsed();
+    connection.close().await;
+    (
+        index,
+        Ok(Connected {
+            summary,
+            tools,
+            ping,
+        }),
+        elapsed,
+    )
+}
+
+/// `--connect` progress on a terminal's stderr, one whole line at a time (logs and server
+/// messages that `tracing` writes to the same stream interleave cleanly, and no terminal
+/// control sequence is needed): a header, one line per server as it finishes, and while any is
+/// pending and nothing else was printed for a while, a line naming them:
+///
+/// ```text
+/// connecting 3 MCP servers…
+///   github ✓ 12 tools (0.4 s)
+///   files ✓ 3 tools (0.9 s)
+///   waiting for web (3 s, startup budget 120 s)
+///   web ✗ no answer within the 120.0 s startup budget (120.0 s)
+/// ```
+///
+/// Every server-supplied string (ids, errors) goes through `clean`, and lines are cut to the
+/// terminal width.
+struct ConnectProgress {
+    started: Instant,
+    /// When the last line was printed, and how long to stay silent after it.
+    last_line: Instant,
+    quiet_for: Duration,
+    /// Every server not finished yet, in listing order.
+    pending: Vec<Pending>,
+    width: usize,
+}
+
+/// A server `ConnectProgress` still waits for.
+struct Pending {
+    /// Its entry in the listing.
+    index: usize,
+    /// The id as configured (error messages start with it) and as shown.
+    id: String,
+    shown: String,
+    budget: Duration,
+}
+
+/// Silence before the first "waiting for" line; it doubles after each, up to [`MAX_QUIET`].
+const FIRST_QUIET: Duration = Duration::from_secs(3);
+/// The longest silence while a server is pending.
+const MAX_QUIET: Duration = Duration::from_secs(15);
+
+impl ConnectProgress {
+    fn start<'a>(servers: impl Iterator<Item = (usize, &'a McpServerSpec)>) -> Self {
+        let pending: Vec<Pending> = servers
+            .map(|(index, spec)| Pending {
+                index,
+                id: spec.id.clone(),
+                shown: clean(&spec.id),
+                budget: spec.startup_timeout,
+            })
+            .collect();
+        let total = pending.len();
+        let plural = if total == 1 { "" } else { "s" };
+        error_text(&format!("connecting {total} MCP server{plural}…\n"));
+        let now = Instant::now();
+        Self {
+            started: now,
+            last_line: now,
+            quiet_for: FIRST_QUIET,
+            pending,
+            width: terminal_width(),
+        }
+    }
+
+    /// Prints the line of a server that finished.
+    fn finished(&mut self, index: usize, outcome: &Outcome, elapsed: Duration) {
+        let Some(at) = self.pending.iter().position(|p| p.index == index) else {
+            return;
+        };
+        let server = self.pending.remove(at);
+        let seconds = format!("({:.1} s)", elapsed.as_secs_f64());
+        let head = match outcome {
+            Ok(connected) => {
+                let count = connected.tools.len();
+                let plural = if count == 1 { "" } else { "s" };
+                format!("  {} ✓ {count} tool{plural}", server.shown)
+            }
+            Err(error) => {
+                // The id leads the line already; the table or JSON keeps the whole message.
+                let prefix = format!("server {}: ", server.id);
+                let reason = error.strip_prefix(&prefix).unwrap_or(error);
+                let reason = clean(reason.lines().next().unwrap_or_default());
+                format!("  {} ✗ {reason}", server.shown)
+            }
+        };
+        self.line(&head, &seconds);
+    }
+
+    /// Names the pending servers when nothing was printed for a while (a hung server still
+    /// shows that rho is waiting, on what, and for how long at most).
+    fn tick(&mut self) {
+        if self.pending.is_empty() || self.last_line.elapsed() < self.quiet_for {
+            return;
+        }
+        let names: Vec<&str> = self.pending.iter().map(|p| p.shown.as_str()).collect();
+        let budget = self
+            .pending
+            .iter()
+            .map(|p| p.budget)
+            .max()
+            .unwrap_or_default();
+        let head = format!("  waiting for {}", names.join(", "));
+        let tail = format!(
+            "({} s, startup budget {} s)",
+            self.started.elapsed().as_secs(),
+            budget.as_secs_f64().ceil()
+        );
+        self.line(&head, &tail);
+        self.quiet_for = (self.quiet_for * 2).min(MAX_QUIET);
+    }
+
+    /// Prints `head tail`, cutting `head` so the line fits the terminal.
+    fn line(&mut self, head: &str, tail: &str) {
+        let room = self.width.saturating_sub(tail.chars().count() + 1).max(20);
+        error_text(&format!("{} {tail}\n", truncate(head, room)));
+        self.last_line = Instant::now();
+    }
+}
+
+/// The terminal's width from `COLUMNS` when the shell exports it, else the classic 80.
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c >= 20)
+        .unwrap_or(80)
 }
 
 fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Result<ExitCode> {

@@ -1,4 +1,4 @@
-//! Adversarial inputs from `shared/notes/adversarial-cases.md` sections A–C, through the real
+//! Adversarial inputs (the catalogue in `docs/adversarial.md`, sections A–C), through the real
 //! binary: each gets a clear diagnostic or error, nothing panics or hangs, siblings still load,
 //! and nothing outside a managed root is read, copied or changed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,5 +1,5 @@
 //! `fake-mcp`: a deliberately misbehaving MCP server (2025-11-25 era, stdio) for rho's tests of
-//! `shared/notes/adversarial-cases.md` §D. `--mode <name>` picks the misbehaviour; `--record
+//! misbehaving servers (`docs/adversarial.md` §D). `--mode <name>` picks the misbehaviour; `--record
 //! <file>` appends every method received, one per line, so tests can assert what rho sent.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a stdio server owns both streams
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test tool

@@ -516,8 +516,8 @@ mod tests {
 [mcp.servers.filesystem]
 transport = "stdio"
 command = "npx"
-args = ["-y", "@modelcontextprotocol/server-filesystem", "/work/project"]
-cwd = "/work/project"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/project"]
+cwd = "/home/me/project"
 
 [mcp.servers.filesystem.tools]
 allow = ["read_file", "list_directory"]

@@ -14,9 +14,10 @@ use crate::convert;
 use crate::jsonrpc::Request;
 use crate::wire::{
     AgentEndParams, AgentErrorParams, ApprovalRequestParams, ApprovalResponseParams, CompactResult,
-    DeltaParams, Empty, ExtensionsResult, MessagesResult, ModelsResult, NoParams, PromptAnswer,
-    PromptParams, PromptResult, ProvidersResult, QuestionAction, QuestionRequestParams,
-    QuestionResponseParams, ResumeSessionParams, SessionResult, SessionsResult, SetModelParams,
+    CompleteParams, CompleteResult, DeltaParams, Empty, ExtensionsResult, MessagesResult,
+    ModelsResult, NoParams, PromptAnswer, PromptArgumentWire, PromptParams, PromptResult,
+    PromptWire, ProvidersResult, QuestionAction, QuestionRequestParams, QuestionResponseParams,
+    ResourceWire, ResumeSessionParams, SessionResult, SessionsResult, SetModelParams,
     SetModelResult, StateChangeParams, StateResult, StatsResult, ToolCallParams, ToolDeniedParams,
     ToolProgressParams, ToolResultParams, ToolsResult, UsageParams,
 };
@@ -40,6 +41,7 @@ impl MethodParams for SetModelParams {}
 impl MethodParams for ResumeSessionParams {}
 impl MethodParams for ApprovalResponseParams {}
 impl MethodParams for QuestionResponseParams {}
+impl MethodParams for CompleteParams {}
 
 /// The host's answer did not fit the method (a defect in rho, reported as an internal error).
 #[derive(Debug, thiserror::Error)]
@@ -273,6 +275,73 @@ methods! {
             Response::Tools(specs) => Some(ToolsResult {
                 tools: specs.iter().map(convert::tool).collect(),
             }),
+            _ => None,
+        },
+    }
+    /// Servers' prompts as slash commands.
+    ListPrompts = "listPrompts" {
+        summary: "List every connected server's prompts as /mcp:<server>:<prompt> commands (listed at connect, refreshed on prompts/list_changed)",
+        params: NoParams => |_| Ok(Operation::ListPrompts),
+        result: "prompts", Vec<PromptWire> => |r| match r {
+            Response::Prompts(commands) => Some(
+                commands
+                    .into_iter()
+                    .map(|c| PromptWire {
+                        command: c.command,
+                        server: c.server,
+                        name: c.prompt.name,
+                        title: c.prompt.title,
+                        description: c.prompt.description,
+                        arguments: c
+                            .prompt
+                            .arguments
+                            .into_iter()
+                            .map(|a| PromptArgumentWire {
+                                name: a.name,
+                                title: a.title,
+                                description: a.description,
+                                required: a.required,
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        },
+    }
+    /// Servers' resources and templates.
+    ListResources = "listResources" {
+        summary: "List every connected server's resources and resource templates (listed at connect, refreshed on resources/list_changed)",
+        params: NoParams => |_| Ok(Operation::ListResources),
+        result: "resources", Vec<ResourceWire> => |r| match r {
+            Response::Resources(resources) => Some(
+                resources
+                    .into_iter()
+                    .map(|(server, r)| ResourceWire {
+                        server,
+                        uri: r.uri,
+                        name: r.name,
+                        title: r.title,
+                        description: r.description,
+                        mime_type: r.mime_type,
+                        template: r.template,
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        },
+    }
+    /// Suggestions for a prompt argument.
+    Complete = "complete" {
+        summary: "Suggest values for one argument of a prompt command (answered while a turn runs; one request in flight per server, answers cached; [] on failure)",
+        params: CompleteParams => |p| Ok(Operation::Complete {
+            command: p.command,
+            argument: p.argument,
+            value: p.value,
+            arguments: p.arguments,
+        }),
+        result: "completions", CompleteResult => |r| match r {
+            Response::Completions(values) => Some(CompleteResult { values }),
             _ => None,
         },
     }

@@ -90,6 +90,21 @@ pub struct ApprovalResponseParams {
     pub message: Option<String>,
 }
 
+/// `complete`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompleteParams {
+    /// The prompt command (`/mcp:<server>:<prompt>`).
+    pub command: String,
+    /// The argument being filled in.
+    pub argument: String,
+    /// What was typed of it so far.
+    pub value: String,
+    /// The other arguments already filled in.
+    #[serde(default)]
+    pub arguments: std::collections::BTreeMap<String, String>,
+}
+
 /// Methods without params accept no params, `null`, `{}` or `[]`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -666,4 +681,70 @@ pub struct SamplingMessageWire {
     pub role: String,
     /// Its text.
     pub text: String,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PromptArgumentWire {
+    /// Its name (the key in `key=value`).
+    pub name: String,
+    /// A display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether the prompt needs it.
+    pub required: bool,
+}
+
+/// One server prompt, as a slash command.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PromptWire {
+    /// `/mcp:<server>:<prompt>`: a `prompt` whose message starts with it expands the prompt.
+    pub command: String,
+    /// The server identity.
+    pub server: String,
+    /// The server's name for the prompt.
+    pub name: String,
+    /// A display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its arguments: one argument takes everything after the command; several take
+    /// `key=value` pairs.
+    pub arguments: Vec<PromptArgumentWire>,
+}
+
+/// One server resource or resource template.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceWire {
+    /// The server offering it.
+    pub server: String,
+    /// Its URI (an RFC 6570 template when `template`).
+    pub uri: String,
+    /// The server's name for it.
+    pub name: String,
+    /// A display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its MIME type, when declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// A template: fill in its placeholders before attaching it.
+    pub template: bool,
+}
+
+/// `complete` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CompleteResult {
+    /// Suggested values, best first (empty when the server has none, has no completions, fails
+    /// or answers late).
+    pub values: Vec<String>,
 }

@@ -15,6 +15,7 @@
 mod desk;
 mod operation;
 mod outbox;
+mod server_prompts;
 mod work;
 
 use std::collections::VecDeque;
@@ -32,6 +33,7 @@ pub use operation::{
     ProviderReport, RequestId, Response, SessionInfo,
 };
 pub use outbox::EVENT_QUEUE;
+pub use server_prompts::{PROMPT_COMMAND_PREFIX, command_name, split_command};
 
 use desk::Desk;
 use outbox::Outbox;
@@ -45,6 +47,8 @@ pub const MAX_QUEUED_BYTES: usize = 32 * 1024 * 1024;
 pub const MAX_STEERING_MESSAGES: usize = 64;
 /// Operations on their way from the front-end to the host, at most.
 const OPERATION_CHANNEL: usize = 64;
+/// Completion requests waiting for their servers at once, at most; more answer empty.
+const MAX_PENDING_COMPLETIONS: usize = 64;
 
 /// Looks an environment variable up (API keys).
 pub type Ambient = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -152,6 +156,7 @@ impl SessionHost {
             mut operations,
         } = self;
         let mut queue = Queue::default();
+        let mut completions = Completions::default();
         let mut input_open = true;
         // `abort` arrived while a prompt was queued but not yet running: it starts aborted.
         let mut abort_pending = false;
@@ -175,6 +180,11 @@ impl SessionHost {
                 },
             };
             let steering = work.session.steering();
+            let tools = work.tools.clone();
+            if let Operation::Complete { .. } = operation {
+                completions.spawn(id, operation, &tools, &outbox);
+                continue;
+            }
             if operation.is_immediate() {
                 let result = immediate(
                     operation,
@@ -203,6 +213,9 @@ impl SessionHost {
                 tokio::select! {
                     result = &mut running => break result,
                     received = operations.recv(), if input_open => match received {
+                        Some((other, op @ Operation::Complete { .. })) => {
+                            completions.spawn(other, op, &tools, &outbox);
+                        }
                         Some((other, op)) if op.is_immediate() => {
                             let result = immediate(
                                 op,
@@ -241,7 +254,50 @@ impl SessionHost {
             outbox.deliver(HostEvent::Reply { id, result }).await;
         }
         desk.close();
+        completions.tasks.abort_all();
         work.shutdown().await;
+    }
+}
+
+/// Completion requests answered as their servers reply, while other work goes on.
+#[derive(Default)]
+struct Completions {
+    tasks: tokio::task::JoinSet<()>,
+}
+
+impl Completions {
+    /// Starts answering `operation` (a [`Operation::Complete`]); the reply goes to `outbox`.
+    fn spawn(
+        &mut self,
+        id: RequestId,
+        operation: Operation,
+        tools: &Arc<crate::ToolSet>,
+        outbox: &Arc<Outbox>,
+    ) {
+        while self.tasks.try_join_next().is_some() {}
+        let Operation::Complete {
+            command,
+            argument,
+            value,
+            arguments,
+        } = operation
+        else {
+            return;
+        };
+        let outbox = outbox.clone();
+        if self.tasks.len() >= MAX_PENDING_COMPLETIONS {
+            self.tasks.spawn(async move {
+                let result = Ok(Response::Completions(Vec::new()));
+                outbox.deliver(HostEvent::Reply { id, result }).await;
+            });
+            return;
+        }
+        let tools = tools.clone();
+        self.tasks.spawn(async move {
+            let values = work::complete(&tools, &command, &argument, &value, arguments).await;
+            let result = Ok(Response::Completions(values));
+            outbox.deliver(HostEvent::Reply { id, result }).await;
+        });
     }
 }
 

@@ -1,15 +1,18 @@
 //! What a front-end asks of the session host ([`Operation`]), what the host answers
 //! ([`Response`], or a [`HostError`]), and everything the host reports ([`HostEvent`]).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use rho_component::{Diagnostic, SkillMeta, ToolSpec};
+use rho_component::{Diagnostic, ServerResource, SkillMeta, ToolSpec};
 
 use crate::provider::ChatMessage;
 use crate::session::{
     ApprovalDecision, QuestionAnswer, SessionEvent, SessionStats, SessionSummary,
 };
 use crate::{MountedServer, PluginSummary};
+
+pub use super::server_prompts::PromptCommand;
 
 /// The front-end's number for one operation; the host's [`HostEvent::Reply`] carries it back.
 pub type RequestId = u64;
@@ -67,6 +70,22 @@ pub enum Operation {
     NewSession,
     /// The tools with their schemas and risk levels.
     ListTools,
+    /// Every connected server's prompts, as slash commands.
+    ListPrompts,
+    /// Every connected server's resources and resource templates.
+    ListResources,
+    /// Suggestions for one argument of a prompt command (immediate: answered while a turn
+    /// runs, from the server's answer or the cache; never an error).
+    Complete {
+        /// The command (`/mcp:<server>:<prompt>`), possibly with what follows it.
+        command: String,
+        /// The argument being filled in.
+        argument: String,
+        /// What was typed of it so far.
+        value: String,
+        /// The other arguments already filled in.
+        arguments: BTreeMap<String, String>,
+    },
 }
 
 impl Operation {
@@ -75,7 +94,11 @@ impl Operation {
     pub fn is_immediate(&self) -> bool {
         matches!(
             self,
-            Self::Steer(_) | Self::Abort | Self::AnswerApproval(_) | Self::AnswerQuestion { .. }
+            Self::Steer(_)
+                | Self::Abort
+                | Self::AnswerApproval(_)
+                | Self::AnswerQuestion { .. }
+                | Self::Complete { .. }
         )
     }
 
@@ -220,6 +243,12 @@ pub enum Response {
     Session(SessionInfo),
     /// `ListTools`.
     Tools(Vec<ToolSpec>),
+    /// `ListPrompts`.
+    Prompts(Vec<PromptCommand>),
+    /// `ListResources`: `(server, resource)`, resources before templates per server.
+    Resources(Vec<(String, ServerResource)>),
+    /// `Complete`: suggested values, best first (empty when there are none).
+    Completions(Vec<String>),
 }
 
 /// What kind of failure an operation met (front-ends map it onto their own codes).

@@ -14,6 +14,7 @@ use super::operation::{
     SessionInfo,
 };
 use super::outbox::Outbox;
+use super::server_prompts::{self, PromptCommand};
 use super::{Ambient, HostOptions, SessionStart};
 use crate::provider::{
     ChatRequest, ChatResponse, Provider, ProviderError, ProviderFuture, StreamEvent,
@@ -94,9 +95,10 @@ impl Work {
             desk,
         };
         let (provider, model, window) = work.choose(None);
+        // Only what rho would answer is declared: forms where a person answers questions,
+        // sampling where, besides, there is a model to spend (each request asks the person).
         work.mount.elicitation = work.desk.accepts_questions();
-        // Sampling is declared only where there is a model to spend.
-        work.mount.sampling = work.provider_error.is_none();
+        work.mount.sampling = work.desk.accepts_questions() && work.provider_error.is_none();
         work.tools = Arc::new(work.registry.mount(&work.mount).await);
         let config = work.session_config(model, window);
         let dir = work.sessions_dir();
@@ -254,10 +256,20 @@ impl Work {
                 Ok(Response::Session(self.session_info()))
             }
             Operation::ListTools => Ok(Response::Tools(self.tools.specs())),
+            Operation::ListPrompts => Ok(Response::Prompts(
+                self.tools
+                    .prompts()
+                    .await
+                    .into_iter()
+                    .map(|(server, prompt)| PromptCommand::new(&server, prompt))
+                    .collect(),
+            )),
+            Operation::ListResources => Ok(Response::Resources(self.tools.resources().await)),
             Operation::Steer(_)
             | Operation::Abort
             | Operation::AnswerApproval(_)
-            | Operation::AnswerQuestion { .. } => Err(HostError::internal(
+            | Operation::AnswerQuestion { .. }
+            | Operation::Complete { .. } => Err(HostError::internal(
                 "an immediate operation reached the queue",
             )),
         }
@@ -277,15 +289,20 @@ impl Work {
                 .await;
             return Err(HostError::internal(error));
         }
-        if !attachments.is_empty() {
-            return Err(HostError::invalid_params(
-                "attachments are not supported by this session",
-            ));
-        }
-        let input = PromptInput {
-            text: message,
-            images: Vec::new(),
+        // Everything that can fail happens before the turn starts: no turn for a bad command
+        // or an unreadable attachment.
+        let mut input = match server_prompts::split_command(&message) {
+            Some((server, prompt, rest)) => self.expand(server, prompt, rest).await?,
+            None => PromptInput {
+                text: message,
+                images: Vec::new(),
+            },
         };
+        let mut read = Vec::with_capacity(attachments.len());
+        for (server, uri) in attachments {
+            read.push(self.read_resource(server, uri).await?);
+        }
+        server_prompts::attach(&mut input, read);
         let approver = DeskApprover(self.desk.clone());
         let outbox = self.outbox.clone();
         let turn = self
@@ -297,6 +314,53 @@ impl Work {
             reply: turn.reply,
             finish_reason: turn.finish_reason,
         }))
+    }
+
+    /// A prompt command expanded by its server (`prompts/get` at submit).
+    async fn expand(&self, server: &str, name: &str, rest: &str) -> Result<PromptInput, HostError> {
+        let command = server_prompts::command_name(server, name);
+        let connection = self.tools.connection(server).ok_or_else(|| {
+            HostError::invalid_params(format!(
+                "{command}: no connected MCP server is called {server:?}"
+            ))
+        })?;
+        let connection = connection.read().await;
+        let prompt = connection
+            .prompts()
+            .into_iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| {
+                HostError::invalid_params(format!(
+                    "{command}: the server {server} offers no prompt {name:?}"
+                ))
+            })?;
+        let arguments = server_prompts::parse_arguments(&command, &prompt, rest)?;
+        let messages = connection
+            .get_prompt(name, arguments, None)
+            .await
+            .map_err(|e| HostError::internal(e.to_string()))?;
+        Ok(PromptInput {
+            text: server_prompts::turn_text(&messages),
+            images: Vec::new(),
+        })
+    }
+
+    /// One attachment, read from its server.
+    async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<rho_component::ResourceAttachment, HostError> {
+        let connection = self.tools.connection(server).ok_or_else(|| {
+            HostError::invalid_params(format!(
+                "cannot read {uri}: no connected MCP server is called {server:?}"
+            ))
+        })?;
+        let connection = connection.read().await;
+        connection
+            .read_resource(uri)
+            .await
+            .map_err(|e| HostError::invalid_params(e.to_string()))
     }
 
     fn state(&self) -> HostState {
@@ -469,4 +533,25 @@ fn placeholder_session(registry: &Registry) -> Session {
         Arc::new(Unavailable(String::new())),
         Arc::new(ToolSet::empty()),
     )
+}
+
+/// Suggestions for one argument of a prompt command: what the command's server answers (or
+/// has cached); nothing for an unknown server or prompt.
+pub(crate) async fn complete(
+    tools: &ToolSet,
+    command: &str,
+    argument: &str,
+    value: &str,
+    arguments: std::collections::BTreeMap<String, String>,
+) -> Vec<String> {
+    let Some((server, prompt, _)) = server_prompts::split_command(command) else {
+        return Vec::new();
+    };
+    let Some(connection) = tools.connection(server) else {
+        return Vec::new();
+    };
+    let connection = connection.read().await;
+    connection
+        .complete(prompt, argument, value, arguments)
+        .await
 }

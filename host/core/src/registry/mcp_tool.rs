@@ -76,7 +76,13 @@ impl Tool for McpTool {
             let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel(64);
             let progress_tx = context.progress.as_ref().map(|_| progress_tx);
             let connection = self.connection.read().await;
-            let call = connection.call_tool(&self.raw_name, arguments, progress_tx, token.clone());
+            let call = connection.call_tool_with(
+                &self.raw_name,
+                arguments,
+                progress_tx,
+                token.clone(),
+                context.asker.clone(),
+            );
             tokio::pin!(call);
             let pump = async {
                 while let Some(p) = progress_rx.recv().await {

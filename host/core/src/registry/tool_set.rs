@@ -192,6 +192,36 @@ impl ToolSet {
         self.index.is_empty()
     }
 
+    /// The live connection to `server`, when it is connected.
+    pub(crate) fn connection(&self, server: &str) -> Option<Arc<RwLock<Connection>>> {
+        self.connections
+            .iter()
+            .find(|(id, _)| id == server)
+            .map(|(_, c)| c.clone())
+    }
+
+    /// Every connected server's prompts (refreshed by the server's `list_changed`), as
+    /// `(server, prompt)` in server order.
+    pub async fn prompts(&self) -> Vec<(String, rho_component::ServerPrompt)> {
+        let mut out = Vec::new();
+        for (id, connection) in &self.connections {
+            let prompts = connection.read().await.prompts();
+            out.extend(prompts.into_iter().map(|p| (id.clone(), p)));
+        }
+        out
+    }
+
+    /// Every connected server's resources and resource templates (refreshed by the server's
+    /// `list_changed`), as `(server, resource)` in server order.
+    pub async fn resources(&self) -> Vec<(String, rho_component::ServerResource)> {
+        let mut out = Vec::new();
+        for (id, connection) in &self.connections {
+            let resources = connection.read().await.resources();
+            out.extend(resources.into_iter().map(|r| (id.clone(), r)));
+        }
+        out
+    }
+
     /// The instructions of every connected server, as `(server, text)`.
     pub fn instructions(&self) -> impl Iterator<Item = (&str, &str)> {
         self.servers
@@ -351,6 +381,13 @@ impl Registry {
         }
         let mut started = tokio::task::JoinSet::new();
         let mut task_index = HashMap::new();
+        // What every server is told rho answers: the session workspace as its one root, and
+        // forms and sampling only where the front-end and the model can answer them.
+        let client = rho_mcp::ClientOptions {
+            roots: Some(self.paths.project.cwd.clone()),
+            elicitation: options.elicitation,
+            sampling: options.sampling,
+        };
         for (index, slot) in self.servers.iter().enumerate() {
             let status = match &slot.state {
                 SlotState::Configured => ServerStatus::Configured,
@@ -376,8 +413,10 @@ impl Registry {
             }
             if let Some(spec) = slot.startable() {
                 let spec = spec.clone();
+                let client = client.clone();
                 let handle = started.spawn(async move {
-                    let result = rho_mcp::connect(&spec, &rho_mcp::process_ambient).await;
+                    let result =
+                        rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &client).await;
                     (index, spec, result)
                 });
                 task_index.insert(handle.id(), index);

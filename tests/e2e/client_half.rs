@@ -375,3 +375,69 @@ fn prompts_are_commands_with_suggestions_and_resources_attach_to_a_prompt() {
     assert_eq!(model.requests().len(), 2);
     assert_eq!(rpc.finish(), 0);
 }
+
+#[test]
+fn a_revised_tool_reaches_the_model_next_turn_and_added_ones_need_a_restart() {
+    let sandbox = Sandbox::new();
+    let fake = env!("CARGO_BIN_EXE_fake-mcp");
+    sandbox.write_config(&format!(
+        "[agent]\npermission_mode = \"allow-all\"\n\n[mcp.servers.fake]\ncommand = \"{fake}\"\nargs = [\"--mode\", \"list-changed\"]\n"
+    ));
+    let echo = ExportedNames::default().assign("fake", "echo");
+    let model = model(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [{"name": echo, "arguments": {}}]},
+            {"content": "called"},
+            {"content": "second turn"}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "call echo"}));
+    let (_, first) = rpc.response(1);
+    assert_eq!(first["result"]["reply"], "called", "{first}");
+    // The server announced a new list after the call; the next turn reconciles it.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    rpc.request(2, "prompt", json!({"message": "again"}));
+    let (_, second) = rpc.response(2);
+    assert_eq!(second["result"]["reply"], "second turn", "{second}");
+    let requests = model.requests();
+    let description = |body: &Value| {
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == echo.as_str())
+            .map(|t| t["function"]["description"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    assert!(!description(&requests[0]).contains("revised"));
+    assert!(
+        description(&requests[2]).contains("echo, revised"),
+        "the revised definition reaches the model: {}",
+        description(&requests[2])
+    );
+    let extensions = rpc.call(3, "listExtensions", json!({}));
+    let server = &extensions["servers"][0];
+    assert_eq!(server["addedTools"], json!(["newcomer"]), "{extensions}");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn end_of_input_declines_an_open_question_and_rho_exits() {
+    let sandbox = everything("");
+    let model = model(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [call("trigger-elicitation-request", json!({}))]},
+            {"content": "carried on", "expect": {"last_message_contains": "declined"}}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral", "--accept-questions"]);
+    rpc.request(1, "prompt", json!({"message": "ask"}));
+    next_question(&mut rpc);
+    drop(rpc.stdin.take());
+    let (_, response) = rpc.response(1);
+    assert_eq!(response["result"]["reply"], "carried on", "{response}");
+    assert_eq!(rpc.finish(), 0);
+}

@@ -1,5 +1,5 @@
-//! Rules about the workspace itself: the crate dependency graph of DESIGN.md §1 and the
-//! documentation tables that must stay in step with the code.
+//! Rules about the workspace itself: the crate dependency graph that ARCHITECTURE.md's crate
+//! table and rules lay down, and the documentation tables that must stay in step with the code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -102,10 +102,9 @@ fn crate_graph_follows_the_design() {
         if !krate.starts_with("rho-") {
             continue;
         }
-        let rule = allowed
-            .iter()
-            .find(|(k, _)| k == krate)
-            .unwrap_or_else(|| panic!("{krate} is not in DESIGN.md's table: add a rule"));
+        let rule = allowed.iter().find(|(k, _)| k == krate).unwrap_or_else(|| {
+            panic!("{krate} has no rule: add it to ARCHITECTURE.md's crate table and here")
+        });
         let allowed: BTreeSet<String> = rule.1.iter().map(|s| s.to_string()).collect();
         let extra: Vec<_> = rho_deps(&graph, krate)
             .difference(&allowed)

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// How long a server may take to connect, handshake and list its tools (`rho-mcp.md`).
+/// How long a server may take to connect, handshake and list its tools (`docs/mcp.md`).
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
-/// How long one tool call may take (`rho-mcp.md`).
+/// How long one tool call may take (`docs/mcp.md`).
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// How much of a tool result (or prompt, or resource text) reaches the model by default.
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 64 * 1024;

@@ -1,7 +1,7 @@
 //! Exported tool names, the one naming function of the registry: `<prefix><owner>__<tool>`
-//! with rho's `_rho_` hex encoding (`rho-mcp.md`, "Discovery and tool calls") and the
-//! 64-character rule of model APIs (DESIGN.md §2). MCP tools are `mcp__<server>__<tool>`, WASM
-//! tools `wasm__<plugin>__<tool>`; built-in names carry neither prefix, so the kinds never
+//! with rho's `_rho_` hex encoding (`docs/mcp.md`, "Tools") and the rule of model APIs that a
+//! tool name is 1 to 64 characters of `[A-Za-z0-9_-]`. MCP tools are `mcp__<server>__<tool>`,
+//! WASM tools `wasm__<plugin>__<tool>`; built-in names carry neither prefix, so the kinds never
 //! collide.
 //!
 //! Routing never splits an exported name on `__`: [`ExportedNames`] keeps the table from each

@@ -1,5 +1,5 @@
 //! Discovery across plugin roots: which entries are plugins, their precedence, shadowing and
-//! enablement (Agent Plugins §6; rho's roots and policy in `rho-agent-plugins.md`).
+//! enablement (Agent Plugins §6; rho's roots and policy in `docs/agent-plugins.md`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

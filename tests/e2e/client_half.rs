@@ -441,3 +441,95 @@ fn end_of_input_declines_an_open_question_and_rho_exits() {
     assert_eq!(response["result"]["reply"], "carried on", "{response}");
     assert_eq!(rpc.finish(), 0);
 }
+
+#[test]
+fn a_modern_server_asks_through_input_requests_and_gets_the_same_answers() {
+    // The Python `mcp` 2.x server speaks 2026-07-28: its questions arrive as input requests
+    // inside the tool call's result (multi round-trip requests), not as server requests.
+    let sandbox = Sandbox::new();
+    let script = rho_e2e::repo_root().join("tests/peers/modern_server.py");
+    sandbox.write_config(&format!(
+        "[agent]\npermission_mode = \"allow-all\"\n\n[mcp.servers.modern]\ncommand = \"python3\"\nargs = [\"{}\", \"stdio\"]\nsampling = \"ask\"\n",
+        script.display()
+    ));
+    let modern = |name: &str| ExportedNames::default().assign("modern", name);
+    let model = model(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [{"name": modern("roots"), "arguments": {}}]},
+            {"tool_calls": [{"name": modern("profile"), "arguments": {}}]},
+            {"tool_calls": [{"name": modern("summarize"), "arguments": {"topic": "tides"}}]},
+            {"content": "tides rise", "expect": {"last_message_contains": "Write about tides"}},
+            {"content": "finished"}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral", "--accept-questions"]);
+    let extensions = rpc.call(1, "listExtensions", json!({}));
+    assert_eq!(
+        extensions["servers"][0]["protocolVersion"], "2026-07-28",
+        "{extensions}"
+    );
+    rpc.request(2, "prompt", json!({"message": "go"}));
+    let form = next_question(&mut rpc);
+    assert_eq!(form["server"], "modern", "{form}");
+    let kinds: Vec<(&str, &str)> = form["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["name"].as_str().unwrap(), f["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("name", "text"),
+            ("age", "integer"),
+            ("subscribe", "boolean")
+        ],
+        "{form}"
+    );
+    rpc.call(
+        3,
+        "questionResponse",
+        json!({"questionId": form["questionId"], "action": "accept",
+               "answers": {"name": "Ada", "age": "36", "subscribe": "no"}}),
+    );
+    let sampling = next_question(&mut rpc);
+    assert_eq!(sampling["kind"], "sampling", "{sampling}");
+    assert_eq!(sampling["maxTokens"], 64);
+    rpc.call(
+        4,
+        "questionResponse",
+        json!({"questionId": sampling["questionId"], "action": "accept"}),
+    );
+    let (_, response) = rpc.response(2);
+    assert_eq!(response["result"]["reply"], "finished", "{response}");
+    let output = |name: &str| {
+        let exported = modern(name);
+        rpc.seen
+            .iter()
+            .find(|n| n["method"] == "tool/result" && n["params"]["name"] == exported.as_str())
+            .unwrap_or_else(|| panic!("no result for {name}"))["params"]["output"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let workspace = dunce::canonicalize(&sandbox.project).unwrap();
+    assert!(
+        output("roots").contains(&format!("file://{}", workspace.display())),
+        "{}",
+        output("roots")
+    );
+    // Typed back to the schema: an integer and a boolean, not the text typed.
+    // (The server mirrors its result as structured content, which is what the model reads.)
+    assert!(
+        output("profile").contains("accepted name='Ada' age=36 subscribe=False"),
+        "{}",
+        output("profile")
+    );
+    assert!(
+        output("summarize").contains("model=fake-model-1 text=tides rise"),
+        "{}",
+        output("summarize")
+    );
+    assert_eq!(rpc.finish(), 0);
+}

@@ -6,15 +6,20 @@
 //! `rho-conformance-client <server-url>` with `MCP_CONFORMANCE_SCENARIO` (the scenario),
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` (the revision under test) and, for some scenarios,
 //! `MCP_CONFORMANCE_CONTEXT` (JSON, e.g. `toolCalls`). The suite judges what reaches the fixture;
-//! this client only has to do what a host does for that scenario. Everything it reports goes to
+//! this client only has to do what a host does for that scenario (including answering a form:
+//! [`Defaults`] accepts every field's default). Everything it reports goes to
 //! stderr (the suite keeps it as `stderr.txt`); it exits 0 when every step succeeded.
 #![allow(clippy::print_stderr)] // stderr is this tool's report
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
-use rho_component::{HttpServerSpec, McpServerOrigin, McpServerSpec, McpTransport};
-use rho_mcp::{Connection, ServerTool};
+use rho_component::{
+    AskFuture, Asker, Form, FormAnswer, HttpServerSpec, McpServerOrigin, McpServerSpec,
+    McpTransport, SamplingAnswer, SamplingRequest,
+};
+use rho_mcp::{ClientOptions, Connection, ServerTool};
 use serde_json::{Map, Value, json};
 
 /// Budgets stay well under the suite's 30 s per-scenario timeout, so a hang is reported by us
@@ -41,6 +46,42 @@ enum Plan {
         focal: &'static str,
         echo: &'static str,
     },
+}
+
+/// The person a host would put forms in front of, for the suite: accepts every form with each
+/// field's default (what `elicitation-sep1034-client-defaults` checks arrives typed), and
+/// refuses sampling (no scenario asks for it).
+struct Defaults;
+
+impl Asker for Defaults {
+    fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, FormAnswer> {
+        Box::pin(async move {
+            eprintln!("form from {server}: {:?}", form.message);
+            let answers = form
+                .fields
+                .into_iter()
+                .filter_map(|field| Some((field.name, field.default?)))
+                .collect();
+            FormAnswer::Accept(answers)
+        })
+    }
+
+    fn sample<'a>(
+        &'a self,
+        _server: &'a str,
+        _request: SamplingRequest,
+    ) -> AskFuture<'a, SamplingAnswer> {
+        Box::pin(async { SamplingAnswer::Refused("the conformance client has no model".into()) })
+    }
+}
+
+/// What the client declares for a scenario: forms only where the scenario asks one, so every
+/// other scenario sees the declarations of a run that cannot ask.
+fn options(scenario: &str) -> ClientOptions {
+    ClientOptions {
+        elicitation: scenario.starts_with("elicitation-"),
+        ..ClientOptions::default()
+    }
 }
 
 fn call(tool: &str, arguments: Value) -> Call {
@@ -151,9 +192,16 @@ fn spec(url: &str, version: &str) -> McpServerSpec {
 /// checks of their own).
 async fn run_calls(connection: &Connection, calls: Vec<Call>) -> Result<(), String> {
     let mut failed = Vec::new();
+    let asker: Arc<dyn Asker> = Arc::new(Defaults);
     for Call { tool, arguments } in calls {
         match connection
-            .call_tool(&tool, Some(arguments), None, rho_mcp::Cancel::new())
+            .call_tool_with(
+                &tool,
+                Some(arguments),
+                None,
+                rho_mcp::Cancel::new(),
+                Some(Arc::clone(&asker)),
+            )
             .await
         {
             Ok(result) => eprintln!("called {tool}: {result}"),
@@ -172,9 +220,13 @@ async fn run_calls(connection: &Connection, calls: Vec<Call>) -> Result<(), Stri
 
 async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Result<(), String> {
     let plan = plan(scenario, context)?;
-    let connection = rho_mcp::connect(&spec(url, version), &rho_mcp::process_ambient)
-        .await
-        .map_err(|e| e.to_string())?;
+    let connection = rho_mcp::connect_with(
+        &spec(url, version),
+        &rho_mcp::process_ambient,
+        &options(scenario),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     let negotiated = &connection.summary.protocol_version;
     eprintln!("connected: protocol {negotiated} (run for {version})");
     let names: Vec<&str> = connection.tools.iter().map(|t| t.name.as_str()).collect();

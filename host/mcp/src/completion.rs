@@ -4,6 +4,7 @@
 //! (`docs/mcp.md`, "Argument suggestions").
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -82,37 +83,55 @@ impl Connection {
         if !self.summary.completions {
             return Vec::new();
         }
-        let state = &self.completions;
         let key: Key = (prompt.into(), argument.into(), value.into(), context);
-        if let Some(hit) = state.cached(&key) {
-            return hit;
-        }
-        let mine = state.latest.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
-        let _flight = state.flight.lock().await;
-        // The request just finished may have answered exactly this.
-        if let Some(hit) = state.cached(&key) {
-            return hit;
-        }
-        if state.latest.load(Ordering::SeqCst) != mine {
-            return Vec::new();
-        }
         let context = (!key.3.is_empty())
             .then(|| CompletionContext::with_arguments(key.3.clone().into_iter().collect()));
-        let asked = self
-            .service
-            .complete_prompt_argument(prompt, argument, value, context);
-        let values = match tokio::time::timeout(COMPLETION_TIMEOUT, asked).await {
-            Ok(Ok(info)) => bounded(info.values),
-            Ok(Err(e)) => {
-                tracing::debug!(target: "rho::mcp", server = self.spec.id.as_str(), "completion/complete failed: {e}");
-                return Vec::new();
-            }
-            Err(_) => {
-                tracing::debug!(target: "rho::mcp", server = self.spec.id.as_str(), "completion/complete got no answer in time");
-                return Vec::new();
+        let server = self.spec.id.as_str();
+        let ask = || async move {
+            let asked = self
+                .service
+                .complete_prompt_argument(prompt, argument, value, context);
+            match tokio::time::timeout(COMPLETION_TIMEOUT, asked).await {
+                Ok(Ok(info)) => Some(info.values),
+                Ok(Err(e)) => {
+                    tracing::debug!(target: "rho::mcp", server, "completion/complete failed: {e}");
+                    None
+                }
+                Err(_) => {
+                    tracing::debug!(target: "rho::mcp", server, "completion/complete got no answer in time");
+                    None
+                }
             }
         };
-        if let Ok(mut cache) = state.cache.lock() {
+        self.completions.answer(key, ask).await
+    }
+}
+
+impl Completions {
+    /// The answer for `key`: from the cache, or from `ask` when this is still the latest
+    /// request once the one in flight (if any) is done. `ask` gives `None` on failure.
+    async fn answer<F, Fut>(&self, key: Key, ask: F) -> Vec<String>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Option<Vec<String>>>,
+    {
+        if let Some(hit) = self.cached(&key) {
+            return hit;
+        }
+        let mine = self.latest.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
+        let _flight = self.flight.lock().await;
+        // The request just finished may have answered exactly this.
+        if let Some(hit) = self.cached(&key) {
+            return hit;
+        }
+        if self.latest.load(Ordering::SeqCst) != mine {
+            return Vec::new();
+        }
+        let Some(values) = ask().await else {
+            return Vec::new();
+        };
+        let values = bounded(values);
+        if let Ok(mut cache) = self.cache.lock() {
             cache.put(key, values.clone());
         }
         values
@@ -146,6 +165,63 @@ mod tests {
         assert_eq!(cache.answers.len(), COMPLETION_CACHE_ENTRIES);
         assert!(cache.get(&key(0)).is_none());
         assert_eq!(cache.get(&key(1)), Some(vec!["1".to_owned()]));
+    }
+
+    #[tokio::test]
+    async fn one_request_in_flight_and_the_latest_waiting_one_wins() {
+        let completions = std::sync::Arc::new(Completions::default());
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        let first = tokio::spawn({
+            let completions = completions.clone();
+            async move {
+                completions
+                    .answer(key(1), || async move {
+                        let _ = released.await;
+                        Some(vec!["one".to_owned()])
+                    })
+                    .await
+            }
+        });
+        // Let the first request take the flight before two more queue behind it.
+        while completions.flight.try_lock().is_ok() {
+            tokio::task::yield_now().await;
+        }
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let queued = |n: usize| {
+            let completions = completions.clone();
+            let asked = asked.clone();
+            tokio::spawn(async move {
+                completions
+                    .answer(key(n), || async move {
+                        asked.fetch_add(1, Ordering::SeqCst);
+                        Some(vec![n.to_string()])
+                    })
+                    .await
+            })
+        };
+        let second = queued(2);
+        while completions.latest.load(Ordering::SeqCst) < 2 {
+            tokio::task::yield_now().await;
+        }
+        let third = queued(3);
+        while completions.latest.load(Ordering::SeqCst) < 3 {
+            tokio::task::yield_now().await;
+        }
+        let _ = release.send(());
+        assert_eq!(first.await.unwrap_or_default(), ["one"]);
+        assert!(
+            second.await.unwrap_or_default().is_empty(),
+            "overtaken: gives up unasked"
+        );
+        assert_eq!(third.await.unwrap_or_default(), ["3"]);
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            1,
+            "only the latest waiting request asked"
+        );
+        // Cached now: answered without asking.
+        let again = completions.answer(key(3), || async { None }).await;
+        assert_eq!(again, ["3"]);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The client side of each connection: what rho declares in the handshake, what it answers when
 //! a server asks (roots, forms, sampling) and what it does with a server's notifications (logs
 //! into `tracing`, progress to the caller, list changes noted or re-listed).
-// rmcp marks the logging types deprecated (SEP-2577 drops logging from the 2026-07-28 era), but
-// 2025-11-25 servers still send `notifications/message`, and rho routes them into tracing.
+// rmcp marks the logging, roots and sampling types deprecated (SEP-2577 deprecates them in the
+// 2026-07-28 era), but 2025-11-25 servers still use all three, and rho answers them.
 #![allow(deprecated)]
 
 use std::collections::HashMap;

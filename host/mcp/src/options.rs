@@ -163,7 +163,7 @@ mod tests {
     #[test]
     fn everything_declared_has_the_documented_shape() {
         let options = ClientOptions {
-            roots: Some("/work/my project".into()),
+            roots: Some("/home/me/my project".into()),
             elicitation: true,
             sampling: true,
         };
@@ -178,7 +178,7 @@ mod tests {
         );
         assert_eq!(
             Declared::new(&options, &spec).roots_answer(),
-            json!({"roots": [{"uri": "file:///work/my%20project", "name": "my project"}]})
+            json!({"roots": [{"uri": "file:///home/me/my%20project", "name": "my project"}]})
         );
     }
 

@@ -1,4 +1,4 @@
-//! Output-schema contracts (`rho-mcp.md`, "Tool declarations"): a tool that declares one must
+//! Output-schema contracts (`docs/mcp.md`, "Calls and results"): a tool that declares one must
 //! return structured content that validates (JSON Schema 2020-12 by default). Validation is
 //! offline: a `$ref` to the network is never fetched and makes the schema unusable instead.
 //! The registry applies the same contract to WASM tools (`rho_core`'s `wasm_tools.rs`).

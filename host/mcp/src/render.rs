@@ -1,5 +1,5 @@
-//! Turning a `tools/call` result into what the model reads (`rho-mcp.md`, "Results"): each
-//! content block rendered for what it is, binary never as base64, the first image that fits a
+//! Turning a `tools/call` result into what the model reads (`docs/mcp.md`, "Calls and
+//! results"): each content block rendered for what it is, binary never as base64, the first image that fits a
 //! 4 MiB encoded budget kept as an asset for the tool card, `structuredContent` preferred over
 //! its mirrored text, and the whole capped at `max_output_bytes`.
 

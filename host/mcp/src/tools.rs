@@ -56,7 +56,7 @@ impl Connection {
     }
 
     /// Re-lists the tools and reconciles them with the fixed set of this connection
-    /// (`rho-mcp.md`, "Tool lists that change mid-session").
+    /// (`docs/mcp.md`, "Tool lists that change").
     pub async fn reconcile_tools(&mut self) -> Result<ToolChanges, McpError> {
         let fresh = self.list_tools().await?;
         let mut changes = ToolChanges::default();

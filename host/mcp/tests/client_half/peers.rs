@@ -1,0 +1,211 @@
+//! Locating and starting the peers (a missing one fails the test, saying how to install it),
+//! and small helpers every test uses.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rho_component::{
+    Asker, HttpServerSpec, McpServerOrigin, McpServerSpec, McpTransport, StdioCommand,
+    StdioServerSpec,
+};
+use rho_mcp::{Cancel, ClientOptions, Connection};
+use serde_json::Value;
+
+pub(crate) fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub(crate) fn everything_bin() -> PathBuf {
+    let bin = repo_root().join("tests/peers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        bin.exists(),
+        "{} is missing: install the test peers with `npm ci --prefix tests/peers`",
+        bin.display()
+    );
+    bin
+}
+
+pub(crate) fn modern_script() -> PathBuf {
+    let script = repo_root().join("tests/peers/modern_server.py");
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output();
+    assert!(
+        probe.is_ok_and(|o| o.status.success()),
+        "python3 with the mcp package is missing: `pip install -r .ci/requirements.txt`"
+    );
+    script
+}
+
+/// A child process killed when the test ends, however it ends.
+pub(crate) struct Peer(std::process::Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub(crate) async fn wait_for_port(port: u16) {
+    for _ in 0..300 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no server listening on port {port}");
+}
+
+pub(crate) fn spec(id: &str, transport: McpTransport) -> McpServerSpec {
+    let mut spec = McpServerSpec::new(id, McpServerOrigin::Config, transport);
+    spec.startup_timeout = Duration::from_secs(20);
+    spec.call_timeout = Duration::from_secs(20);
+    spec
+}
+
+pub(crate) fn stdio(command: StdioCommand, args: Vec<String>) -> McpTransport {
+    McpTransport::Stdio(StdioServerSpec {
+        command,
+        args,
+        env: vec![],
+        env_from_env: vec![],
+        cwd: None,
+    })
+}
+
+pub(crate) fn http(port: u16) -> McpTransport {
+    McpTransport::StreamableHttp(HttpServerSpec {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        headers: vec![],
+        headers_from_env: vec![],
+    })
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wire {
+    Stdio,
+    Http,
+}
+
+/// A server-everything spec for `wire` (and the HTTP server process, when there is one).
+pub(crate) async fn everything(wire: Wire) -> (McpServerSpec, Option<Peer>) {
+    let bin = everything_bin();
+    match wire {
+        Wire::Stdio => (
+            spec(
+                "everything",
+                stdio(StdioCommand::Path(bin), vec!["stdio".into()]),
+            ),
+            None,
+        ),
+        Wire::Http => {
+            let port = free_port();
+            let child = std::process::Command::new(bin)
+                .arg("streamableHttp")
+                .env("PORT", port.to_string())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let peer = Peer(child);
+            wait_for_port(port).await;
+            (spec("everything", http(port)), Some(peer))
+        }
+    }
+}
+
+pub(crate) async fn modern(wire: Wire) -> (McpServerSpec, Option<Peer>) {
+    let script = modern_script().display().to_string();
+    match wire {
+        Wire::Stdio => (
+            spec(
+                "modern",
+                stdio(
+                    StdioCommand::Bare("python3".into()),
+                    vec![script, "stdio".into()],
+                ),
+            ),
+            None,
+        ),
+        Wire::Http => {
+            let port = free_port();
+            let child = std::process::Command::new("python3")
+                .args([script.as_str(), "http", &port.to_string()])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let peer = Peer(child);
+            wait_for_port(port).await;
+            (spec("modern", http(port)), Some(peer))
+        }
+    }
+}
+
+pub(crate) async fn connect(spec: &McpServerSpec, options: &ClientOptions) -> Connection {
+    rho_mcp::connect_with(spec, &rho_mcp::process_ambient, options)
+        .await
+        .unwrap_or_else(|e| panic!("connect {}: {e}", spec.id))
+}
+
+pub(crate) fn workspace(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("rho-mcp-client-half-{}", std::process::id()))
+        .join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub(crate) fn everything_options() -> ClientOptions {
+    ClientOptions {
+        roots: Some(workspace("my workspace")),
+        elicitation: true,
+        sampling: true,
+    }
+}
+
+pub(crate) fn offers(connection: &Connection, tool: &str) -> bool {
+    connection.tools.iter().any(|t| t.name == tool)
+}
+
+/// The text of a tool result.
+pub(crate) fn text_of(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub(crate) async fn call(
+    connection: &Connection,
+    tool: &str,
+    arguments: Value,
+    asker: Option<Arc<dyn Asker>>,
+) -> Value {
+    connection
+        .call_tool_with(
+            tool,
+            arguments.as_object().cloned(),
+            None,
+            Cancel::new(),
+            asker,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("call {tool}: {e}"))
+}

@@ -1,0 +1,72 @@
+//! Start-up failures: the server's stderr in the report, and a bounded close after discovery
+//! fails.
+
+use rho_component::{McpTransport, StdioCommand};
+use rho_mcp::ClientOptions;
+
+use crate::peers::*;
+
+pub(crate) fn python(code: &str) -> McpTransport {
+    stdio(
+        StdioCommand::Bare("python3".into()),
+        vec!["-c".into(), code.into()],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_failing_its_handshake_is_reported_with_its_stderr_redacted() {
+    let code = "import os, sys\n\
+                sys.stderr.write('starting\\n')\n\
+                sys.stderr.write('fatal: bad token ' + os.environ['TOKEN'] + '\\n')\n\
+                sys.exit(3)";
+    let mut spec = spec("failing", python(code));
+    if let McpTransport::Stdio(stdio) = &mut spec.transport {
+        stdio.env_from_env = vec![("TOKEN".into(), "RHO_TEST_CANARY".into())];
+    }
+    let ambient = |name: &str| (name == "RHO_TEST_CANARY").then(|| "canary-s3cr3t".into());
+    let error = rho_mcp::connect_with(&spec, &ambient, &ClientOptions::default())
+        .await
+        .err()
+        .expect("the handshake fails");
+    let message = error.to_string();
+    assert!(message.contains("handshake failed"), "{message}");
+    assert!(message.contains("fatal: bad token [redacted]"), "{message}");
+    assert!(message.contains("starting"), "{message}");
+    assert!(!message.contains("canary-s3cr3t"), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discovery_failure_closes_the_session_instead_of_killing_it() {
+    // A legacy server that shakes hands, refuses tools/list, and records how it ended: a
+    // closed stdin (the bounded close) rather than a kill (drop).
+    let marker = workspace("discovery").join("ended");
+    let _ = std::fs::remove_file(&marker);
+    let code = format!(
+        r#"
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    method, id = message.get("method"), message.get("id")
+    if id is None:
+        continue
+    if method == "initialize":
+        result = {{"protocolVersion": "2025-11-25", "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "half", "version": "1"}}}}
+        print(json.dumps({{"jsonrpc": "2.0", "id": id, "result": result}}), flush=True)
+    else:
+        error = {{"code": -32601, "message": "no " + str(method)}}
+        print(json.dumps({{"jsonrpc": "2.0", "id": id, "error": error}}), flush=True)
+open({marker:?}, "w").write("stdin closed")
+"#,
+        marker = marker.display().to_string()
+    );
+    let spec = spec("half", python(&code));
+    let error = rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &ClientOptions::default())
+        .await
+        .err()
+        .expect("discovery fails");
+    assert!(error.to_string().contains("tools/list failed"), "{error}");
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap_or_default(),
+        "stdin closed"
+    );
+}

@@ -2,7 +2,8 @@
 //!
 //! Without `--connect` nothing is started: the listing is built from configuration alone, so
 //! it is as cheap as `rho plugins list`. With it, servers connect concurrently and, when stderr
-//! is a terminal, each one's result is shown there as it arrives.
+//! is a terminal, each one's result is shown there as it arrives. `show --connect` also lists
+//! the server's prompts (as the slash commands a session offers) and resources.
 
 use std::borrow::Cow;
 use std::io::IsTerminal;
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use rho_component::{McpServerSpec, McpTransport, StdioCommand};
+use rho_component::{McpServerSpec, McpTransport, ServerPrompt, ServerResource, StdioCommand};
 use rho_core::{ServerSlot, SlotState};
 use serde::Serialize;
 
@@ -43,6 +44,16 @@ struct ServerEntry<'a> {
     protocol_version: Option<String>,
     server_info: Option<serde_json::Value>,
     tools: Vec<serde_json::Value>,
+    /// `--connect` only: tools the server added after the connection was made (a session's
+    /// tool set is fixed when it connects, so they need a restart).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    added_tools: Option<Vec<String>>,
+    /// `show --connect` only: the prompts, as the slash commands a session offers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompts: Option<Vec<PromptEntry>>,
+    /// `show --connect` only: the resources, then the resource templates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resources: Option<Vec<ResourceEntry>>,
     instructions: Option<String>,
     /// Legacy Streamable HTTP sessions are pinged once after connecting: `ok` or the failure.
     ping: Option<String>,
@@ -74,10 +85,78 @@ impl<'a> ServerEntry<'a> {
             protocol_version: None,
             server_info: None,
             tools: Vec::new(),
+            added_tools: None,
+            prompts: None,
+            resources: None,
             instructions: None,
             ping: None,
             target: spec.map(target),
             defined_in: slot.defined_in.as_deref().map(Cow::Borrowed),
+        }
+    }
+}
+
+/// One prompt of `show --connect` (documented in docs/cli-json.md).
+#[derive(Debug, Serialize)]
+struct PromptEntry {
+    /// The slash command a session offers for it (`/mcp:<server>:<prompt>`).
+    command: String,
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    arguments: Vec<ArgumentEntry>,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Serialize)]
+struct ArgumentEntry {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    required: bool,
+}
+
+impl PromptEntry {
+    fn new(server: &str, prompt: ServerPrompt) -> Self {
+        Self {
+            command: rho_core::host::command_name(server, &prompt.name),
+            name: prompt.name,
+            title: prompt.title,
+            description: prompt.description,
+            arguments: prompt
+                .arguments
+                .into_iter()
+                .map(|a| ArgumentEntry {
+                    name: a.name,
+                    title: a.title,
+                    description: a.description,
+                    required: a.required,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One resource or resource template of `show --connect`.
+#[derive(Debug, Serialize)]
+struct ResourceEntry {
+    uri: String,
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    mime_type: Option<String>,
+    template: bool,
+}
+
+impl From<ServerResource> for ResourceEntry {
+    fn from(r: ServerResource) -> Self {
+        Self {
+            uri: r.uri,
+            name: r.name,
+            title: r.title,
+            description: r.description,
+            mime_type: r.mime_type,
+            template: r.template,
         }
     }
 }
@@ -127,7 +206,7 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
     let slots = std::mem::ManuallyDrop::new(load_slots(ctx)?);
     let mut entries = std::mem::ManuallyDrop::new(collect(&slots));
     if connect {
-        connect_all(&mut entries, live_progress(ctx))?;
+        connect_all(&mut entries, live_progress(ctx), Catalog::ToolsOnly)?;
     }
     if ctx.json {
         json_write(&ListOutput { servers: &entries });
@@ -151,7 +230,19 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
             clean(e.error.as_deref().or(e.target.as_deref()).unwrap_or("")),
         ]);
     }
-    out(&table(&rows));
+    let mut text = table(&rows);
+    for e in entries.iter() {
+        if let Some(added) = e.added_tools.as_deref().filter(|a| !a.is_empty()) {
+            let plural = if added.len() == 1 { "" } else { "s" };
+            text.push_str(&format!(
+                "{}: {} tool{plural} added after connecting, not offered until a restart: {}\n",
+                clean(&e.id),
+                added.len(),
+                clean(&added.join(", "))
+            ));
+        }
+    }
+    out(&text);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -163,7 +254,7 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     }
     if connect {
-        connect_all(&mut entries, live_progress(ctx))?;
+        connect_all(&mut entries, live_progress(ctx), Catalog::Everything)?;
     }
     let entry = &entries[0];
     if ctx.json {
@@ -204,7 +295,7 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
     if let Some(instructions) = &entry.instructions {
         t.push_str(&format!(
             "  instructions: {}\n",
-            clean(&instructions.replace('\n', " "))
+            clean(&instructions.trim().replace('\n', " "))
         ));
     }
     if connect {
@@ -220,9 +311,89 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
                 )),
             ));
         }
+        let added = entry.added_tools.as_deref().unwrap_or_default();
+        for name in added {
+            t.push_str(&format!(
+                "  {}  added after connecting, not offered until a restart\n",
+                clean(name)
+            ));
+        }
+        if entry.tools.is_empty() && added.is_empty() {
+            t.push_str("  none\n");
+        }
+        t.push_str(&prompts_section(
+            entry.prompts.as_deref().unwrap_or_default(),
+        ));
+        t.push_str(&resources_section(
+            entry.resources.as_deref().unwrap_or_default(),
+        ));
     }
     out(&t);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The prompts of `show --connect`: the command a session offers, the arguments (`*` after
+/// required ones) and the description's first line.
+fn prompts_section(prompts: &[PromptEntry]) -> String {
+    let rows = prompts
+        .iter()
+        .map(|p| {
+            let arguments: Vec<String> = p
+                .arguments
+                .iter()
+                .map(|a| format!("{}{}", a.name, if a.required { "*" } else { "" }))
+                .collect();
+            let arguments = if arguments.is_empty() {
+                "-".to_owned()
+            } else {
+                arguments.join(", ")
+            };
+            let about = p.description.as_deref().or(p.title.as_deref());
+            vec![
+                clean(&p.command),
+                clean(&arguments),
+                clean(&first_line(about.unwrap_or_default(), 80)),
+            ]
+        })
+        .collect();
+    let mut text = section("prompts", rows);
+    if prompts
+        .iter()
+        .any(|p| p.arguments.iter().any(|a| a.required))
+    {
+        text.push_str("  (* required argument)\n");
+    }
+    text
+}
+
+/// The resources of `show --connect`: URI, name, MIME type, and a marker on templates.
+fn resources_section(resources: &[ResourceEntry]) -> String {
+    let rows = resources
+        .iter()
+        .map(|r| {
+            vec![
+                clean(&r.uri),
+                clean(&r.name),
+                clean(r.mime_type.as_deref().unwrap_or("-")),
+                if r.template { "· template" } else { "" }.to_owned(),
+            ]
+        })
+        .collect();
+    section("resources", rows)
+}
+
+/// `\n<title> (<count>):` and the rows as an indented table, or `none`.
+fn section(title: &str, rows: Vec<Vec<String>>) -> String {
+    let mut text = format!("\n{title} ({}):\n", rows.len());
+    if rows.is_empty() {
+        text.push_str("  none\n");
+    }
+    for line in table(&rows).lines() {
+        text.push_str("  ");
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
 }
 
 /// Whether `--connect` shows progress: only for a person watching (stderr is a terminal) and
@@ -234,18 +405,39 @@ fn live_progress(ctx: &Context) -> bool {
 /// What connecting to one server gave, or the error.
 type Outcome = Result<Connected, String>;
 
+/// What `--connect` reports besides status and tools.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Catalog {
+    /// `list`: tools only (and tools added after connecting).
+    ToolsOnly,
+    /// `show`: prompts and resources too.
+    Everything,
+}
+
 /// A server that answered, as `--connect` reports it.
 struct Connected {
     summary: rho_mcp::ServerSummary,
     tools: Vec<rho_mcp::ServerTool>,
+    /// Names of tools the server added after the connection was made.
+    added_tools: Vec<String>,
+    prompts: Vec<ServerPrompt>,
+    resources: Vec<ServerResource>,
     /// Legacy Streamable HTTP only: the ping's result.
     ping: Option<String>,
 }
 
 /// Connects every configured, enabled entry concurrently (each within its own startup budget),
 /// records live status, then closes them all. With `live`, each result is shown on stderr as
-/// it arrives (see [`ConnectProgress`]).
-fn connect_all(entries: &mut [ServerEntry], live: bool) -> anyhow::Result<()> {
+/// it arrives (see [`ConnectProgress`]). Every entry gets the `--connect` fields (empty unless
+/// its server connected), so the JSON shape does not depend on which servers answered.
+fn connect_all(entries: &mut [ServerEntry], live: bool, catalog: Catalog) -> anyhow::Result<()> {
+    for entry in entries.iter_mut() {
+        entry.added_tools = Some(Vec::new());
+        if catalog == Catalog::Everything {
+            entry.prompts = Some(Vec::new());
+            entry.resources = Some(Vec::new());
+        }
+    }
     let targets: Vec<(usize, McpServerSpec)> = entries
         .iter()
         .enumerate()
@@ -295,9 +487,24 @@ fn connect_all(entries: &mut [ServerEntry], live: bool) -> anyhow::Result<()> {
             Ok(Connected {
                 summary,
                 tools,
+                added_tools,
+                prompts,
+                resources,
                 ping,
             }) => {
                 entry.status = "connected";
+                entry.added_tools = Some(added_tools);
+                if catalog == Catalog::Everything {
+                    let id = &entry.id;
+                    entry.prompts = Some(
+                        prompts
+                            .into_iter()
+                            .map(|p| PromptEntry::new(id, p))
+                            .collect(),
+                    );
+                    entry.resources =
+                        Some(resources.into_iter().map(ResourceEntry::from).collect());
+                }
                 entry.ping = ping;
                 entry.protocol_version = Some(summary.protocol_version);
                 entry.server_info = summary.server_info;
@@ -333,6 +540,13 @@ async fn connect_one(index: usize, spec: McpServerSpec) -> (usize, Outcome, Dura
     };
     let summary = connection.summary.clone();
     let tools = connection.tools.clone();
+    let added_tools = connection
+        .added_tools()
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    let prompts = connection.prompts();
+    let resources = connection.resources();
     let http = matches!(spec.transport, McpTransport::StreamableHttp(_));
     let ping = if http && connection.is_legacy() {
         Some(match connection.ping(Duration::from_secs(5)).await {
@@ -349,6 +563,9 @@ async fn connect_one(index: usize, spec: McpServerSpec) -> (usize, Outcome, Dura
         Ok(Connected {
             summary,
             tools,
+            added_tools,
+            prompts,
+            resources,
             ping,
         }),
         elapsed,

@@ -15,12 +15,14 @@
 // A benchmark binary owns its stdout (the result table) and reports failures on stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod support;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use rho_component::{McpServerOrigin, McpServerSpec, McpTransport, StdioCommand, StdioServerSpec};
+use rho_component::McpServerSpec;
 use rho_mcp::{Cancel, Connection, ExportedNames, Progress};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, RunningService};
@@ -119,24 +121,6 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
     Ok(Some(options))
 }
 
-/// The `server-everything` launcher installed by `npm ci --prefix tests/peers`.
-fn server_everything() -> Result<PathBuf, String> {
-    // This crate is `host/mcp`, two levels below the repository root.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .ok_or("cannot locate the repository root")?;
-    let bin = root.join("tests/peers/node_modules/.bin/mcp-server-everything");
-    if !bin.exists() {
-        return Err(format!(
-            "{} is missing: install the test peers with `npm ci --prefix tests/peers` \
-             (bash .ci/run does)",
-            bin.display()
-        ));
-    }
-    Ok(bin)
-}
-
 fn lifecycle() -> ClientLifecycleMode {
     // The mode rho's `connect` uses, so both sessions negotiate the same era.
     ClientLifecycleMode::Auto {
@@ -146,25 +130,9 @@ fn lifecycle() -> ClientLifecycleMode {
 }
 
 fn run(options: &Options) -> Result<(), String> {
-    let server = server_everything()?;
-    let spec = McpServerSpec::new(
-        SERVER_ID,
-        McpServerOrigin::Config,
-        McpTransport::Stdio(StdioServerSpec {
-            command: StdioCommand::Path(server.clone()),
-            args: vec!["stdio".into()],
-            env: vec![],
-            env_from_env: vec![],
-            cwd: None,
-        }),
-    );
-    // The runtime `rho` builds for commands that talk to servers.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot build the tokio runtime: {e}"))?;
-    runtime.block_on(measure(options, &spec, &server))
+    let server = support::server_everything()?;
+    let spec = support::everything_spec(SERVER_ID, &server);
+    support::runtime()?.block_on(measure(options, &spec, &server))
 }
 
 /// rho's side: one session's table of exported names and its connections by server.
@@ -280,7 +248,7 @@ fn arguments(message: &str) -> Map<String, Value> {
 }
 
 async fn measure(options: &Options, spec: &McpServerSpec, server: &Path) -> Result<(), String> {
-    let load_at_start = load();
+    let load_at_start = support::load();
     let started = Instant::now();
     let connection = rho_mcp::connect(spec, &rho_mcp::process_ambient)
         .await
@@ -381,7 +349,7 @@ async fn measure(options: &Options, spec: &McpServerSpec, server: &Path) -> Resu
     println!(
         "tools/call round trip: rho's full path vs a bare rmcp client (server-everything, stdio)"
     );
-    println!("machine:  {}", machine());
+    println!("machine:  {}", support::machine());
     println!("load avg: {load_at_start} (at start)");
     println!("server:   {} ({server_info})", server.display());
     println!(
@@ -451,34 +419,4 @@ impl Latency {
             max: *us.last()?,
         })
     }
-}
-
-fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find_map(|line| line.strip_prefix("model name"))
-                .and_then(|rest| rest.split_once(':'))
-                .map(|(_, name)| name.trim().to_owned())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|release| format!("{} {}", std::env::consts::OS, release.trim()))
-        .unwrap_or_else(|_| std::env::consts::OS.to_owned());
-    format!("{cpus} CPUs ({model}), {kernel}")
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .filter(|text| !text.is_empty())
-        .unwrap_or_else(|| "unknown".into())
 }

@@ -128,9 +128,10 @@ pub async fn connect_with(
     // Prompts and resources are offered on the side: running out of budget listing them
     // leaves them unlisted, the connection stands.
     let remaining = budget.saturating_sub(started.elapsed());
-    if tokio::time::timeout(remaining, connection.discover_offers())
-        .await
-        .is_err()
+    if !options.skip_offers
+        && tokio::time::timeout(remaining, connection.discover_offers())
+            .await
+            .is_err()
     {
         tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), "startup budget ran out listing prompts and resources; some are not offered");
     }

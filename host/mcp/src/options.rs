@@ -19,6 +19,9 @@ pub struct ClientOptions {
     pub roots: Option<PathBuf>,
     /// Whether a person can be shown a form (declares form-mode elicitation).
     pub elicitation: bool,
+    /// Leave the server's prompts and resources unlisted at connect (a command that shows
+    /// only tools, such as `rho mcp list --connect`); sessions list them.
+    pub skip_offers: bool,
     /// Whether a model is bound to the run (declares sampling, for config servers that opted in
     /// with `sampling = "ask"` only).
     pub sampling: bool,
@@ -166,6 +169,7 @@ mod tests {
             roots: Some("/home/me/my project".into()),
             elicitation: true,
             sampling: true,
+            skip_offers: false,
         };
         let spec = spec(SamplingPolicy::Ask, McpServerOrigin::Config);
         assert_eq!(

@@ -722,7 +722,13 @@ fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Resu
     };
     let json = ctx.json;
     runtime()?.block_on(async move {
-        let connection = rho_mcp::connect(&spec, &rho_mcp::process_ambient).await?;
+        // A call needs the tools only: the server's prompts and resources stay unlisted.
+        let options = rho_mcp::ClientOptions {
+            skip_offers: true,
+            ..rho_mcp::ClientOptions::default()
+        };
+        let connection =
+            rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &options).await?;
         let mut names = rho_mcp::ExportedNames::default();
         let exported: Vec<(String, String)> = connection
             .tools

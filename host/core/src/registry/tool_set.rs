@@ -387,6 +387,7 @@ impl Registry {
             roots: Some(self.paths.project.cwd.clone()),
             elicitation: options.elicitation,
             sampling: options.sampling,
+            skip_offers: false,
         };
         for (index, slot) in self.servers.iter().enumerate() {
             let status = match &slot.state {

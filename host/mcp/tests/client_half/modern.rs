@@ -17,6 +17,7 @@ async fn modern_questions(wire: Wire) {
         roots: Some(workspace("modern ws")),
         elicitation: true,
         sampling: true,
+        skip_offers: false,
     };
     let connection = connect(&spec, &options).await;
     assert_eq!(

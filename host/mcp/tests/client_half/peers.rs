@@ -174,6 +174,7 @@ pub(crate) fn everything_options() -> ClientOptions {
         roots: Some(workspace("my workspace")),
         elicitation: true,
         sampling: true,
+        skip_offers: false,
     }
 }
 

@@ -14,7 +14,7 @@ use crate::McpError;
 use crate::budget::Budget;
 use crate::connection::Connection;
 use crate::questions::InFlight;
-use crate::render::{block_text, cap};
+use crate::render::{block_text, cap, message_text};
 use crate::request::Failure;
 
 impl Connection {
@@ -87,16 +87,7 @@ fn messages(result: &Value, max: usize) -> Vec<PromptMessage> {
             Some("assistant") => PromptRole::Assistant,
             _ => PromptRole::User,
         };
-        let blocks: Vec<&Value> = match message.get("content") {
-            Some(Value::Array(blocks)) => blocks.iter().collect(),
-            Some(block) => vec![block],
-            None => Vec::new(),
-        };
-        let text = blocks
-            .into_iter()
-            .map(block_text)
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = message_text(message, block_text);
         let (text, truncated) = cap(text, left);
         left = left.saturating_sub(text.len());
         out.push(PromptMessage { role, text });

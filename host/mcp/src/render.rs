@@ -115,6 +115,21 @@ impl ImageAsset {
     }
 }
 
+/// The `content` of a prompt or sampling message (one block or an array of them) as text,
+/// each block rendered by `render` on a line of its own.
+pub(crate) fn message_text(message: &Value, render: fn(&Value) -> String) -> String {
+    let blocks: Vec<&Value> = match message.get("content") {
+        Some(Value::Array(blocks)) => blocks.iter().collect(),
+        Some(block) => vec![block],
+        None => Vec::new(),
+    };
+    blocks
+        .into_iter()
+        .map(render)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Cuts `text` to at most `max` bytes at a character boundary, with a marker.
 pub(crate) fn cap(text: String, max: usize) -> (String, bool) {
     if text.len() <= max {

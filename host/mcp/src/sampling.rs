@@ -6,6 +6,8 @@
 use rho_component::{SamplingMessage, SamplingRequest, SamplingRole};
 use serde_json::{Value, json};
 
+use crate::render::message_text;
+
 /// More messages than this is refused rather than shown.
 const MAX_MESSAGES: usize = 200;
 /// More conversation text than this (bytes) is refused too.
@@ -31,16 +33,7 @@ pub(crate) fn request(params: &Value) -> Result<SamplingRequest, String> {
             Some("user") => SamplingRole::User,
             _ => return Err("a message has no valid role".into()),
         };
-        let blocks: Vec<&Value> = match message.get("content") {
-            Some(Value::Array(blocks)) => blocks.iter().collect(),
-            Some(block) => vec![block],
-            None => Vec::new(),
-        };
-        let text = blocks
-            .into_iter()
-            .map(block_text)
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = message_text(message, block_text);
         total = total.saturating_add(text.len());
         flattened.push(SamplingMessage { role, text });
     }

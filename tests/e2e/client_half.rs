@@ -533,3 +533,31 @@ fn a_modern_server_asks_through_input_requests_and_gets_the_same_answers() {
     );
     assert_eq!(rpc.finish(), 0);
 }
+
+#[test]
+fn abort_declines_an_open_question_and_ends_the_turn() {
+    let sandbox = everything("");
+    let model = model(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [call("trigger-elicitation-request", json!({}))]},
+            {"content": "never asked for"}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral", "--accept-questions"]);
+    rpc.request(1, "prompt", json!({"message": "ask"}));
+    let form = next_question(&mut rpc);
+    assert_eq!(rpc.call(2, "abort", json!({})), json!({}));
+    let (_, response) = rpc.response(1);
+    assert_eq!(response["result"]["finishReason"], "aborted", "{response}");
+    // The question is closed: answering it now is refused.
+    rpc.request(
+        3,
+        "questionResponse",
+        json!({"questionId": form["questionId"], "action": "accept"}),
+    );
+    let (_, late) = rpc.response(3);
+    assert_eq!(late["error"]["code"], -32600, "{late}");
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(rpc.finish(), 0);
+}

@@ -1,4 +1,4 @@
-//! rho's JSON-RPC 2.0 mode (`rho rpc`), as `rho-rpc-mode.md` specifies it.
+//! rho's JSON-RPC 2.0 mode (`rho rpc`), as `docs/rpc.md` describes it.
 //!
 //! It is a codec over `rho-core`'s session host: [`serve`] turns JSON-RPC lines from a
 //! [`Transport`] (stdin/stdout in the binary, [`transport::stdio`]; in-process channels in

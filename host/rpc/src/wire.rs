@@ -1,6 +1,6 @@
 //! Every shape on the wire: method params and results, and notification params, as typed
 //! structs. Params deserialize strictly (unknown fields are `-32602`); results and
-//! notifications serialize exactly as `rho-rpc-mode.md` spells them. The OpenRPC document in
+//! notifications serialize exactly as `docs/rpc.md` spells them. The OpenRPC document in
 //! `schemas/rho-rpc.openrpc.json` is generated from these types (`openrpc.rs`).
 
 use std::path::PathBuf;

@@ -92,7 +92,8 @@ pub struct TurnResult {
     pub finish_reason: String,
 }
 
-/// Something a front-end shows while a prompt runs. Names follow `rho-rpc-mode.md`.
+/// Something a front-end shows while a prompt runs. Names follow the RPC notifications of
+/// `docs/rpc.md`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionEvent {
     /// The agent began processing a prompt.

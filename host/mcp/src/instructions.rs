@@ -1,4 +1,4 @@
-//! Server `instructions` for the system prompt (`docs/mcp.md`, "Handshake"): each server's text is
+//! Server `instructions` for the system prompt (`docs/mcp.md`, "Server instructions"): each server's text is
 //! fenced and attributed, so the model reads it as documentation from that server, never as
 //! instructions from the user or from rho.
 

@@ -1,5 +1,5 @@
 //! A server's `sampling/createMessage` as a [`SamplingRequest`] the session can show and run,
-//! and the model's reply as the protocol's result (`docs/mcp.md`, "Completions for a server").
+//! and the model's reply as the protocol's result (`docs/mcp.md`, "Sampling").
 //! Model preferences, `includeContext`, temperature, stop sequences and tools are not honoured:
 //! the session's own model answers, and only text reaches it.
 

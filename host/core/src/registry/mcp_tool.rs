@@ -45,7 +45,7 @@ impl McpTool {
                 input_schema,
                 output_schema,
                 // rho cannot see what a server does, and annotations are hints from a server
-                // rho does not control: they never lower the level (`docs/mcp.md`, "Tool declarations").
+                // rho does not control: they never lower the level (`docs/mcp.md`, "Tools").
                 risk: RiskLevel::Destructive,
                 origin: ToolOrigin::Mcp {
                     server: server.to_owned(),

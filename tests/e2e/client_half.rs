@@ -99,6 +99,14 @@ fn roots_forms_and_sampling_reach_the_client_and_come_back_typed() {
         .unwrap()["params"]["call_id"]
         .clone();
     assert_eq!(form["callId"], asking_call, "{form}");
+    // The notification a client renders, as it reaches stdout (ids vary from run to run).
+    let mut shown = form.clone();
+    shown["questionId"] = json!("[id]");
+    shown["callId"] = json!("[call]");
+    insta::assert_snapshot!(
+        "question_request_form",
+        serde_json::to_string_pretty(&shown).unwrap()
+    );
     let fields = form["fields"].as_array().unwrap();
     let field = |name: &str| fields.iter().find(|f| f["name"] == name).unwrap().clone();
     assert_eq!(field("name")["kind"], "text");
@@ -118,6 +126,13 @@ fn roots_forms_and_sampling_reach_the_client_and_come_back_typed() {
     let sampling = next_question(&mut rpc);
     assert_eq!(sampling["kind"], "sampling", "{sampling}");
     assert_eq!(sampling["server"], "everything");
+    let mut shown = sampling.clone();
+    shown["questionId"] = json!("[id]");
+    shown["callId"] = json!("[call]");
+    insta::assert_snapshot!(
+        "question_request_sampling",
+        serde_json::to_string_pretty(&shown).unwrap()
+    );
     assert_eq!(sampling["maxTokens"], 50);
     assert!(
         sampling["messages"][0]["text"]

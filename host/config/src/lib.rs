@@ -5,9 +5,14 @@
 //! `~/.rho`), the user and project roots for Agent Plugins and loose skills, and the activation
 //! state files. Locations are resolved once from an explicit environment snapshot
 //! ([`PathsEnv`]) so callers and tests never depend on the process environment by accident.
+//!
+//! It also owns the credential store under `$RHO_HOME/credentials` ([`CredentialStore`]): OAuth
+//! tokens of remote MCP servers, kept as opaque JSON with the metadata rho decides on. It does
+//! not speak OAuth; the MCP client does, and hands the store what to keep.
 
 mod agent;
 mod config_file;
+mod credentials;
 mod error;
 mod paths;
 
@@ -18,6 +23,10 @@ pub use agent::{
 pub use config_file::{
     CONFIG_MAX_BYTES, ConfigServer, ConfigSource, McpServerToml, RhoConfig, SERVER_KEYS,
     load_config, parse_config, valid_server_id,
+};
+pub use credentials::{
+    CREDENTIAL_MAX_BYTES, Credential, CredentialStore, CredentialSummary, ListedCredential,
+    REFRESH_LOCK_TIMEOUT, RefreshLock,
 };
 pub use error::ConfigError;
 pub use paths::{PathsEnv, ProjectPaths, RhoPaths};

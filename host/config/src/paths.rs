@@ -157,6 +157,12 @@ impl RhoPaths {
         self.rho_home.join("trusted-plugins.toml")
     }
 
+    /// `$RHO_HOME/credentials`: the credential store (OAuth tokens of remote MCP servers), one
+    /// owner-only file per server identity. Nothing creates it until the first login.
+    pub fn credentials_dir(&self) -> PathBuf {
+        self.rho_home.join("credentials")
+    }
+
     /// `$RHO_HOME/plugins.toml`: user-scope activation state.
     pub fn user_state_file(&self) -> PathBuf {
         self.rho_home.join("plugins.toml")
@@ -196,6 +202,10 @@ mod tests {
         assert_eq!(paths.project_install_root(), repo.join(".agents/plugins"));
         assert_eq!(paths.project_state_file(), repo.join(".rho/plugins.toml"));
         assert_eq!(paths.rho_home, tmp.join("home").join(".rho"));
+        assert_eq!(
+            paths.credentials_dir(),
+            tmp.join("home").join(".rho").join("credentials")
+        );
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 

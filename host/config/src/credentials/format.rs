@@ -1,0 +1,255 @@
+//! The on-disk form of one credential (format 1) and parse errors that never quote the file.
+//!
+//! The file is rho's own, so it is strict: every key is known and required, except
+//! `expires_at`. Errors say where (line and column) and what kind of thing is wrong, but not the
+//! text that is there: a hand-edited file may have a token in the wrong place, and the message
+//! ends up in terminals and logs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::error::Category;
+
+use super::Credential;
+
+/// The one format this rho reads and writes.
+const FORMAT: u32 = 1;
+
+/// The keys of a format 1 file, for the message about an unknown one.
+const KEYS: &str = "format, server, issuer, client_id, received_at, expires_at, scopes, \
+                    refreshable, token";
+
+const NOT_AN_OBJECT: &str = "the file must hold one JSON object";
+
+/// What `save` writes, borrowed from the caller's credential.
+#[derive(Serialize)]
+struct FileRef<'a> {
+    format: u32,
+    server: &'a str,
+    issuer: &'a str,
+    client_id: &'a str,
+    received_at: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<u64>,
+    scopes: &'a [String],
+    refreshable: bool,
+    token: &'a Value,
+}
+
+/// What `load` accepts.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CredentialFile {
+    format: u32,
+    server: String,
+    issuer: String,
+    client_id: String,
+    received_at: u64,
+    #[serde(default)]
+    expires_at: Option<u64>,
+    scopes: Vec<String>,
+    refreshable: bool,
+    token: Value,
+}
+
+/// Just the format, read leniently when the strict parse fails: a newer rho's file deserves
+/// "newer format", not a complaint about the keys it added.
+#[derive(Deserialize)]
+struct Head {
+    format: u64,
+}
+
+/// The file `save` writes for `credential`: indented JSON (people do open these files) with a
+/// final newline.
+pub(super) fn to_bytes(credential: &Credential) -> serde_json::Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(&FileRef {
+        format: FORMAT,
+        server: &credential.server,
+        issuer: &credential.issuer,
+        client_id: &credential.client_id,
+        received_at: credential.received_at,
+        expires_at: credential.expires_at,
+        scopes: &credential.scopes,
+        refreshable: credential.refreshable,
+        token: &credential.token,
+    })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// The credential in `bytes`, read from the file named after `server`; the error is the reason
+/// the file is unreadable, safe to show.
+pub(super) fn parse(bytes: &[u8], server: &str) -> Result<Credential, String> {
+    // serde would also take the fields as an array, in order; a file rho wrote never is one.
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|&b| b != b'{') {
+        return Err(NOT_AN_OBJECT.into());
+    }
+    let file: CredentialFile = match serde_json::from_slice(bytes) {
+        Ok(file) => file,
+        Err(error) => {
+            if let Ok(head) = serde_json::from_slice::<Head>(bytes)
+                && head.format != u64::from(FORMAT)
+            {
+                return Err(newer_format(head.format));
+            }
+            return Err(describe(bytes, &error));
+        }
+    };
+    if file.format != FORMAT {
+        return Err(newer_format(file.format.into()));
+    }
+    if file.server != server {
+        // A file copied or renamed by hand would hand one server's tokens to another.
+        return Err(format!(
+            "its \"server\" is not `{server}`, the identity its file name encodes"
+        ));
+    }
+    Ok(Credential {
+        server: file.server,
+        issuer: file.issuer,
+        client_id: file.client_id,
+        received_at: file.received_at,
+        expires_at: file.expires_at,
+        scopes: file.scopes,
+        refreshable: file.refreshable,
+        token: file.token,
+    })
+}
+
+fn newer_format(format: u64) -> String {
+    format!("it is in format {format}, and this rho reads format {FORMAT} only")
+}
+
+/// Line, column and the kind of error, with nothing quoted from the file. Syntax errors are
+/// serde_json's own fixed phrases; data errors can quote values (`invalid type: string
+/// "…"`), so those are rebuilt from the key's path and what was expected.
+fn describe(bytes: &[u8], error: &serde_json::Error) -> String {
+    let at = format!("line {}, column {}", error.line(), error.column());
+    let text = error.to_string();
+    let text = text
+        .rfind(" at line ")
+        .map_or(text.as_str(), |end| &text[..end]);
+    if error.classify() != Category::Data {
+        return format!("{at}: {text}");
+    }
+    if text.starts_with("missing field") || text.starts_with("duplicate field") {
+        // Both name one of the keys above, never something from the file.
+        return format!("{at}: {text}");
+    }
+    if text.starts_with("unknown field") {
+        return format!("{at}: an unknown key (a credentials file holds {KEYS})");
+    }
+    // Parsing again is only paid on this error path; it finds which key holds the bad value.
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let key = serde_path_to_error::deserialize::<_, CredentialFile>(&mut deserializer)
+        .err()
+        .map(|e| e.path().to_string())
+        .filter(|key| key != ".");
+    let Some(key) = key else {
+        return NOT_AN_OBJECT.into();
+    };
+    // serde's own text ends with what it expected (a type name of ours); the value it found,
+    // which comes first, is left out.
+    match text.rsplit_once(", expected ") {
+        Some((_, expected)) => format!("{at}: {key}: expected {expected}"),
+        None => format!("{at}: {key}: not a valid value"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CANARY: &str = "canary-8d1f3a";
+
+    fn credential() -> Credential {
+        Credential {
+            server: "docs/search".into(),
+            issuer: "https://auth.example.com".into(),
+            client_id: "client-1".into(),
+            received_at: 1_700_000_000,
+            expires_at: Some(1_700_003_600),
+            scopes: vec!["read".into(), "write".into()],
+            refreshable: true,
+            token: serde_json::json!({"access_token": CANARY, "refresh_token": CANARY}),
+        }
+    }
+
+    #[test]
+    fn a_written_file_reads_back_whole() {
+        let bytes = to_bytes(&credential()).unwrap();
+        assert_eq!(parse(&bytes, "docs/search").unwrap(), credential());
+        let without_expiry = Credential {
+            expires_at: None,
+            ..credential()
+        };
+        let bytes = to_bytes(&without_expiry).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains("expires_at"));
+        assert_eq!(parse(&bytes, "docs/search").unwrap(), without_expiry);
+    }
+
+    /// `{"format": 1, ...}` from the good file with one key's JSON replaced.
+    fn with(key: &str, value: &str) -> Vec<u8> {
+        let mut file: serde_json::Map<String, Value> =
+            serde_json::from_slice(&to_bytes(&credential()).unwrap()).unwrap();
+        file.insert(key.into(), serde_json::from_str(value).unwrap());
+        serde_json::to_vec_pretty(&file).unwrap()
+    }
+
+    #[test]
+    fn errors_say_where_and_what_without_quoting_the_file() {
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (
+                with("received_at", &format!("{CANARY:?}")),
+                "received_at: expected u64",
+            ),
+            (
+                with("scopes", &format!("[1, {CANARY:?}]")),
+                "scopes[0]: expected a string",
+            ),
+            (
+                with("refreshable", &format!("{CANARY:?}")),
+                "refreshable: expected a boolean",
+            ),
+            (with(CANARY, "1"), "an unknown key"),
+            (with("expires_at", "-1"), "expires_at: expected u64"),
+            (
+                format!("{{\"token\": \"{CANARY}\"}}").into_bytes(),
+                "missing field `format`",
+            ),
+            (format!("[\"{CANARY}\"]").into_bytes(), NOT_AN_OBJECT),
+            (format!(" 1 {CANARY}").into_bytes(), NOT_AN_OBJECT),
+            (
+                format!("{{\"token\": \"{CANARY}").into_bytes(),
+                "EOF while parsing a string",
+            ),
+            (
+                format!("{{\"token\": {CANARY}}}").into_bytes(),
+                "expected value",
+            ),
+            (b"".to_vec(), "EOF while parsing a value"),
+        ];
+        for (bytes, expected) in cases {
+            let reason = parse(&bytes, "docs/search").unwrap_err();
+            assert!(reason.contains(expected), "{reason}");
+            assert!(
+                reason.starts_with("line ") || reason == NOT_AN_OBJECT,
+                "{reason}"
+            );
+            assert!(!reason.contains(CANARY), "{reason}");
+        }
+    }
+
+    #[test]
+    fn a_newer_format_or_another_server_is_refused() {
+        let reason = parse(&with("format", "2"), "docs/search").unwrap_err();
+        assert!(reason.contains("format 2"), "{reason}");
+        let mut newer: serde_json::Map<String, Value> =
+            serde_json::from_slice(&with("format", "3")).unwrap();
+        newer.insert("added_later".into(), Value::Bool(true));
+        let reason = parse(&serde_json::to_vec(&newer).unwrap(), "docs/search").unwrap_err();
+        assert!(reason.contains("format 3"), "{reason}");
+        let reason = parse(&to_bytes(&credential()).unwrap(), "docs").unwrap_err();
+        assert!(reason.contains("its \"server\" is not `docs`"), "{reason}");
+    }
+}

@@ -512,7 +512,7 @@ fn a_prompt_calls_a_real_mcp_server_tool() {
     rpc.request(2, "prompt", json!({"message": "echo something"}));
     let (notes, response) = rpc.response(2);
     // The long-running tool's progress reaches the client before its result. (Its report for
-    // the last step races the result inside rmcp, so only the first one is certain.)
+    // the last step races the result inside rmcp, so only reports before it are certain.)
     let position = |method: &str, name: &str| {
         notes
             .iter()
@@ -521,10 +521,21 @@ fn a_prompt_calls_a_real_mcp_server_tool() {
     };
     let call_id = notes[position("tool/call", LONG_RUNNING)]["params"]["call_id"].clone();
     assert!(call_id.is_string(), "{notes:#?}");
+    // Reports a client has not read yet merge (the latest wins), so the first one delivered
+    // may be past step 1; they only ever go forward.
     let first = &notes[position("tool/progress", LONG_RUNNING)];
-    assert_eq!(first["params"]["progress"], 1.0, "{first}");
+    assert!(
+        first["params"]["progress"].as_f64().unwrap() >= 1.0,
+        "{first}"
+    );
     assert_eq!(first["params"]["total"], 2000.0, "{first}");
     assert_eq!(first["params"]["call_id"], call_id, "{first}");
+    let steps: Vec<f64> = notes
+        .iter()
+        .filter(|n| n["method"] == "tool/progress" && n["params"]["call_id"] == call_id)
+        .map(|n| n["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
     assert_eq!(
         notes[position("tool/result", LONG_RUNNING)]["params"]["call_id"],
         call_id

@@ -874,29 +874,44 @@ impl Session {
     }
 }
 
-/// The latest progress report of each running call, and a signal that one arrived.
+/// The latest progress report of each running call, and a signal that one arrived. Reports
+/// only go forward: one that arrives after a later one (the MCP runtime hands notifications
+/// to tasks of their own, so neighbours can swap) is stale and dropped, as the protocol has
+/// progress only increase.
 struct ProgressSlots {
-    latest: Mutex<Vec<Option<ToolProgress>>>,
+    latest: Mutex<Vec<ProgressSlot>>,
     arrived: tokio::sync::Notify,
+}
+
+#[derive(Clone, Default)]
+struct ProgressSlot {
+    /// Not yet delivered.
+    waiting: Option<ToolProgress>,
+    /// The furthest report accepted so far.
+    furthest: Option<f64>,
 }
 
 impl ProgressSlots {
     fn new(calls: usize) -> Self {
         Self {
-            latest: Mutex::new(vec![None; calls]),
+            latest: Mutex::new(vec![ProgressSlot::default(); calls]),
             arrived: tokio::sync::Notify::new(),
         }
     }
 
-    /// Keeps `report` as call `i`'s latest (replacing an undelivered one).
+    /// Keeps `report` as call `i`'s latest (replacing an undelivered one), unless it is behind
+    /// one already accepted.
     fn put(&self, i: usize, report: ToolProgress) {
-        if let Some(slot) = self
-            .latest
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_mut(i)
         {
-            *slot = Some(report);
+            let mut slots = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(slot) = slots.get_mut(i) else {
+                return;
+            };
+            if slot.furthest.is_some_and(|f| report.progress <= f) {
+                return;
+            }
+            slot.furthest = Some(report.progress);
+            slot.waiting = Some(report);
         }
         self.arrived.notify_one();
     }
@@ -913,7 +928,7 @@ impl ProgressSlots {
             .unwrap_or_else(PoisonError::into_inner)
             .iter_mut()
             .enumerate()
-            .filter_map(|(i, slot)| Some((i, slot.take()?)))
+            .filter_map(|(i, slot)| Some((i, slot.waiting.take()?)))
             .collect()
     }
 }
@@ -1026,6 +1041,27 @@ mod tests {
             name: "t".into(),
             arguments: "{}".into(),
         }
+    }
+
+    #[test]
+    fn progress_only_goes_forward_and_the_latest_waiting_report_wins() {
+        let slots = ProgressSlots::new(1);
+        let report = |progress: f64| ToolProgress {
+            progress,
+            total: Some(10.0),
+            message: None,
+        };
+        slots.put(0, report(1.0));
+        slots.put(0, report(3.0));
+        // Arrived late, behind 3: dropped.
+        slots.put(0, report(2.0));
+        assert_eq!(slots.take(), vec![(0, report(3.0))]);
+        slots.put(0, report(3.0));
+        assert!(slots.take().is_empty(), "no repeat of an accepted figure");
+        slots.put(0, report(4.0));
+        assert_eq!(slots.take(), vec![(0, report(4.0))]);
+        slots.put(5, report(1.0));
+        assert!(slots.take().is_empty(), "an unknown call is ignored");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::completion::Completions;
 use crate::environment::server_environment;
 use crate::handler::RhoClient;
 use crate::options::{ClientOptions, Declared};
+use crate::standalone::{STANDALONE_STREAM_WAIT, StandaloneStream};
 use crate::stdio::{ServerProcess, spawn};
 use crate::tools::ServerTool;
 
@@ -60,6 +61,8 @@ pub struct Connection {
     pub(crate) added: Vec<ServerTool>,
     /// Argument suggestions: cache and the one request in flight.
     pub(crate) completions: Completions,
+    /// Whether a legacy HTTP session's standalone stream is open yet.
+    standalone: StandaloneStream,
     /// Stops background re-listings when the connection goes away (closed or dropped).
     _stop_relisting: DropGuard,
 }
@@ -135,6 +138,17 @@ pub async fn connect_with(
     {
         tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), "startup budget ran out listing prompts and resources; some are not offered");
     }
+    // A question the server asks during the first call may go to the standalone stream, and
+    // be lost if the call gets there first: the connection is ready once the stream is open.
+    let remaining = budget
+        .saturating_sub(started.elapsed())
+        .min(STANDALONE_STREAM_WAIT);
+    if tokio::time::timeout(remaining, connection.standalone.settled())
+        .await
+        .is_err()
+    {
+        tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), "the session's standalone stream is not open yet; what the server sends there before it opens may be lost");
+    }
     Ok(connection)
 }
 
@@ -179,6 +193,7 @@ async fn handshake(
     let catalog = Catalog::new(&spec.id, spec.call_timeout);
     let declared = Declared::new(options, spec);
     let client = RhoClient::new(&spec.id, handshake_version, declared, catalog.clone());
+    let mut standalone = StandaloneStream::default();
     let (service, process) = match &spec.transport {
         McpTransport::Stdio(stdio) => {
             let env = server_environment(spec, ambient)?;
@@ -202,7 +217,8 @@ async fn handshake(
             }
         }
         McpTransport::StreamableHttp(http) => {
-            let transport = crate::http::transport(spec, http, ambient)?;
+            let (transport, stream) = crate::http::transport(spec, http, ambient)?;
+            standalone = stream;
             let service = serve_client_with_lifecycle(client.clone(), transport, lifecycle)
                 .await
                 .map_err(|e| connect_error(spec, format!("handshake failed: {e}")))?;
@@ -237,6 +253,7 @@ async fn handshake(
         withdrawn: std::collections::BTreeSet::new(),
         added: Vec::new(),
         completions: Completions::default(),
+        standalone,
         _stop_relisting: stop,
     })
 }

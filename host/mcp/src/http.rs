@@ -1,6 +1,7 @@
 //! The Streamable HTTP transport: HTTPS except loopback (checked again here, whatever the
 //! source), no redirects (configured headers never reach another origin), literal headers plus
-//! headers from the environment (which win on a name collision; values are never logged).
+//! headers from the environment (which win on a name collision; values are never logged), and
+//! a watch on the session's standalone stream so a connection is ready only once it is open.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use reqwest::header::{HeaderName, HeaderValue};
 use rho_component::endpoint::check_remote_url;
 use rho_component::{HttpServerSpec, McpServerSpec};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
@@ -18,12 +19,14 @@ use rmcp::transport::streamable_http_client::{
 };
 
 use crate::McpError;
+use crate::standalone::StandaloneStream;
 
+/// The transport for `http`, and the watch on its session's standalone stream.
 pub(crate) fn transport(
     spec: &McpServerSpec,
     http: &HttpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
-) -> Result<StreamableHttpClientTransport<HttpClient>, McpError> {
+) -> Result<(StreamableHttpClientTransport<HttpClient>, StandaloneStream), McpError> {
     let fail = |message: String| McpError::Connect {
         server: spec.id.clone(),
         message,
@@ -59,9 +62,14 @@ pub(crate) fn transport(
         .map_err(|e| fail(format!("cannot build the HTTP client: {e}")))?;
     let config =
         StreamableHttpClientTransportConfig::with_uri(http.url.clone()).custom_headers(headers);
-    Ok(StreamableHttpClientTransport::with_client(
-        HttpClient(client),
-        config,
+    let standalone = StandaloneStream::default();
+    let client = HttpClient {
+        client,
+        standalone: standalone.clone(),
+    };
+    Ok((
+        StreamableHttpClientTransport::with_client(client, config),
+        standalone,
     ))
 }
 
@@ -75,8 +83,14 @@ pub(crate) fn transport(
 ///   an expired session, so rmcp re-initializes and retries the request once (what a `404` gets);
 /// - otherwise the error is given the id of the request that was posted, so the request fails
 ///   at once with the server's message.
+///
+/// It also tells [`StandaloneStream`] when a legacy handshake gave a session (rmcp then opens
+/// the standalone stream with a `GET` of its own) and when the server answered that `GET`.
 #[derive(Clone)]
-pub(crate) struct HttpClient(reqwest::Client);
+pub(crate) struct HttpClient {
+    client: reqwest::Client,
+    standalone: StandaloneStream,
+}
 
 type SseStream =
     Pin<Box<dyn futures_core::Stream<Item = Result<sse_stream::Sse, SseError>> + Send + 'static>>;
@@ -163,7 +177,7 @@ impl StreamableHttpClient for HttpClient {
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let session_attached = session_id.is_some();
         let response = self
-            .0
+            .client
             .post_message_with_response_limits(
                 uri,
                 message.clone(),
@@ -173,6 +187,9 @@ impl StreamableHttpClient for HttpClient {
                 limits,
             )
             .await?;
+        if opens_session(&message, &response) {
+            self.standalone.expect();
+        }
         Self::correlate(&message, session_attached, response)
     }
 
@@ -183,7 +200,7 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.0
+        self.client
             .delete_session(uri, session_id, auth_header, custom_headers)
             .await
     }
@@ -196,9 +213,15 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        self.0
+        let opening = opens_standalone(session_id.as_deref(), last_event_id.as_deref());
+        let stream = self
+            .client
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
+            .await;
+        if opening {
+            self.standalone.settle();
+        }
+        stream
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -210,7 +233,9 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        self.0
+        let opening = opens_standalone(session_id.as_deref(), last_event_id.as_deref());
+        let stream = self
+            .client
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,
@@ -219,8 +244,33 @@ impl StreamableHttpClient for HttpClient {
                 custom_headers,
                 max_sse_event_size,
             )
-            .await
+            .await;
+        if opening {
+            self.standalone.settle();
+        }
+        stream
     }
+}
+
+/// Whether a `GET` opens a session's standalone stream (resuming a stream names the last event
+/// seen instead). Whatever the server answers, open or refused (`405` from a server without
+/// one), no stream is on its way any more.
+fn opens_standalone(session_id: Option<&str>, last_event_id: Option<&str>) -> bool {
+    session_id.is_some() && last_event_id.is_none()
+}
+
+/// Whether `response` answers a legacy `initialize` with a session: rmcp opens the session's
+/// standalone stream next (a `2026-07-28` session has none).
+fn opens_session(message: &ClientJsonRpcMessage, response: &StreamableHttpPostResponse) -> bool {
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return false;
+    };
+    matches!(request.request, ClientRequest::InitializeRequest(_))
+        && matches!(
+            response,
+            StreamableHttpPostResponse::Json(_, Some(_))
+                | StreamableHttpPostResponse::Sse(_, Some(_))
+        )
 }
 
 #[cfg(test)]
@@ -242,6 +292,36 @@ mod tests {
         let error = ErrorData::new(rmcp::model::ErrorCode(-32000), message.to_owned(), None);
         let error = JsonRpcError::new(None, error);
         StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(error), None)
+    }
+
+    #[test]
+    fn only_a_legacy_handshake_that_gives_a_session_expects_a_standalone_stream() {
+        let initialize: ClientJsonRpcMessage = serde_json::from_value(serde_json::json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "rho", "version": "0"}
+            }
+        }))
+        .unwrap();
+        let result = |session: Option<&str>| {
+            let result = serde_json::from_value(serde_json::json!({
+                "jsonrpc": "2.0", "id": 0, "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "serverInfo": {"name": "s", "version": "0"}
+                }
+            }))
+            .unwrap();
+            StreamableHttpPostResponse::Json(result, session.map(str::to_owned))
+        };
+        assert!(opens_session(&initialize, &result(Some("abc"))));
+        // A stateless session has no standalone stream; nor does any other request.
+        assert!(!opens_session(&initialize, &result(None)));
+        assert!(!opens_session(&ping(1), &result(Some("abc"))));
+        // Resuming a stream is not opening the standalone one.
+        assert!(opens_standalone(Some("abc"), None));
+        assert!(!opens_standalone(Some("abc"), Some("event-7")));
+        assert!(!opens_standalone(None, None));
     }
 
     #[test]

@@ -9,4 +9,5 @@ mod modern;
 mod offers;
 mod peers;
 mod questions;
+mod standalone_stream;
 mod startup;

@@ -26,6 +26,29 @@ pub(crate) fn everything_bin() -> PathBuf {
     bin
 }
 
+/// A legacy Streamable HTTP server on the TypeScript SDK that asks its form on the standalone
+/// stream and holds that stream's `GET` back (`tests/peers/standalone_stream_server.mjs`).
+pub(crate) async fn standalone_stream_server() -> (McpServerSpec, Peer) {
+    let script = repo_root().join("tests/peers/standalone_stream_server.mjs");
+    let sdk = repo_root().join("tests/peers/node_modules/@modelcontextprotocol/sdk");
+    assert!(
+        sdk.exists(),
+        "{} is missing: install the test peers with `npm ci --prefix tests/peers`",
+        sdk.display()
+    );
+    let port = free_port();
+    let child = std::process::Command::new("node")
+        .arg(&script)
+        .arg(port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run node {}: {e}", script.display()));
+    let peer = Peer(child);
+    wait_for_port(port).await;
+    (spec("standalone", http(port)), peer)
+}
+
 pub(crate) fn modern_script() -> PathBuf {
     let script = repo_root().join("tests/peers/modern_server.py");
     let probe = std::process::Command::new("python3")

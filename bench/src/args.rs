@@ -27,6 +27,11 @@ pub enum Command {
     RpcTurn(Options),
     /// `rho rpc` spawn to its `ready` line against a process that prints one line.
     RpcReady(Options),
+    /// A server's form question through `rho rpc` and back, against the bench as the server's
+    /// own client.
+    QuestionRoundTrip(Options),
+    /// A cached `complete` through `rho rpc` against `abort` with nothing running.
+    CompleteCached(Options),
     /// Hidden baseline mode: read every file under a root, print the byte count.
     ReadFiles(PathBuf),
     /// Hidden baseline mode: start and exit.
@@ -53,11 +58,13 @@ pub struct Options {
     pub warmup: usize,
     /// `--sizes`: plugin counts (plugins-list only).
     pub sizes: Vec<usize>,
-    /// `--fake`: the `fake-mcp` server binary (mcp-startup only; default: next to rho).
+    /// `--fake`: the `fake-mcp` server binary (mcp-startup, question-round-trip and
+    /// complete-cached; default: next to rho).
     pub fake: Option<PathBuf>,
     /// `--servers`: how many servers start in parallel (mcp-startup only).
     pub servers: usize,
-    /// `--fake-model`: the `fake-model` server binary (rpc-turn only; default: next to rho).
+    /// `--fake-model`: the `fake-model` server binary (rpc-turn and question-round-trip;
+    /// default: next to rho).
     pub fake_model: Option<PathBuf>,
 }
 
@@ -133,6 +140,30 @@ pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
             },
         )
         .map(Command::RpcReady),
+        // A round trip takes tens of microseconds: 200 of them in calls of 20, after a warm-up
+        // call of 20.
+        "question-round-trip" => options(
+            argv,
+            200,
+            Accepts {
+                fake: true,
+                fake_model: true,
+                warmup: Some(20),
+                ..Accepts::default()
+            },
+        )
+        .map(Command::QuestionRoundTrip),
+        // A request takes a fraction of a millisecond: 1,000 of each kind cost about a second.
+        "complete-cached" => options(
+            argv,
+            1000,
+            Accepts {
+                fake: true,
+                warmup: Some(100),
+                ..Accepts::default()
+            },
+        )
+        .map(Command::CompleteCached),
         "read-files" => {
             let root = argv
                 .next()
@@ -306,6 +337,47 @@ mod tests {
             Err(Error::Usage(_))
         ));
         assert!(matches!(parse_str(&["ready-line"]), Ok(Command::ReadyLine)));
+    }
+
+    #[test]
+    fn client_half_commands_take_their_options() {
+        let Ok(Command::QuestionRoundTrip(o)) = parse_str(&["question-round-trip"]) else {
+            panic!("expected question-round-trip");
+        };
+        assert_eq!(
+            (o.runs, o.warmup, o.fake, o.fake_model),
+            (200, 20, None, None)
+        );
+        let Ok(Command::QuestionRoundTrip(o)) = parse_str(&[
+            "question-round-trip",
+            "--fake=/x/fake-mcp",
+            "--fake-model",
+            "/x/fake-model",
+            "--warmup",
+            "0",
+        ]) else {
+            panic!("expected question-round-trip");
+        };
+        assert_eq!(
+            (o.fake, o.fake_model, o.warmup),
+            (
+                Some(PathBuf::from("/x/fake-mcp")),
+                Some(PathBuf::from("/x/fake-model")),
+                0
+            )
+        );
+        let Ok(Command::CompleteCached(o)) = parse_str(&["complete-cached", "--runs", "50"]) else {
+            panic!("expected complete-cached");
+        };
+        assert_eq!((o.runs, o.warmup, o.fake), (50, 100, None));
+        assert!(matches!(
+            parse_str(&["complete-cached", "--fake-model", "/x"]),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse_str(&["question-round-trip", "--servers", "2"]),
+            Err(Error::Usage(_))
+        ));
     }
 
     #[test]

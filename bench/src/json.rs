@@ -264,6 +264,94 @@ impl Parser<'_> {
     }
 }
 
+/// The raw text of member `key` of the JSON object `doc`, without parsing the rest.
+pub fn member_span<'a>(doc: &'a [u8], key: &str) -> Option<&'a [u8]> {
+    let mut pos = skip_ws(doc, 0);
+    if doc.get(pos) != Some(&b'{') {
+        return None;
+    }
+    pos += 1;
+    loop {
+        pos = skip_ws(doc, pos);
+        if doc.get(pos) != Some(&b'"') {
+            return None;
+        }
+        let name_end = skip_string(doc, pos)?;
+        let name = doc.get(pos + 1..name_end - 1)?;
+        pos = skip_ws(doc, name_end);
+        if doc.get(pos) != Some(&b':') {
+            return None;
+        }
+        pos = skip_ws(doc, pos + 1);
+        let end = skip_value(doc, pos)?;
+        if name == key.as_bytes() {
+            return doc.get(pos..end);
+        }
+        pos = skip_ws(doc, end);
+        match doc.get(pos) {
+            Some(b',') => pos += 1,
+            _ => return None,
+        }
+    }
+}
+
+fn skip_ws(doc: &[u8], mut pos: usize) -> usize {
+    while matches!(doc.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        pos += 1;
+    }
+    pos
+}
+
+/// The position after the string opening at `pos`.
+fn skip_string(doc: &[u8], pos: usize) -> Option<usize> {
+    let mut i = pos + 1;
+    loop {
+        match doc.get(i)? {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+}
+
+/// The position after the value starting at `pos`.
+fn skip_value(doc: &[u8], pos: usize) -> Option<usize> {
+    match doc.get(pos)? {
+        b'"' => skip_string(doc, pos),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = pos;
+            loop {
+                match doc.get(i)? {
+                    b'"' => {
+                        i = skip_string(doc, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let mut i = pos;
+            while doc
+                .get(i)
+                .is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+            {
+                i += 1;
+            }
+            (i > pos).then_some(i)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,5 +386,19 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn member_span_finds_nested_values_in_any_order() {
+        let doc = br#"{"a":"x\"}","body":{"m":[1,{"k":"]"}],"n":null},"z":true}"#;
+        assert_eq!(
+            member_span(doc, "body"),
+            Some(&br#"{"m":[1,{"k":"]"}],"n":null}"#[..])
+        );
+        assert_eq!(member_span(doc, "z"), Some(&b"true"[..]));
+        assert_eq!(member_span(doc, "a"), Some(&br#""x\"}""#[..]));
+        assert_eq!(member_span(doc, "missing"), None);
+        assert_eq!(member_span(b"[1]", "body"), None);
+        assert_eq!(member_span(br#"{"body":{"#, "body"), None);
     }
 }

@@ -7,9 +7,12 @@
 //! against a process that does nothing), `mcp-startup` (`rho mcp list --connect` with 10 stdio
 //! servers against one), `mcp-list` (`rho mcp list` without connecting against
 //! `rho plugins list` on the same corpus), `rpc-turn` (one `rho rpc` turn with one tool call
-//! against the scripted model server's own time for the same requests) and `rpc-ready`
-//! (`rho rpc` spawn to its `ready` line against a process that prints one line). `read-files`,
-//! `noop` and `ready-line` are the hidden baseline modes the bench re-executes itself in.
+//! against the scripted model server's own time for the same requests), `rpc-ready`
+//! (`rho rpc` spawn to its `ready` line against a process that prints one line),
+//! `question-round-trip` (a server's form question through `rho rpc` and back against the bench
+//! as the server's own client) and `complete-cached` (a cached `complete` against `abort` with
+//! nothing running). `read-files`, `noop` and `ready-line` are the hidden baseline modes the
+//! bench re-executes itself in.
 //! Results are recorded in `docs/benchmarks.md`; the MCP `tools/call` benchmark is a bench
 //! target of `rho-mcp` (only that crate may use `rmcp`).
 
@@ -19,13 +22,16 @@
 
 mod args;
 mod baseline;
+mod complete_cached;
 mod corpus;
+mod fakes;
 mod json;
 mod machine;
 mod mcp_list;
 mod mcp_startup;
 mod measure;
 mod plugins_list;
+mod question_round_trip;
 mod rpc_ready;
 mod rpc_turn;
 mod scratch;
@@ -69,6 +75,13 @@ commands:
                  fake-model plus a direct read of the file
   rpc-ready      median time from spawning `rho rpc` to its `ready` line, against a process
                  that prints one line
+  question-round-trip
+                 median round trip of a fake-mcp form question (elicitation/create) through
+                 `rho rpc --accept-questions` to the client and back, less the client's own
+                 answer time, against the bench as the server's own client over pipes
+  complete-cached
+                 median time of a `rho rpc` `complete` answered from rho's cache, against
+                 `abort` with nothing running (and uncached `complete`, for reference)
   corpus DIR N   write a corpus of N plugins to DIR/home (and an empty DIR/project), for
                  profiling by hand with HOME=DIR/home rho --cwd DIR/project plugins list --json
   help           print this text
@@ -76,17 +89,22 @@ commands:
 options:
   --rho PATH     the rho binary (default: `rho` next to this binary, i.e. target/release/rho)
   --runs N       timed runs per measurement (default: 21 for plugins-list and mcp-list, 51 for
-                 startup and rpc-ready, 31 for mcp-startup, 200 turns for rpc-turn)
-  --warmup N     untimed runs before them (default: 3; 5 for rpc-ready, 10 turns for rpc-turn)
+                 startup and rpc-ready, 31 for mcp-startup, 200 turns for rpc-turn, 200
+                 questions for question-round-trip, 1000 requests of each kind for
+                 complete-cached)
+  --warmup N     untimed runs before them (default: 3; 5 for rpc-ready, 10 turns for rpc-turn,
+                 20 questions for question-round-trip, 100 for complete-cached)
   --sizes LIST   plugins-list only: comma-separated plugin counts (default: 250,500,1000,2000)
-  --fake PATH    mcp-startup only: the fake-mcp server (default: `fake-mcp` next to rho)
+  --fake PATH    mcp-startup, question-round-trip and complete-cached: the fake-mcp server
+                 (default: `fake-mcp` next to rho)
   --servers N    mcp-startup only: servers started in parallel (default: 10)
   --fake-model PATH
-                 rpc-turn only: the fake-model server (default: `fake-model` next to rho)
+                 rpc-turn and question-round-trip: the fake-model server (default:
+                 `fake-model` next to rho)
 
 build the binaries first: cargo build --release -p rho-cli -p rho-bench
-(mcp-startup also needs: cargo build --release -p rho-e2e --bin fake-mcp; rpc-turn:
-cargo build --release -p rho-e2e --bin fake-model)
+(mcp-startup and complete-cached also need: cargo build --release -p rho-e2e --bin fake-mcp;
+rpc-turn: cargo build --release -p rho-e2e --bin fake-model; question-round-trip: both)
 ";
 
 fn main() -> ExitCode {
@@ -133,6 +151,14 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<(), Error> {
         Command::RpcReady(options) => {
             warn_if_debug_build();
             rpc_ready::run(&resolve(options)?)
+        }
+        Command::QuestionRoundTrip(options) => {
+            warn_if_debug_build();
+            question_round_trip::run(&resolve(options)?)
+        }
+        Command::CompleteCached(options) => {
+            warn_if_debug_build();
+            complete_cached::run(&resolve(options)?)
         }
         Command::ReadFiles(root) => baseline::read_files(&root),
         Command::Noop => Ok(()),

@@ -4,9 +4,10 @@
 //! the table can separate what starting servers costs from what any `rho` run costs.
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
+use crate::fakes::fake_mcp_binary;
 use crate::json::{self, Value};
 use crate::measure::Probe;
 use crate::scratch::Scratch;
@@ -27,7 +28,7 @@ struct Case {
 /// Times the configurations and prints the comparison.
 pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let o = &resolved.options;
-    let fake = fake_binary(resolved)?;
+    let fake = fake_mcp_binary(resolved)?;
     let load_at_start = machine::load();
     let scratch = Scratch::new("mcp-startup")?;
     let home = scratch.dir("home")?;
@@ -142,27 +143,6 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     };
     println!("goal: {n} servers ≤ {GOAL_RATIO:.1}x one server: {verdict} ({ratio:.2}x)");
     Ok(())
-}
-
-/// `--fake`, or `fake-mcp` next to the rho binary (both are built into `target/release`).
-fn fake_binary(resolved: &Resolved) -> Result<PathBuf, Error> {
-    let fake = match &resolved.options.fake {
-        Some(path) => path.clone(),
-        None => resolved
-            .rho
-            .parent()
-            .map(|dir| dir.join(format!("fake-mcp{}", std::env::consts::EXE_SUFFIX)))
-            .ok_or_else(|| format!("{} has no parent directory", resolved.rho.display()))?,
-    };
-    if !fake.is_file() {
-        return Err(Error::Failed(format!(
-            "fake-mcp not found at {}; build it with \
-             `cargo build --release -p rho-e2e --bin fake-mcp` (or pass --fake PATH)",
-            fake.display()
-        )));
-    }
-    std::path::absolute(&fake)
-        .map_err(|e| Error::Failed(format!("cannot make {} absolute: {e}", fake.display())))
 }
 
 /// A configuration of `servers` well-behaved `fake-mcp` servers (`fake01`, `fake02`, ...).

@@ -4,7 +4,8 @@
 //! way. Both clocks start just before `spawn` and stop when the first line has been read; closing
 //! stdin and reaping the process happen after the clock stops.
 //!
-//! [`LineChild`], a child spoken to line by line over pipes, is shared with `rpc-turn`.
+//! [`LineChild`], a child spoken to line by line over pipes, is shared with `rpc-turn`,
+//! `question-round-trip` and `complete-cached`.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -21,6 +22,9 @@ const GOAL_MS: f64 = 30.0;
 
 /// The line `rho rpc` prints once it serves requests (and the baseline prints at once).
 pub const READY_LINE: &str = r#"{"jsonrpc":"2.0","method":"ready"}"#;
+
+/// Every rho response line starts like this (notifications have `method` where `id` is).
+pub const RESPONSE_PREFIX: &str = r#"{"jsonrpc":"2.0","id":"#;
 
 /// How much of a failing child's stderr is quoted in the error.
 const STDERR_QUOTE_BYTES: usize = 4096;

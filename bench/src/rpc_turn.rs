@@ -21,13 +21,13 @@ use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::json::{self, Value};
-use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, stderr_quote};
+use crate::fakes::{FakeModel, fake_model_binary};
+use crate::json::{self, Value, member_span};
+use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, RESPONSE_PREFIX};
 use crate::scratch::Scratch;
-use crate::stats::Summary;
+use crate::stats::{Summary, signed};
 use crate::{Error, Resolved, machine};
 
 /// The issue's goal: rho adds at most this much per turn beyond the model and the tool.
@@ -36,12 +36,6 @@ const GOAL_MS: f64 = 2.0;
 /// The file the scripted tool call reads, and what it holds.
 const FILE_NAME: &str = "notes.txt";
 const FILE_TEXT: &str = "the answer is 42\n";
-
-/// Every rho response line starts like this (notifications have `method` where `id` is).
-const RESPONSE_PREFIX: &str = r#"{"jsonrpc":"2.0","id":"#;
-
-/// How long a `fake-model` may take to write its port file.
-const START_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The scripted answer of turn `n` (1-based), which rho must return as its reply.
 fn reply_of(n: usize) -> String {
@@ -62,76 +56,6 @@ fn script_text(turns: usize) -> String {
     format!("[\n{}\n]\n", items.join(",\n"))
 }
 
-/// A running `fake-model`, killed and reaped on drop.
-struct FakeModel {
-    child: Child,
-    port: u16,
-}
-
-impl FakeModel {
-    /// Starts one server on a free port; `log` makes it append every request to that file.
-    fn start(
-        binary: &Path,
-        dir: &Path,
-        name: &str,
-        script: &Path,
-        log: Option<&Path>,
-    ) -> Result<Self, String> {
-        let port_file = dir.join(format!("{name}.port"));
-        let stderr_path = dir.join(format!("{name}.stderr"));
-        let stderr = std::fs::File::create(&stderr_path)
-            .map_err(|e| format!("cannot create {}: {e}", stderr_path.display()))?;
-        let mut command = Command::new(binary);
-        command
-            .arg("--script")
-            .arg(script)
-            .arg("--port-file")
-            .arg(&port_file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr);
-        if let Some(log) = log {
-            command.arg("--log").arg(log);
-        }
-        let child = command
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        let mut model = Self { child, port: 0 };
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            if let Ok(text) = std::fs::read_to_string(&port_file)
-                && let Ok(port) = text.trim().parse()
-            {
-                model.port = port;
-                return Ok(model);
-            }
-            if let Ok(Some(status)) = model.child.try_wait() {
-                return Err(format!(
-                    "fake-model {name} exited with {status}; stderr:\n{}",
-                    stderr_quote(&stderr_path)
-                ));
-            }
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "fake-model {name} wrote no port file within {START_TIMEOUT:?}"
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
-    }
-}
-
-impl Drop for FakeModel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The bodies of the requests in a `fake-model --log` file, in order.
 fn logged_bodies(path: &Path) -> Result<Vec<Vec<u8>>, String> {
     let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -149,94 +73,6 @@ fn logged_bodies(path: &Path) -> Result<Vec<Vec<u8>>, String> {
                 })
         })
         .collect()
-}
-
-/// The raw text of member `key` of the JSON object `doc`, without parsing the rest.
-fn member_span<'a>(doc: &'a [u8], key: &str) -> Option<&'a [u8]> {
-    let mut pos = skip_ws(doc, 0);
-    if doc.get(pos) != Some(&b'{') {
-        return None;
-    }
-    pos += 1;
-    loop {
-        pos = skip_ws(doc, pos);
-        if doc.get(pos) != Some(&b'"') {
-            return None;
-        }
-        let name_end = skip_string(doc, pos)?;
-        let name = doc.get(pos + 1..name_end - 1)?;
-        pos = skip_ws(doc, name_end);
-        if doc.get(pos) != Some(&b':') {
-            return None;
-        }
-        pos = skip_ws(doc, pos + 1);
-        let end = skip_value(doc, pos)?;
-        if name == key.as_bytes() {
-            return doc.get(pos..end);
-        }
-        pos = skip_ws(doc, end);
-        match doc.get(pos) {
-            Some(b',') => pos += 1,
-            _ => return None,
-        }
-    }
-}
-
-fn skip_ws(doc: &[u8], mut pos: usize) -> usize {
-    while matches!(doc.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        pos += 1;
-    }
-    pos
-}
-
-/// The position after the string opening at `pos`.
-fn skip_string(doc: &[u8], pos: usize) -> Option<usize> {
-    let mut i = pos + 1;
-    loop {
-        match doc.get(i)? {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-}
-
-/// The position after the value starting at `pos`.
-fn skip_value(doc: &[u8], pos: usize) -> Option<usize> {
-    match doc.get(pos)? {
-        b'"' => skip_string(doc, pos),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut i = pos;
-            loop {
-                match doc.get(i)? {
-                    b'"' => {
-                        i = skip_string(doc, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        _ => {
-            let mut i = pos;
-            while doc
-                .get(i)
-                .is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
-            {
-                i += 1;
-            }
-            (i > pos).then_some(i)
-        }
-    }
 }
 
 /// An HTTP/1.1 POST of `body` to the chat-completions path, built outside the timed window.
@@ -324,43 +160,6 @@ fn check_turn(lines: &[String], id: usize) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// Median and nearest-rank p90 of signed values (differences may be negative).
-fn signed(values: &[f64]) -> (f64, f64) {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    if n == 0 {
-        return (f64::NAN, f64::NAN);
-    }
-    let median = if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    };
-    (median, sorted[(n * 9).div_ceil(10).max(1) - 1])
-}
-
-/// `--fake-model`, or `fake-model` next to the rho binary (both are built into `target/release`).
-fn fake_model_binary(resolved: &Resolved) -> Result<PathBuf, Error> {
-    let fake = match &resolved.options.fake_model {
-        Some(path) => path.clone(),
-        None => resolved
-            .rho
-            .parent()
-            .map(|dir| dir.join(format!("fake-model{}", std::env::consts::EXE_SUFFIX)))
-            .ok_or_else(|| format!("{} has no parent directory", resolved.rho.display()))?,
-    };
-    if !fake.is_file() {
-        return Err(Error::Failed(format!(
-            "fake-model not found at {}; build it with \
-             `cargo build --release -p rho-e2e --bin fake-model` (or pass --fake-model PATH)",
-            fake.display()
-        )));
-    }
-    std::path::absolute(&fake)
-        .map_err(|e| Error::Failed(format!("cannot make {} absolute: {e}", fake.display())))
 }
 
 /// One timed turn of each path.
@@ -674,20 +473,6 @@ mod tests {
     }
 
     #[test]
-    fn member_span_finds_nested_values_in_any_order() {
-        let doc = br#"{"a":"x\"}","body":{"m":[1,{"k":"]"}],"n":null},"z":true}"#;
-        assert_eq!(
-            member_span(doc, "body"),
-            Some(&br#"{"m":[1,{"k":"]"}],"n":null}"#[..])
-        );
-        assert_eq!(member_span(doc, "z"), Some(&b"true"[..]));
-        assert_eq!(member_span(doc, "a"), Some(&br#""x\"}""#[..]));
-        assert_eq!(member_span(doc, "missing"), None);
-        assert_eq!(member_span(b"[1]", "body"), None);
-        assert_eq!(member_span(br#"{"body":{"#, "body"), None);
-    }
-
-    #[test]
     fn turn_check_wants_the_reply_and_a_good_tool_result() {
         let tool = r#"{"jsonrpc":"2.0","method":"tool/result","params":{"name":"read_file","is_error":false,"output":"     1\tthe answer is 42\n"}}"#;
         let ok = format!(
@@ -700,11 +485,5 @@ mod tests {
         assert!(check_turn(&lines(&[&ok]), 7).is_err());
         let failed = tool.replace("\"is_error\":false", "\"is_error\":true");
         assert!(check_turn(&lines(&[&failed, &ok]), 7).is_err());
-    }
-
-    #[test]
-    fn signed_summary_handles_negative_values() {
-        assert_eq!(signed(&[-1.0, 3.0, 2.0]), (2.0, 3.0));
-        assert_eq!(signed(&[-2.0, -1.0]), (-1.5, -1.0));
     }
 }

@@ -35,6 +35,22 @@ impl Summary {
     }
 }
 
+/// Median and nearest-rank p90 of signed values (differences may be negative).
+pub fn signed(values: &[f64]) -> (f64, f64) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let median = if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    };
+    (median, sorted[(n * 9).div_ceil(10).max(1) - 1])
+}
+
 /// `y = intercept + slope * x` fitted by least squares, with its coefficient of determination.
 #[derive(Debug, Clone, Copy)]
 pub struct Line {
@@ -98,5 +114,11 @@ mod tests {
         assert!((line.intercept - 2.0).abs() < 1e-12);
         assert!((line.r2 - 1.0).abs() < 1e-12);
         assert!(Line::fit(&[(1.0, 1.0)]).is_none());
+    }
+
+    #[test]
+    fn signed_summary_handles_negative_values() {
+        assert_eq!(signed(&[-1.0, 3.0, 2.0]), (2.0, 3.0));
+        assert_eq!(signed(&[-2.0, -1.0]), (-1.5, -1.0));
     }
 }

@@ -1,11 +1,18 @@
 //! `fake-mcp`: a deliberately misbehaving MCP server (2025-11-25 era, stdio) for rho's tests of
 //! misbehaving servers (`docs/adversarial.md` §D). `--mode <name>` picks the misbehaviour; `--record
 //! <file>` appends every method received, one per line, so tests can assert what rho sent.
+//!
+//! Two well-behaved modes serve `rho-bench` (`docs/benchmarks.md`): `elicit-loop` offers a tool
+//! `ask {rounds}` that puts `rounds` one-field forms (`elicitation/create`) to the client one after
+//! another and answers with each round trip as it measured it (`rtt_us=12.345,...`: from writing
+//! the request to reading its response); `completions` declares prompts and completions, lists
+//! one prompt `pick` with an argument `item`, and answers `completion/complete` with three values
+//! built from what was typed plus `#N`, N counting the completion requests it has answered.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a stdio server owns both streams
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test tool
 
 use std::io::{BufRead, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -23,6 +30,10 @@ fn main() {
     let mut stdout = std::io::stdout().lock();
     let mut lines = stdin.lock().lines();
     let mut calls = 0;
+    // Whether the client declared `elicitation` in `initialize` (elicit-loop asks only then).
+    let mut elicitation = false;
+    // The completion requests answered so far (completions mode).
+    let mut completions = 0u64;
     if mode == "banner" {
         writeln!(stdout, "Starting fake server v1.0 ...").unwrap();
         writeln!(stdout, "\u{1b}[32mready\u{1b}[0m").unwrap();
@@ -57,13 +68,35 @@ fn main() {
         let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
         let error = |code: i64, text: &str| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": text}});
         let response = match method.as_str() {
-            "initialize" => reply(json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {"listChanged": true}, "logging": {}},
-                "serverInfo": {"name": "fake-mcp", "version": "1.0.0"},
-                "instructions": "fake server for rho tests"
-            })),
+            "initialize" => {
+                elicitation = message["params"]["capabilities"]["elicitation"].is_object();
+                reply(json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": capabilities(&mode),
+                    "serverInfo": {"name": "fake-mcp", "version": "1.0.0"},
+                    "instructions": "fake server for rho tests"
+                }))
+            }
             "ping" | "logging/setLevel" => reply(json!({})),
+            "prompts/list" if mode == "completions" => reply(json!({"prompts": [{
+                "name": "pick",
+                "description": "pick an item",
+                "arguments": [{"name": "item", "description": "the item", "required": true}]
+            }]})),
+            "completion/complete" if mode == "completions" => {
+                let params = &message["params"];
+                let value = params["argument"]["value"].as_str().unwrap_or("");
+                if params["ref"]["name"] != "pick" || params["argument"]["name"] != "item" {
+                    error(-32602, "unknown prompt or argument")
+                } else {
+                    completions += 1;
+                    reply(json!({"completion": {
+                        "values": [format!("{value}-alpha"), format!("{value}-beta"), format!("{value}-gamma"), format!("#{completions}")],
+                        "total": 4,
+                        "hasMore": false
+                    }}))
+                }
+            }
             "tools/list" if mode == "list-changed" && calls > 0 => reply(json!({"tools": [
                 json!({"name": "echo", "description": "echo, revised", "inputSchema": {"type": "object"}}),
                 tool("newcomer")
@@ -88,6 +121,14 @@ fn main() {
                         "content": [{"type": "text", "text": "{\"temp\": \"warm\"}"}],
                         "structuredContent": {"temp": "warm"}
                     })),
+                    "elicit-loop" if name == "ask" => {
+                        let rounds = message["params"]["arguments"]["rounds"].as_u64();
+                        reply(match (elicitation, rounds) {
+                            (false, _) => failed("the client declared no elicitation capability"),
+                            (true, None) => failed("`rounds` must be a non-negative integer"),
+                            (true, Some(rounds)) => elicit_loop(rounds, &mut lines, &mut stdout),
+                        })
+                    }
                     _ => reply(
                         json!({"content": [{"type": "text", "text": format!("called {name} with {}", message["params"]["arguments"])}]}),
                     ),
@@ -110,6 +151,68 @@ fn main() {
     }
 }
 
+/// What `initialize` declares: the benchmark modes declare what they serve.
+fn capabilities(mode: &str) -> Value {
+    match mode {
+        "elicit-loop" => json!({"tools": {}}),
+        "completions" => json!({"tools": {}, "prompts": {}, "completions": {}}),
+        _ => json!({"tools": {"listChanged": true}, "logging": {}}),
+    }
+}
+
+/// A tool result that reports an error to the caller.
+fn failed(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+/// Asks the client `rounds` one-field forms in turn and times each round trip, from writing the
+/// request (built beforehand) to reading the response with its id; other lines are skipped.
+fn elicit_loop(
+    rounds: u64,
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    stdout: &mut impl Write,
+) -> Value {
+    let mut rtts = Vec::with_capacity(usize::try_from(rounds).unwrap_or(0));
+    for round in 1..=rounds {
+        let request = json!({
+            "jsonrpc": "2.0",
+            "id": round,
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": format!("round {round}: go on?"),
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"ok": {"type": "boolean", "description": "go on"}},
+                    "required": ["ok"]
+                }
+            }
+        })
+        .to_string();
+        let start = Instant::now();
+        writeln!(stdout, "{request}").unwrap();
+        stdout.flush().unwrap();
+        let (answer, end) = loop {
+            let Some(Ok(line)) = lines.next() else {
+                return failed(&format!("round {round}: input ended"));
+            };
+            let end = Instant::now();
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if message.get("method").is_none() && message["id"] == json!(round) {
+                break (message, end);
+            }
+        };
+        rtts.push(format!("{:.3}", (end - start).as_secs_f64() * 1e6));
+        let result = &answer["result"];
+        if result["action"] != "accept" || result["content"]["ok"] != json!(true) {
+            return failed(&format!("round {round}: the answer was {answer}"));
+        }
+    }
+    json!({"content": [{"type": "text", "text": format!("rtt_us={}", rtts.join(","))}]})
+}
+
 fn tool(name: &str) -> Value {
     json!({"name": name, "description": format!("tool {name}"), "inputSchema": {"type": "object"}})
 }
@@ -130,6 +233,15 @@ fn tools_list(mode: &str, message: &Value) -> Value {
                 json!({"tools": [tool("last")]})
             }
         }
+        "elicit-loop" => json!({"tools": [{
+            "name": "ask",
+            "description": "asks the client `rounds` one-field forms and reports each round trip",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"rounds": {"type": "integer", "minimum": 0}},
+                "required": ["rounds"]
+            }
+        }]}),
         "bad-structured" => json!({"tools": [{
             "name": "temp", "inputSchema": {"type": "object"},
             "outputSchema": {"type": "object", "properties": {"temp": {"type": "number"}}, "required": ["temp"]}

@@ -1,0 +1,131 @@
+//! The helper programs the benchmarks drive, built next to `rho` in `target/release`: the
+//! `fake-mcp` stdio server and the `fake-model` scripted model server (started here and killed
+//! on drop).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::rpc_ready::stderr_quote;
+use crate::{Error, Resolved};
+
+/// How long a `fake-model` may take to write its port file.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `--fake`, or `fake-mcp` next to the rho binary (both are built into `target/release`).
+pub fn fake_mcp_binary(resolved: &Resolved) -> Result<PathBuf, Error> {
+    helper_binary(
+        resolved,
+        resolved.options.fake.as_deref(),
+        "fake-mcp",
+        "--fake",
+    )
+}
+
+/// `--fake-model`, or `fake-model` next to the rho binary (both are built into `target/release`).
+pub fn fake_model_binary(resolved: &Resolved) -> Result<PathBuf, Error> {
+    helper_binary(
+        resolved,
+        resolved.options.fake_model.as_deref(),
+        "fake-model",
+        "--fake-model",
+    )
+}
+
+/// `given`, or binary `name` next to the rho binary; absolute, and checked to exist.
+fn helper_binary(
+    resolved: &Resolved,
+    given: Option<&Path>,
+    name: &str,
+    flag: &str,
+) -> Result<PathBuf, Error> {
+    let binary = match given {
+        Some(path) => path.to_path_buf(),
+        None => resolved
+            .rho
+            .parent()
+            .map(|dir| dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+            .ok_or_else(|| format!("{} has no parent directory", resolved.rho.display()))?,
+    };
+    if !binary.is_file() {
+        return Err(Error::Failed(format!(
+            "{name} not found at {}; build it with \
+             `cargo build --release -p rho-e2e --bin {name}` (or pass {flag} PATH)",
+            binary.display()
+        )));
+    }
+    std::path::absolute(&binary)
+        .map_err(|e| Error::Failed(format!("cannot make {} absolute: {e}", binary.display())))
+}
+
+/// A running `fake-model`, killed and reaped on drop.
+pub struct FakeModel {
+    child: Child,
+    /// The port it listens on (127.0.0.1).
+    pub port: u16,
+}
+
+impl FakeModel {
+    /// Starts one server on a free port; `log` makes it append every request to that file.
+    pub fn start(
+        binary: &Path,
+        dir: &Path,
+        name: &str,
+        script: &Path,
+        log: Option<&Path>,
+    ) -> Result<Self, String> {
+        let port_file = dir.join(format!("{name}.port"));
+        let stderr_path = dir.join(format!("{name}.stderr"));
+        let stderr = std::fs::File::create(&stderr_path)
+            .map_err(|e| format!("cannot create {}: {e}", stderr_path.display()))?;
+        let mut command = Command::new(binary);
+        command
+            .arg("--script")
+            .arg(script)
+            .arg("--port-file")
+            .arg(&port_file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr);
+        if let Some(log) = log {
+            command.arg("--log").arg(log);
+        }
+        let child = command
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        let mut model = Self { child, port: 0 };
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file)
+                && let Ok(port) = text.trim().parse()
+            {
+                model.port = port;
+                return Ok(model);
+            }
+            if let Ok(Some(status)) = model.child.try_wait() {
+                return Err(format!(
+                    "fake-model {name} exited with {status}; stderr:\n{}",
+                    stderr_quote(&stderr_path)
+                ));
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "fake-model {name} wrote no port file within {START_TIMEOUT:?}"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The base URL to pass to `rho rpc --endpoint`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -57,6 +57,17 @@ impl Value {
     }
 }
 
+/// One line `rho rpc` printed, parsed and checked to be a JSON-RPC 2.0 message.
+pub fn rpc_line(line: &str) -> Result<Value, String> {
+    let message = parse(line.as_bytes()).map_err(|e| format!("rho printed {line:?}: {e}"))?;
+    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(format!(
+            "rho printed a line that is not JSON-RPC 2.0: {line}"
+        ));
+    }
+    Ok(message)
+}
+
 /// Parses one JSON document (surrounding whitespace allowed).
 pub fn parse(bytes: &[u8]) -> Result<Value, String> {
     let mut parser = Parser { bytes, pos: 0 };

@@ -220,13 +220,7 @@ fn check_rho_call(
     let mut rtt = None;
     let mut reply = None;
     for line in lines {
-        let message =
-            json::parse(line.as_bytes()).map_err(|e| format!("rho printed {line:?}: {e}"))?;
-        if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Err(format!(
-                "rho printed a line that is not JSON-RPC 2.0: {line}"
-            ));
-        }
+        let message = json::rpc_line(line)?;
         let params = message.get("params");
         let param = |key: &str| params.and_then(|p| p.get(key));
         match message.get("method").and_then(Value::as_str) {

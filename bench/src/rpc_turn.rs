@@ -121,13 +121,7 @@ fn check_turn(lines: &[String], id: usize) -> Result<(), String> {
     let mut tool_ok = false;
     let mut response = None;
     for line in lines {
-        let message =
-            json::parse(line.as_bytes()).map_err(|e| format!("rho printed {line:?}: {e}"))?;
-        if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Err(format!(
-                "rho printed a line that is not JSON-RPC 2.0: {line}"
-            ));
-        }
+        let message = json::rpc_line(line)?;
         let params = message.get("params");
         let param = |key: &str| params.and_then(|p| p.get(key));
         if message.get("method").and_then(Value::as_str) == Some("tool/result") {

@@ -10,6 +10,10 @@
 // A benchmark binary owns its stdout (the result table) and reports failures on stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+// The machine line every rho benchmark prints, from its one definition in `rho-bench`.
+#[path = "../../../bench/src/machine.rs"]
+mod machine;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -138,38 +142,6 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// CPUs, their model and the kernel.
-fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find_map(|line| line.strip_prefix("model name"))
-                .and_then(|rest| rest.split_once(':'))
-                .map(|(_, name)| name.trim().to_owned())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|release| format!("{} {}", std::env::consts::OS, release.trim()))
-        .unwrap_or_else(|_| std::env::consts::OS.to_owned());
-    format!("{cpus} CPUs ({model}), {kernel}")
-}
-
-/// The load averages (1, 5, 15 minutes).
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .filter(|text| !text.is_empty())
-        .unwrap_or_else(|| "unknown".into())
-}
-
 #[derive(Clone, Copy)]
 enum Kind {
     Read,
@@ -219,7 +191,7 @@ fn round(
 }
 
 fn measure(options: &Options) -> Result<(), String> {
-    let load_at_start = load();
+    let load_at_start = machine::load();
     let root = tempfile::tempdir().map_err(|e| format!("cannot create a temporary dir: {e}"))?;
     let store = CredentialStore::new(root.path().join("credentials"));
     let servers: Vec<String> = (0..options.servers).map(identity).collect();
@@ -256,8 +228,11 @@ fn measure(options: &Options) -> Result<(), String> {
         "credentials: {} servers ({} bytes of files), {} rounds after {} warm-up rounds",
         options.servers, bytes, options.runs, options.warmup
     );
-    println!("machine:  {}", machine());
-    println!("load:     {load_at_start} (start), {} (end)", load());
+    println!("machine:  {}", machine::describe());
+    println!(
+        "load:     {load_at_start} (start), {} (end)",
+        machine::load()
+    );
     println!(
         "fs::read of every file (baseline): median {:>7.3} ms   p90 {:>7.3} ms",
         ms(read_median),

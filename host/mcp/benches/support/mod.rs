@@ -47,34 +47,8 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot build the tokio runtime: {e}"))
 }
 
-/// CPUs, their model and the kernel.
-pub fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find_map(|line| line.strip_prefix("model name"))
-                .and_then(|rest| rest.split_once(':'))
-                .map(|(_, name)| name.trim().to_owned())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|release| format!("{} {}", std::env::consts::OS, release.trim()))
-        .unwrap_or_else(|_| std::env::consts::OS.to_owned());
-    format!("{cpus} CPUs ({model}), {kernel}")
-}
+// The machine line every rho benchmark prints, from its one definition in `rho-bench`.
+#[path = "../../../../bench/src/machine.rs"]
+mod machine;
 
-/// The load averages (1, 5, 15 minutes).
-pub fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .filter(|text| !text.is_empty())
-        .unwrap_or_else(|| "unknown".into())
-}
+pub use machine::{describe as machine, load};

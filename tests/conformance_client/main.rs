@@ -15,10 +15,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rho_component::OAuthSpec;
 use rho_component::{
     AskFuture, Asker, Form, FormAnswer, HttpServerSpec, McpServerOrigin, McpServerSpec,
     McpTransport, SamplingAnswer, SamplingRequest,
 };
+use rho_mcp::oauth::{Browser, BrowserFuture, Handover, LoginPolicy, OAuthAccess};
 use rho_mcp::{ClientOptions, Connection, ServerTool};
 use serde_json::{Map, Value, json};
 
@@ -75,11 +77,62 @@ impl Asker for Defaults {
     }
 }
 
+/// The suite's authorization pages have no form: `/authorize` redirects at once. So the
+/// "person" fetches the page without following redirects and takes the browser where the
+/// `Location` points, which is rho's loopback listener (the suite's reference clients do the
+/// first half the same way).
+struct Headless;
+
+impl Browser for Headless {
+    fn open<'a>(&'a self, url: &'a str) -> BrowserFuture<'a> {
+        Box::pin(async move {
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(BUDGET)
+                .build()
+                .map_err(|e| e.to_string())?;
+            let page = http.get(url).send().await.map_err(|e| e.to_string())?;
+            let location = page
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .ok_or_else(|| {
+                    format!(
+                        "the authorization page answered {} without a redirect",
+                        page.status()
+                    )
+                })?
+                .to_owned();
+            eprintln!("authorization page redirected to rho's listener");
+            let back = http
+                .get(&location)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            eprintln!("rho's listener answered {}", back.status());
+            Ok(Handover::Opened)
+        })
+    }
+}
+
+/// The client id metadata document the suite's CIMD scenario expects (an `https` URL the
+/// fixture accepts without fetching).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The variable the client secret of a pre-registered client is read from (its value comes
+/// from the suite's context, through [`ambient`]).
+const CLIENT_SECRET_VARIABLE: &str = "CONFORMANCE_CLIENT_SECRET";
+
 /// What the client declares for a scenario: forms only where the scenario asks one, so every
-/// other scenario sees the declarations of a run that cannot ask.
-fn options(scenario: &str) -> ClientOptions {
+/// other scenario sees the declarations of a run that cannot ask; for `auth/*`, a credential
+/// store of its own and the headless browser.
+fn options(scenario: &str, store: &std::path::Path) -> ClientOptions {
     ClientOptions {
         elicitation: scenario.starts_with("elicitation-"),
+        oauth: scenario.starts_with("auth/").then(|| OAuthAccess {
+            store: rho_config::CredentialStore::new(store.join("credentials")),
+            login: LoginPolicy::Browser(Arc::new(Headless)),
+        }),
         ..ClientOptions::default()
     }
 }
@@ -138,6 +191,9 @@ fn plan(scenario: &str, context: &Value) -> Result<Plan, String> {
             focal: "json_schema_2020_12_tool",
             echo: "json_schema_echo",
         },
+        // OAuth: connect (discovery, registration, login), then call every tool (where the
+        // step-up, retry-limit and migration scenarios refuse tokens).
+        auth if auth.starts_with("auth/") => Plan::EveryTool,
         other => return Err(format!("no behaviour is defined for scenario {other:?}")),
     })
 }
@@ -171,7 +227,7 @@ fn made_up_arguments(tool: &ServerTool) -> Map<String, Value> {
         .collect()
 }
 
-fn spec(url: &str, version: &str) -> McpServerSpec {
+fn spec(url: &str, version: &str, scenario: &str, context: &Value) -> McpServerSpec {
     let mut spec = McpServerSpec::new(
         "conformance",
         McpServerOrigin::Config,
@@ -185,6 +241,15 @@ fn spec(url: &str, version: &str) -> McpServerSpec {
     spec.call_timeout = BUDGET;
     // The suite asks for one revision per run; its fixtures are not all dual-era.
     spec.protocol_version = (!version.is_empty()).then(|| version.to_owned());
+    if scenario.starts_with("auth/") {
+        let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+        spec.oauth = Some(OAuthSpec {
+            client_id: text("client_id"),
+            client_secret_env: text("client_secret").map(|_| CLIENT_SECRET_VARIABLE.to_owned()),
+            client_metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
+            scopes: vec![],
+        });
+    }
     spec
 }
 
@@ -220,10 +285,16 @@ async fn run_calls(connection: &Connection, calls: Vec<Call>) -> Result<(), Stri
 
 async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Result<(), String> {
     let plan = plan(scenario, context)?;
+    let store = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let secret = context.get("client_secret").and_then(Value::as_str);
+    let ambient = |name: &str| match (name, secret) {
+        (CLIENT_SECRET_VARIABLE, Some(secret)) => Some(secret.into()),
+        _ => rho_mcp::process_ambient(name),
+    };
     let connection = rho_mcp::connect_with(
-        &spec(url, version),
-        &rho_mcp::process_ambient,
-        &options(scenario),
+        &spec(url, version, scenario, context),
+        &ambient,
+        &options(scenario, store.path()),
     )
     .await
     .map_err(|e| e.to_string())?;

@@ -1,7 +1,7 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned with the
 //! Node 22 it needs in `tests/conformance/`) drives `rho-conformance-client`, a client built on
-//! `rho-mcp`: every client scenario of the 2025-11-25 and 2026-07-28 revisions except `auth/*`
-//! (OAuth comes with a later issue), each at its own revision's wire. Known failures, each with
+//! `rho-mcp`: every client scenario of the 2025-11-25 and 2026-07-28 revisions, `auth/*`
+//! included, each at its own revision's wire. Known failures, each with
 //! its reason, are in `tests/conformance/expected-failures.yaml`; the suite itself fails the run
 //! when one of them starts passing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -60,7 +60,7 @@ impl Suite {
     }
 
     /// The client scenarios of `revision` (`conformance list --client --spec-version`, one
-    /// `  - <name> [<revisions>]` line each), without `auth/*`.
+    /// `  - <name> [<revisions>]` line each), `auth/*` included.
     fn scenarios(&self, revision: &str) -> Vec<String> {
         let out = self.cli(&["list", "--client", "--spec-version", revision]);
         assert!(out.status.success(), "conformance list failed: {out:?}");
@@ -68,7 +68,6 @@ impl Suite {
             .lines()
             .filter_map(|line| line.trim().strip_prefix("- "))
             .filter_map(|rest| rest.split_whitespace().next())
-            .filter(|name| !name.starts_with("auth/"))
             .map(str::to_owned)
             .collect();
         assert!(
@@ -220,7 +219,7 @@ fn plain(text: &str) -> String {
 }
 
 #[test]
-fn every_non_auth_client_scenario_passes_at_both_revisions() {
+fn every_client_scenario_passes_at_both_revisions() {
     let suite = Suite::installed();
     // The suite splits the command on spaces and runs it through a shell.
     assert!(

@@ -167,8 +167,15 @@ pub enum SamplingPolicy {
 /// The `[oauth]` opt-in of a Streamable HTTP server. Nothing in it is secret.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OAuthSpec {
-    /// A client id issued out of band; `None` means dynamic client registration.
+    /// A client id issued out of band; `None` means a client metadata document (when the
+    /// authorization server supports them and one is configured) or dynamic registration.
     pub client_id: Option<String>,
+    /// The ambient variable holding the secret of a confidential pre-registered client (its
+    /// value is read at login and never stored in configuration).
+    pub client_secret_env: Option<String>,
+    /// The `https` URL of rho's client ID metadata document, used as the client id by
+    /// authorization servers that advertise support for them.
+    pub client_metadata_url: Option<String>,
     /// Scopes to ask for; empty means the server's metadata chooses.
     pub scopes: Vec<String>,
 }

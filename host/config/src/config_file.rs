@@ -150,8 +150,17 @@ enum SamplingToml {
 #[serde(deny_unknown_fields)]
 struct OAuthToml {
     client_id: Option<String>,
+    client_secret_env: Option<String>,
+    client_metadata_url: Option<String>,
     #[serde(default)]
     scopes: Vec<String>,
+}
+
+/// Whether `url` can name a client ID metadata document: `https`, a host, and a path other
+/// than `/` (the document's URL is the client id, so it must be specific to the client).
+fn is_client_metadata_url(url: &str) -> bool {
+    url::Url::parse(url)
+        .is_ok_and(|u| u.scheme() == "https" && u.host_str().is_some() && u.path() != "/")
 }
 
 // ---------- loading ----------
@@ -458,10 +467,29 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
         Some(SamplingToml::Ask) => SamplingPolicy::Ask,
         Some(SamplingToml::Deny) | None => SamplingPolicy::Deny,
     };
-    spec.oauth = raw.oauth.map(|o| OAuthSpec {
-        client_id: o.client_id,
-        scopes: o.scopes,
-    });
+    if let Some(o) = raw.oauth {
+        if o.client_secret_env.is_some() && o.client_id.is_none() {
+            problems.push(format!(
+                "{}: a client secret belongs to a pre-registered client: set `client_id` too",
+                key("oauth.client_secret_env")
+            ));
+        }
+        if let Some(url) = &o.client_metadata_url
+            && !is_client_metadata_url(url)
+        {
+            problems.push(format!(
+                "{}: {url:?} is not an https URL with a path (a client metadata document is \
+                 served over HTTPS at a path of its own)",
+                key("oauth.client_metadata_url")
+            ));
+        }
+        spec.oauth = Some(OAuthSpec {
+            client_id: o.client_id,
+            client_secret_env: o.client_secret_env,
+            client_metadata_url: o.client_metadata_url,
+            scopes: o.scopes,
+        });
+    }
     for (k, value, slot) in [
         (
             "startup_timeout_sec",
@@ -642,6 +670,34 @@ max_output_bytes = 1000
             "{leaked:?}"
         );
         assert!(problems("[mcp.servers.x]\ncommand = \"a\"\noauth = {}\n")[0].contains("oauth"));
+    }
+
+    #[test]
+    fn oauth_secrets_and_metadata_urls_are_checked() {
+        let p = problems(
+            "[mcp.servers.x]\nurl = \"https://h/\"\noauth = { client_secret_env = \"S\" }\n",
+        );
+        assert!(
+            p[0].contains("mcp.servers.x.oauth.client_secret_env"),
+            "{p:?}"
+        );
+        for bad in ["http://h/doc.json", "https://h/", "not a url"] {
+            let p = problems(&format!(
+                "[mcp.servers.x]\nurl = \"https://h/\"\noauth = {{ client_metadata_url = \"{bad}\" }}\n"
+            ));
+            assert!(p[0].contains("oauth.client_metadata_url"), "{bad}: {p:?}");
+        }
+        let ok = parse(
+            "[mcp.servers.x]\nurl = \"https://h/\"\n[mcp.servers.x.oauth]\nclient_id = \"c\"\n\
+             client_secret_env = \"S\"\nclient_metadata_url = \"https://rho.example/client.json\"\n",
+        );
+        let spec = ok.mcp_servers[0].spec.as_ref().unwrap();
+        let oauth = spec.oauth.as_ref().unwrap();
+        assert_eq!(oauth.client_secret_env.as_deref(), Some("S"));
+        assert_eq!(
+            oauth.client_metadata_url.as_deref(),
+            Some("https://rho.example/client.json")
+        );
     }
 
     #[test]

@@ -72,18 +72,36 @@ impl Connection {
             cancel,
         });
         let _in_flight = self.client.calls.enter(Arc::clone(&flight));
-        let result = self
-            .drive(params, &flight, progress.as_ref())
-            .await
-            .map_err(|failure| match failure {
-                Failure::Timeout(seconds) => McpError::CallTimeout {
-                    server: self.spec.id.clone(),
-                    tool: tool.to_owned(),
-                    seconds,
-                },
-                Failure::Cancelled => call_error("cancelled".into()),
-                Failure::Failed(message) => call_error(message),
-            })?;
+        let mut outcome = self.drive(params.clone(), &flight, progress.as_ref()).await;
+        // An OAuth server that refuses the token: a step-up login for the scopes it names
+        // (403 insufficient_scope) or a new login (401), then the call once more.
+        if let Err(Failure::Unauthorized { challenge, message }) = &outcome
+            && let Some(authorizer) = &self.authorizer
+        {
+            let login = if challenge
+                .to_ascii_lowercase()
+                .contains("insufficient_scope")
+            {
+                authorizer.step_up(&self.spec, challenge).await
+            } else {
+                authorizer
+                    .relogin(&self.spec, challenge.as_str().into())
+                    .await
+            };
+            match login {
+                Ok(()) => outcome = self.drive(params, &flight, progress.as_ref()).await,
+                Err(login) => return Err(call_error(format!("{message}; {login}"))),
+            }
+        }
+        let result = outcome.map_err(|failure| match failure {
+            Failure::Timeout(seconds) => McpError::CallTimeout {
+                server: self.spec.id.clone(),
+                tool: tool.to_owned(),
+                seconds,
+            },
+            Failure::Cancelled => call_error("cancelled".into()),
+            Failure::Failed(message) | Failure::Unauthorized { message, .. } => call_error(message),
+        })?;
         let value = match result {
             ServerResult::CallToolResult(result) => {
                 serde_json::to_value(&result).map_err(|e| call_error(e.to_string()))?

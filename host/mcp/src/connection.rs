@@ -63,6 +63,9 @@ pub struct Connection {
     pub(crate) completions: Completions,
     /// Whether a legacy HTTP session's standalone stream is open yet.
     standalone: StandaloneStream,
+    /// The OAuth authorization of a server that uses it (for a step-up login on
+    /// `403 insufficient_scope`).
+    pub(crate) authorizer: Option<crate::oauth::Authorizer>,
     /// Stops background re-listings when the connection goes away (closed or dropped).
     _stop_relisting: DropGuard,
 }
@@ -107,11 +110,48 @@ pub async fn connect_with(
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
     options: &ClientOptions,
 ) -> Result<Connection, McpError> {
+    // An OAuth server's token (stored, refreshed, or from a login) comes first, outside the
+    // startup budget: the flow has its own bounds, and a person logging in is not a slow server.
+    let authorizer = match crate::oauth::oauth_of(spec) {
+        Some((http, oauth)) => {
+            let (http_client, _, _) = crate::http::client(spec, http, ambient)?;
+            let access = options.oauth.as_ref();
+            Some(crate::oauth::connect(spec, http, oauth, access, http_client, ambient).await?)
+        }
+        None => None,
+    };
     let started = Instant::now();
     let budget = spec.startup_timeout;
-    let mut connection = match tokio::time::timeout(budget, handshake(spec, ambient, options)).await
-    {
-        Ok(result) => result?,
+    let attempt = || {
+        tokio::time::timeout(
+            budget,
+            handshake(spec, ambient, options, authorizer.as_ref()),
+        )
+    };
+    let mut connection = match attempt().await {
+        Ok(Ok(connection)) => connection,
+        Ok(Err(Handshake::Failed(error))) => return Err(error),
+        // The server refused the token even after a refresh: one new login, one more try.
+        Ok(Err(Handshake::Unauthorized(challenge))) => {
+            let Some(authorizer) = &authorizer else {
+                return Err(crate::oauth::needs_login(
+                    spec,
+                    "the server asks for a login",
+                ));
+            };
+            authorizer.relogin(spec, challenge.as_deref()).await?;
+            match attempt().await {
+                Ok(Ok(connection)) => connection,
+                Ok(Err(Handshake::Failed(error))) => return Err(error),
+                Ok(Err(Handshake::Unauthorized(_))) => {
+                    return Err(connect_error(
+                        spec,
+                        "the server refused the token of a fresh OAuth login",
+                    ));
+                }
+                Err(_) => return Err(startup_timeout(spec)),
+            }
+        }
         Err(_) => return Err(startup_timeout(spec)),
     };
     let remaining = budget.saturating_sub(started.elapsed());
@@ -183,12 +223,28 @@ fn lifecycle(spec: &McpServerSpec) -> Result<(ClientLifecycleMode, ProtocolVersi
     Ok((mode, version.clone()))
 }
 
+/// Why a handshake failed.
+enum Handshake {
+    /// For good, with this error.
+    Failed(McpError),
+    /// The server answered 401 to the token (after rmcp's one silent refresh); its
+    /// `WWW-Authenticate` challenge, when it sent one.
+    Unauthorized(Option<String>),
+}
+
+impl From<McpError> for Handshake {
+    fn from(error: McpError) -> Self {
+        Self::Failed(error)
+    }
+}
+
 /// Transport and handshake; the connection comes back with nothing discovered yet.
 async fn handshake(
     spec: &McpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
     options: &ClientOptions,
-) -> Result<Connection, McpError> {
+    authorizer: Option<&crate::oauth::Authorizer>,
+) -> Result<Connection, Handshake> {
     let (lifecycle, handshake_version) = lifecycle(spec)?;
     let catalog = Catalog::new(&spec.id, spec.call_timeout);
     let declared = Declared::new(options, spec);
@@ -212,16 +268,33 @@ async fn handshake(
                     return Err(connect_error(
                         spec,
                         with_tail(format!("handshake failed: {e}"), &tail),
-                    ));
+                    )
+                    .into());
                 }
             }
         }
         McpTransport::StreamableHttp(http) => {
-            let (transport, stream) = crate::http::transport(spec, http, ambient)?;
+            let (http_client, config, stream) = crate::http::client(spec, http, ambient)?;
             standalone = stream;
-            let service = serve_client_with_lifecycle(client.clone(), transport, lifecycle)
-                .await
-                .map_err(|e| connect_error(spec, format!("handshake failed: {e}")))?;
+            let served = match authorizer {
+                None => {
+                    let transport = crate::http::transport(http_client, config);
+                    serve_client_with_lifecycle(client.clone(), transport, lifecycle).await
+                }
+                Some(authorizer) => {
+                    let transport = crate::http::transport(authorizer.client(http_client), config);
+                    serve_client_with_lifecycle(client.clone(), transport, lifecycle).await
+                }
+            };
+            let service = match served {
+                Ok(service) => service,
+                Err(e) if authorizer.is_some() && e.is_authorization_required() => {
+                    return Err(Handshake::Unauthorized(
+                        e.auth_challenge().map(str::to_owned),
+                    ));
+                }
+                Err(e) => return Err(connect_error(spec, format!("handshake failed: {e}")).into()),
+            };
             (service, None)
         }
     };
@@ -254,6 +327,7 @@ async fn handshake(
         added: Vec::new(),
         completions: Completions::default(),
         standalone,
+        authorizer: authorizer.cloned(),
         _stop_relisting: stop,
     })
 }

@@ -21,12 +21,21 @@ use rmcp::transport::streamable_http_client::{
 use crate::McpError;
 use crate::standalone::StandaloneStream;
 
-/// The transport for `http`, and the watch on its session's standalone stream.
-pub(crate) fn transport(
+/// The HTTP client and transport settings for `http`, and the watch on its session's
+/// standalone stream. [`transport`] makes the transport of a server without OAuth; an OAuth
+/// server's client is wrapped in rmcp's `AuthClient` first (`crate::oauth`).
+pub(crate) fn client(
     spec: &McpServerSpec,
     http: &HttpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
-) -> Result<(StreamableHttpClientTransport<HttpClient>, StandaloneStream), McpError> {
+) -> Result<
+    (
+        HttpClient,
+        StreamableHttpClientTransportConfig,
+        StandaloneStream,
+    ),
+    McpError,
+> {
     let fail = |message: String| McpError::Connect {
         server: spec.id.clone(),
         message,
@@ -67,10 +76,15 @@ pub(crate) fn transport(
         client,
         standalone: standalone.clone(),
     };
-    Ok((
-        StreamableHttpClientTransport::with_client(client, config),
-        standalone,
-    ))
+    Ok((client, config, standalone))
+}
+
+/// The transport of `client` with `config`.
+pub(crate) fn transport<C: StreamableHttpClient>(
+    client: C,
+    config: StreamableHttpClientTransportConfig,
+) -> StreamableHttpClientTransport<C> {
+    StreamableHttpClientTransport::with_client(client, config)
 }
 
 /// rho's HTTP client for rmcp's Streamable HTTP transport: `reqwest` without redirects, plus two

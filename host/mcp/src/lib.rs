@@ -32,6 +32,7 @@ mod handler;
 mod http;
 mod input;
 mod instructions;
+pub mod oauth;
 mod options;
 pub mod output_schema;
 mod paging;

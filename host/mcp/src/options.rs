@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 /// What the session behind a connection can answer. The default declares nothing: no roots,
 /// no elicitation, no sampling (what `rho mcp list --connect` and automation runs use).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct ClientOptions {
     /// The session workspace, offered as the one `file://` root.
     pub roots: Option<PathBuf>,
@@ -25,6 +25,9 @@ pub struct ClientOptions {
     /// Whether a model is bound to the run (declares sampling, for config servers that opted in
     /// with `sampling = "ask"` only).
     pub sampling: bool,
+    /// Where OAuth servers' tokens are kept and whether a login may start; `None` fails every
+    /// OAuth server that needs a token with the command that logs in.
+    pub oauth: Option<crate::oauth::OAuthAccess>,
 }
 
 /// What one connection declared: derived once from the options and the server's spec.

@@ -31,6 +31,27 @@ pub(crate) enum Failure {
     Cancelled,
     /// The transport or the server failed.
     Failed(String),
+    /// The server refused the request's authorization (HTTP 401, or 403
+    /// `insufficient_scope`), with its `WWW-Authenticate` challenge.
+    Unauthorized {
+        /// The challenge.
+        challenge: String,
+        /// What failed, for the person.
+        message: String,
+    },
+}
+
+impl Failure {
+    /// A request that could not be sent or was answered with an error.
+    fn of(error: &ServiceError) -> Self {
+        match error.auth_challenge() {
+            Some(challenge) => Self::Unauthorized {
+                challenge: challenge.to_owned(),
+                message: error.to_string(),
+            },
+            None => Self::Failed(error.to_string()),
+        }
+    }
 }
 
 /// The parameters of a request that can be retried with input responses.
@@ -90,7 +111,7 @@ impl Connection {
                 .service
                 .send_cancellable_request(params.request(), self.request_options())
                 .await
-                .map_err(|e| Failure::Failed(e.to_string()))?;
+                .map_err(|e| Failure::of(&e))?;
             let key = progress_key(&handle.progress_token);
             if let Some(sender) = progress
                 && let Ok(mut routes) = self.client.progress.lock()
@@ -131,7 +152,7 @@ impl Connection {
             let input = match result {
                 Ok(ServerResult::InputRequiredResult(input)) => input,
                 Ok(other) => return Ok(other),
-                Err(e) => return Err(Failure::Failed(e.to_string())),
+                Err(e) => return Err(Failure::of(&e)),
             };
             let requests = input.input_requests.unwrap_or_default();
             if requests.is_empty() && input.request_state.is_none() {

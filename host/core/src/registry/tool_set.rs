@@ -26,6 +26,9 @@ pub struct MountOptions {
     pub elicitation: bool,
     /// Tell servers that opted in (`sampling = "ask"`) that rho has a model to spend.
     pub sampling: bool,
+    /// Whether an OAuth server without a usable stored token may start a browser login
+    /// (only a run with a terminal and not in CI); tokens live in `$RHO_HOME/credentials`.
+    pub oauth_login: rho_mcp::oauth::LoginPolicy,
 }
 
 impl Default for MountOptions {
@@ -35,6 +38,7 @@ impl Default for MountOptions {
             keep_alive: Some(Duration::from_secs(60)),
             elicitation: false,
             sampling: false,
+            oauth_login: rho_mcp::oauth::LoginPolicy::Never,
         }
     }
 }
@@ -388,6 +392,10 @@ impl Registry {
             elicitation: options.elicitation,
             sampling: options.sampling,
             skip_offers: false,
+            oauth: Some(rho_mcp::oauth::OAuthAccess {
+                store: rho_config::CredentialStore::new(self.paths.credentials_dir()),
+                login: options.oauth_login.clone(),
+            }),
         };
         for (index, slot) in self.servers.iter().enumerate() {
             let status = match &slot.state {

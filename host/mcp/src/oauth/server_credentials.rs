@@ -1,0 +1,131 @@
+//! One server's slot in rho's credential store (`rho_config::CredentialStore`, `docs/credentials.md`),
+//! as rmcp's [`CredentialStore`] sees it: rmcp's token response is the store's opaque token
+//! body, and the store's refresh lock is rmcp's refresh guard, so two rho processes never
+//! spend one rotating refresh token twice.
+//!
+//! The store works on small files with blocking calls; each call runs on the blocking pool.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rho_config::{Credential, CredentialStore as Store};
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, OAuthTokenResponse, StoredCredentials,
+};
+
+/// `server`'s credentials in `store`.
+#[derive(Clone)]
+pub(crate) struct ServerCredentials {
+    pub(crate) store: Store,
+    pub(crate) server: String,
+}
+
+impl ServerCredentials {
+    /// Runs `work` on the store in the blocking pool; its errors become rmcp's store errors
+    /// (which rmcp never mistakes for "log in again").
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Store, &str) -> Result<T, rho_config::ConfigError> + Send + 'static,
+    ) -> Result<T, AuthError> {
+        let (store, server) = (self.store.clone(), self.server.clone());
+        tokio::task::spawn_blocking(move || work(&store, &server))
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(format!("the store task failed: {e}")))?
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+    }
+}
+
+/// The store's record of rmcp's credentials.
+pub(crate) fn to_credential(
+    server: &str,
+    stored: &StoredCredentials,
+) -> Result<Credential, String> {
+    let received_at = stored.token_received_at.unwrap_or_else(now);
+    let token = match &stored.token_response {
+        Some(response) => serde_json::to_value(response)
+            .map_err(|e| format!("the token response cannot be stored: {e}"))?,
+        None => serde_json::Value::Null,
+    };
+    let response = stored.token_response.as_ref();
+    Ok(Credential {
+        server: server.to_owned(),
+        issuer: stored.issuer.clone().unwrap_or_default(),
+        client_id: stored.client_id.clone(),
+        received_at,
+        expires_at: response
+            .and_then(oauth2::TokenResponse::expires_in)
+            .map(|lifetime| received_at.saturating_add(lifetime.as_secs())),
+        scopes: stored.granted_scopes.clone(),
+        refreshable: response.is_some_and(|r| oauth2::TokenResponse::refresh_token(r).is_some()),
+        token,
+    })
+}
+
+/// rmcp's credentials from the store's record.
+pub(crate) fn from_credential(credential: Credential) -> Result<StoredCredentials, String> {
+    let token_response: Option<OAuthTokenResponse> = match credential.token {
+        serde_json::Value::Null => None,
+        body => Some(serde_json::from_value(body).map_err(|e| {
+            // serde's message names the field and what was expected, never the value.
+            format!("the stored token is not a token response ({e})")
+        })?),
+    };
+    let issuer = Some(credential.issuer).filter(|i| !i.is_empty());
+    Ok(StoredCredentials::new(
+        credential.client_id,
+        token_response,
+        credential.scopes,
+        Some(credential.received_at),
+    )
+    .with_issuer(issuer))
+}
+
+pub(crate) fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for ServerCredentials {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let server = self.server.clone();
+        let Some(credential) = self.blocking(|store, server| store.load(server)).await? else {
+            return Ok(None);
+        };
+        from_credential(credential)
+            .map(Some)
+            .map_err(|reason| AuthError::CredentialStoreError(format!("server {server}: {reason}")))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let credential =
+            to_credential(&self.server, &credentials).map_err(AuthError::CredentialStoreError)?;
+        self.blocking(move |store, _| store.save(&credential)).await
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.blocking(|store, server| store.remove(server).map(drop))
+            .await
+    }
+
+    async fn on_refresh_token_rejected(
+        &self,
+        rejected: &StoredCredentials,
+    ) -> Result<(), AuthError> {
+        // The refresh token is dead: drop the token so the next connection logs in instead of
+        // refreshing again. Only if the file still holds the rejected token: another process
+        // may have saved a newer one meanwhile.
+        let rejected =
+            to_credential(&self.server, rejected).map_err(AuthError::CredentialStoreError)?;
+        self.blocking(move |store, server| match store.load(server)? {
+            Some(current) if current.token == rejected.token => store.remove(server).map(drop),
+            _ => Ok(()),
+        })
+        .await
+    }
+
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let lock = self.blocking(|store, server| store.lock(server)).await?;
+        Ok(Some(CredentialRefreshGuard::new(lock)))
+    }
+}

@@ -130,11 +130,8 @@ fn run_scenario(
     if !run.status.success() {
         problems.push(format!("the suite exited with {}", run.status));
     }
-    let results = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.join("checks.json").is_file());
+    // The suite writes `<out>/<scenario>-<time>/`, so `auth/x` lands in `<out>/auth/x-<time>/`.
+    let results = find_results(&dir);
     match &results {
         None => problems.push("the suite recorded no checks.json".into()),
         Some(results) => {
@@ -196,6 +193,19 @@ fn run_scenario(
         passed,
         problems,
     }
+}
+
+/// The directory under `dir` (at any depth) that holds the suite's `checks.json`.
+fn find_results(dir: &Path) -> Option<PathBuf> {
+    if dir.join("checks.json").is_file() {
+        return Some(dir.to_path_buf());
+    }
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .find_map(|p| find_results(&p))
 }
 
 /// `text` without terminal colour codes (the suite colours its report whatever `NO_COLOR`

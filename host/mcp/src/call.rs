@@ -76,19 +76,9 @@ impl Connection {
         // An OAuth server that refuses the token: a step-up login for the scopes it names
         // (403 insufficient_scope) or a new login (401), then the call once more.
         if let Err(Failure::Unauthorized { challenge, message }) = &outcome
-            && let Some(authorizer) = &self.authorizer
+            && self.authorizer.is_some()
         {
-            let login = if challenge
-                .to_ascii_lowercase()
-                .contains("insufficient_scope")
-            {
-                authorizer.step_up(&self.spec, challenge).await
-            } else {
-                authorizer
-                    .relogin(&self.spec, challenge.as_str().into())
-                    .await
-            };
-            match login {
+            match self.reauthorize(challenge).await {
                 Ok(()) => outcome = self.drive(params, &flight, progress.as_ref()).await,
                 Err(login) => return Err(call_error(format!("{message}; {login}"))),
             }
@@ -128,5 +118,25 @@ impl Connection {
                 .map_err(call_error)?;
         }
         Ok(value)
+    }
+
+    /// After an OAuth server refused a request with `challenge`: a step-up login for the
+    /// scopes it names (403 `insufficient_scope`), otherwise a new login (401). Fails at once
+    /// where this run cannot log in.
+    pub(crate) async fn reauthorize(&self, challenge: &str) -> Result<(), McpError> {
+        let Some(authorizer) = &self.authorizer else {
+            return Err(crate::oauth::needs_login(
+                &self.spec,
+                "the server refused the request",
+            ));
+        };
+        if challenge
+            .to_ascii_lowercase()
+            .contains("insufficient_scope")
+        {
+            authorizer.step_up(&self.spec, challenge).await
+        } else {
+            authorizer.relogin(&self.spec, Some(challenge)).await
+        }
     }
 }

@@ -91,17 +91,35 @@ impl Connection {
     pub async fn list_tools(&self) -> Result<Vec<ServerTool>, McpError> {
         self.client.tools_changed.store(false, Ordering::Relaxed);
         let server = self.spec.id.as_str();
-        let listed = all_pages(
-            server,
-            "tools/list",
-            self.spec.call_timeout,
-            |params| async {
-                let page = self.service.list_tools(params).await?;
-                Ok((page.tools, page.next_cursor))
-            },
-        )
-        .await
-        .map_err(|message| connect_error(&self.spec, message))?;
+        // The challenge of an OAuth server that refused the listing's token.
+        let refused = std::sync::Mutex::new(None::<String>);
+        let list = || {
+            all_pages(
+                server,
+                "tools/list",
+                self.spec.call_timeout,
+                |params| async {
+                    let page = self.service.list_tools(params).await.inspect_err(|e| {
+                        if let (Some(challenge), Ok(mut slot)) =
+                            (e.auth_challenge(), refused.lock())
+                        {
+                            *slot = Some(challenge.to_owned());
+                        }
+                    })?;
+                    Ok((page.tools, page.next_cursor))
+                },
+            )
+        };
+        let mut listed = list().await;
+        let challenge = refused.lock().ok().and_then(|mut slot| slot.take());
+        if listed.is_err()
+            && let Some(challenge) = challenge
+            && self.authorizer.is_some()
+        {
+            self.reauthorize(&challenge).await?;
+            listed = list().await;
+        }
+        let listed = listed.map_err(|message| connect_error(&self.spec, message))?;
         let mut tools: Vec<ServerTool> = Vec::new();
         for tool in listed {
             let name = tool.name.to_string();

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use rho_component::{HttpServerSpec, McpServerSpec, McpTransport, OAuthSpec};
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationCallback, AuthorizationManager,
+    AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
     AuthorizationMetadataSource, AuthorizationRequest, AuthorizationSession, CredentialStore as _,
     WWWAuthenticateParams,
 };
@@ -210,44 +210,110 @@ pub(crate) async fn connect(
         .await
         .map_err(|_| connect_error(spec, "loading its stored credentials took over 60 s".into()))?
         .map_err(|e| connect_error(spec, e.to_string()))?;
-    let mut usable = false;
-    if stored.is_some_and(|s| s.token_response.is_some()) {
-        discover(spec, &mut manager, None).await?;
-        let loaded = tokio::time::timeout(STORE_TIME_LIMIT, async {
-            if !manager.initialize_from_store().await? {
-                return Ok(false);
+    let mut background = None;
+    match stored
+        .as_ref()
+        .and_then(|s| s.token_response.as_ref().map(|t| (s, t)))
+    {
+        // No token: the handshake goes out without one, and the server's 401 challenge
+        // leads the login (`connect_with` → `relogin`), which finds what the challenge names.
+        None => {}
+        Some((stored, token)) if !refresh_due(stored, token) => {
+            // A live token is sent as it is; the metadata a later refresh needs (and the
+            // issuer check) is found in the background, off the connection's critical path.
+            background = Some(stored.client_id.clone());
+        }
+        Some(_) => {
+            // Due for refresh: discovery now, then the refresh. Without metadata, or with a
+            // dead refresh token, the handshake goes out without a token (login as above).
+            if discover(spec, &mut manager, None).await.is_ok() {
+                let refreshed = tokio::time::timeout(STORE_TIME_LIMIT, async {
+                    if !manager.initialize_from_store().await? {
+                        return Ok(());
+                    }
+                    match manager.get_access_token().await {
+                        Ok(_) | Err(AuthError::AuthorizationRequired) => Ok(()),
+                        Err(AuthError::TokenRefreshRejected(_)) => Ok(()),
+                        Err(e) => Err(e),
+                    }
+                })
+                .await
+                .map_err(|_| {
+                    connect_error(spec, "refreshing its stored token took over 60 s".into())
+                })?;
+                refreshed.map_err(|e| auth_error(spec, &e))?;
             }
-            // Refreshes a token that is due; a dead refresh token means a new login.
-            match manager.get_access_token().await {
-                Ok(_) => Ok(true),
-                Err(AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_)) => {
-                    Ok(false)
-                }
-                Err(e) => Err(e),
-            }
-        })
-        .await
-        .map_err(|_| connect_error(spec, "loading its stored credentials took over 60 s".into()))?;
-        usable = loaded.map_err(|e| auth_error(spec, &e))?;
-    }
-    if !usable {
-        let LoginPolicy::Browser(browser) = &access.login else {
-            return Err(needs_login(spec, "no usable OAuth token is stored"));
-        };
-        let client = Client {
-            oauth,
-            secret: secret.clone(),
-        };
-        manager = authorize(spec, manager, &client, None, browser.as_ref()).await?;
+        }
     }
     let client = AuthClient::new(http_client, manager);
-    Ok(Authorizer {
+    let authorizer = Authorizer {
         manager: client.auth_manager.clone(),
         client,
         login: access.login.clone(),
         credentials,
         secret,
-    })
+    };
+    if let Some(client_id) = background {
+        tokio::spawn(complete_in_background(
+            spec.clone(),
+            http.clone(),
+            authorizer.clone(),
+            client_id,
+        ));
+    }
+    Ok(authorizer)
+}
+
+/// Whether rmcp would refresh `token` now: less than min(30 s, half its lifetime) left.
+fn refresh_due(
+    stored: &rmcp::transport::auth::StoredCredentials,
+    token: &rmcp::transport::auth::OAuthTokenResponse,
+) -> bool {
+    let (Some(lifetime), Some(received)) = (
+        oauth2::TokenResponse::expires_in(token),
+        stored.token_received_at,
+    ) else {
+        return false;
+    };
+    let left = lifetime
+        .as_secs()
+        .saturating_sub(server_credentials::now().saturating_sub(received));
+    left < 30u64.min(lifetime.as_secs() / 2).max(1)
+}
+
+/// The metadata of a connection that started with a live stored token: discovered on a
+/// manager of its own (requests keep flowing meanwhile), then handed to the connection's
+/// manager with the stored client, so a refresh later in the session knows the token
+/// endpoint. A credential minted by another issuer than the one discovered now is discarded
+/// (rmcp's `initialize_from_store`); the next request then goes without a token, and the
+/// server's 401 leads to a login.
+async fn complete_in_background(
+    spec: McpServerSpec,
+    http: HttpServerSpec,
+    authorizer: Authorizer,
+    client_id: String,
+) {
+    let Ok(mut probe) = manager(&spec, &http, authorizer.credentials.clone()).await else {
+        return;
+    };
+    let metadata = match discover(&spec, &mut probe, None).await {
+        Ok(metadata) => metadata,
+        Err(e) => {
+            tracing::info!(target: "rho::mcp", server = spec.id.as_str(), "OAuth metadata not found yet ({e}); a refresh will need a login");
+            return;
+        }
+    };
+    let mut manager = authorizer.manager.lock().await;
+    manager.set_metadata(metadata);
+    match manager.initialize_from_store().await {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::info!(target: "rho::mcp", server = spec.id.as_str(), "the stored OAuth token was minted by another issuer and was discarded");
+        }
+        Err(e) => {
+            tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), client = client_id.as_str(), "stored OAuth credentials not usable for refresh: {e}");
+        }
+    }
 }
 
 impl Authorizer {
@@ -384,7 +450,7 @@ async fn discover(
     spec: &McpServerSpec,
     manager: &mut AuthorizationManager,
     challenge: Option<&str>,
-) -> Result<(), McpError> {
+) -> Result<AuthorizationMetadata, McpError> {
     let resolution = tokio::time::timeout(
         DISCOVERY_TIME_LIMIT,
         manager.resolve_metadata_from_challenge(challenge),
@@ -400,8 +466,8 @@ async fn discover(
                 .into(),
         ));
     }
-    manager.set_metadata(resolution.metadata);
-    Ok(())
+    manager.set_metadata(resolution.metadata.clone());
+    Ok(resolution.metadata)
 }
 
 /// The browser login: discovery when not done yet, registration, the authorization page, the

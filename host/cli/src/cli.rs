@@ -130,6 +130,25 @@ pub enum McpCommand {
         #[arg(long)]
         connect: bool,
     },
+    /// Log in to an OAuth server (one with an `[oauth]` table): discovery, registration, the
+    /// browser login, and the tokens kept in `$RHO_HOME/credentials`.
+    Login {
+        /// The server identity.
+        id: String,
+        /// Print the URL and read back the address the browser ends on (for a machine
+        /// without a browser, such as an SSH session).
+        #[arg(long)]
+        no_browser: bool,
+        /// Scopes to ask for, comma-separated (default: the `[oauth]` table's, else the
+        /// server's choice).
+        #[arg(long, value_delimiter = ',')]
+        scopes: Vec<String>,
+    },
+    /// Forget a server's stored OAuth tokens.
+    Logout {
+        /// The server identity.
+        id: String,
+    },
     /// Connect to a server, call one tool and print the result as the model would read it.
     Call {
         /// The server identity.

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use rho_component::{McpServerSpec, McpTransport, ServerPrompt, ServerResource, StdioCommand};
 use rho_core::{ServerSlot, SlotState};
+use rho_mcp::oauth::{Browser, LoginPolicy, PasteBrowser, SystemBrowser};
 use serde::Serialize;
 
 use super::runtime;
@@ -25,7 +26,104 @@ pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
         McpCommand::List { connect } => list(ctx, connect),
         McpCommand::Show { id, connect } => show(ctx, &id, connect),
         McpCommand::Call { id, tool, args } => call(ctx, &id, &tool, args.as_deref()),
+        McpCommand::Login {
+            id,
+            no_browser,
+            scopes,
+        } => login(ctx, &id, no_browser, &scopes),
+        McpCommand::Logout { id } => logout(ctx, &id),
     }
+}
+
+/// The credential store of this run.
+fn credentials(ctx: &Context) -> rho_config::CredentialStore {
+    rho_config::CredentialStore::new(ctx.paths.credentials_dir())
+}
+
+/// The OAuth access of a command: tokens from the store, and a login only where `policy`
+/// allows one.
+fn oauth_access(ctx: &Context, policy: LoginPolicy) -> rho_mcp::oauth::OAuthAccess {
+    rho_mcp::oauth::OAuthAccess {
+        store: credentials(ctx),
+        login: policy,
+    }
+}
+
+/// The configured server `id` that is ready to start, or why not.
+fn startable(slots: &[ServerSlot], id: &str) -> anyhow::Result<McpServerSpec> {
+    let entries = collect(slots);
+    let Some(entry) = entries.into_iter().find(|e| e.id == id) else {
+        bail!("no MCP server {id:?} (try `rho mcp list`)");
+    };
+    let Some(spec) = entry.spec.filter(|_| entry.status == "configured").cloned() else {
+        bail!(
+            "server {id:?} is {}{}",
+            entry.status,
+            entry.error.map(|e| format!(": {e}")).unwrap_or_default()
+        );
+    };
+    Ok(spec)
+}
+
+/// `rho mcp login <id>`.
+fn login(ctx: &Context, id: &str, no_browser: bool, scopes: &[String]) -> anyhow::Result<ExitCode> {
+    let slots = load_slots(ctx)?;
+    let spec = startable(&slots, id)?;
+    let store = credentials(ctx);
+    let report = runtime()?.block_on(async {
+        let browser: &dyn Browser = if no_browser {
+            &PasteBrowser
+        } else {
+            eprintln!(
+                "Opening the authorization page for {} in your browser...",
+                clean(id)
+            );
+            &SystemBrowser
+        };
+        rho_mcp::oauth::login(&spec, &store, browser, scopes, &rho_mcp::process_ambient).await
+    })?;
+    if ctx.json {
+        json_write(&serde_json::json!({
+            "server": id,
+            "issuer": report.issuer,
+            "scopes": report.scopes,
+            "expires_at": report.expires_at,
+            "refreshable": report.refreshable,
+        }));
+    } else {
+        let scopes = if report.scopes.is_empty() {
+            String::new()
+        } else {
+            format!(" with scopes {}", report.scopes.join(" "))
+        };
+        out(&format!(
+            "logged in to {} at {}{}\n",
+            clean(id),
+            clean(&report.issuer),
+            clean(&scopes)
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rho mcp logout <id>`: removes the stored tokens (a file rho cannot read included).
+fn logout(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
+    let slots = load_slots(ctx)?;
+    if !slots.iter().any(|s| s.id == id) {
+        bail!("no MCP server {id:?} (try `rho mcp list`)");
+    }
+    let removed = credentials(ctx).remove(id)?;
+    if ctx.json {
+        json_write(&serde_json::json!({ "server": id, "removed": removed }));
+    } else if removed {
+        out(&format!(
+            "logged out of {}: its tokens are removed\n",
+            clean(id)
+        ));
+    } else {
+        out(&format!("{} has no stored tokens\n", clean(id)));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// One server as inventories show it (documented in docs/cli-json.md).
@@ -61,6 +159,50 @@ struct ServerEntry<'a> {
     target: Option<String>,
     /// Where the entry is defined.
     defined_in: Option<Cow<'a, str>>,
+    /// OAuth servers only: the login state from the credential store (never a token).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth: Option<AuthEntry>,
+}
+
+/// An OAuth server's login state (documented in docs/cli-json.md).
+#[derive(Debug, Serialize)]
+struct AuthEntry {
+    /// logged_in | expired | needs_login | unreadable
+    state: &'static str,
+    /// Seconds until the access token expires, when known.
+    expires_in: Option<u64>,
+    /// The state as a person reads it.
+    summary: String,
+}
+
+impl AuthEntry {
+    fn of(state: &rho_mcp::oauth::AuthState) -> Self {
+        Self {
+            state: state.name(),
+            expires_in: match state {
+                rho_mcp::oauth::AuthState::LoggedIn { expires_in } => *expires_in,
+                _ => None,
+            },
+            summary: state.to_string(),
+        }
+    }
+}
+
+/// The login state of every OAuth server among `entries`.
+fn add_auth_states(ctx: &Context, entries: &mut [ServerEntry]) {
+    let store = credentials(ctx);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    for entry in entries.iter_mut() {
+        if entry
+            .spec
+            .is_some_and(|s| rho_mcp::oauth::oauth_of(s).is_some())
+        {
+            let state = rho_mcp::oauth::auth_state(&store, &entry.id, now);
+            entry.auth = Some(AuthEntry::of(&state));
+        }
+    }
 }
 
 impl<'a> ServerEntry<'a> {
@@ -92,6 +234,7 @@ impl<'a> ServerEntry<'a> {
             ping: None,
             target: spec.map(target),
             defined_in: slot.defined_in.as_deref().map(Cow::Borrowed),
+            auth: None,
         }
     }
 }
@@ -206,8 +349,9 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
     let slots = std::mem::ManuallyDrop::new(load_slots(ctx)?);
     let mut entries = std::mem::ManuallyDrop::new(collect(&slots));
     if connect {
-        connect_all(&mut entries, live_progress(ctx), Catalog::ToolsOnly)?;
+        connect_all(ctx, &mut entries, live_progress(ctx), Catalog::ToolsOnly)?;
     }
+    add_auth_states(ctx, &mut entries);
     if ctx.json {
         json_write(&ListOutput { servers: &entries });
         return Ok(ExitCode::SUCCESS);
@@ -232,6 +376,13 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
     }
     let mut text = table(&rows);
     for e in entries.iter() {
+        if let Some(auth) = &e.auth {
+            text.push_str(&format!(
+                "{}: OAuth {}\n",
+                clean(&e.id),
+                clean(&auth.summary)
+            ));
+        }
         if let Some(added) = e.added_tools.as_deref().filter(|a| !a.is_empty()) {
             let plural = if added.len() == 1 { "" } else { "s" };
             text.push_str(&format!(
@@ -254,8 +405,9 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     }
     if connect {
-        connect_all(&mut entries, live_progress(ctx), Catalog::Everything)?;
+        connect_all(ctx, &mut entries, live_progress(ctx), Catalog::Everything)?;
     }
+    add_auth_states(ctx, &mut entries);
     let entry = &entries[0];
     if ctx.json {
         json_write(entry);
@@ -430,7 +582,15 @@ struct Connected {
 /// records live status, then closes them all. With `live`, each result is shown on stderr as
 /// it arrives (see [`ConnectProgress`]). Every entry gets the `--connect` fields (empty unless
 /// its server connected), so the JSON shape does not depend on which servers answered.
-fn connect_all(entries: &mut [ServerEntry], live: bool, catalog: Catalog) -> anyhow::Result<()> {
+fn connect_all(
+    ctx: &Context,
+    entries: &mut [ServerEntry],
+    live: bool,
+    catalog: Catalog,
+) -> anyhow::Result<()> {
+    // Inventories never open a browser: a server without a usable token is `failed`, and
+    // its error names `rho mcp login`.
+    let access = oauth_access(ctx, LoginPolicy::Never);
     for entry in entries.iter_mut() {
         entry.added_tools = Some(Vec::new());
         if catalog == Catalog::Everything {
@@ -453,7 +613,7 @@ fn connect_all(entries: &mut [ServerEntry], live: bool, catalog: Catalog) -> any
     let mut results = runtime.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for (index, spec) in targets {
-            set.spawn(connect_one(index, spec));
+            set.spawn(connect_one(index, spec, access.clone()));
         }
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -532,9 +692,17 @@ fn connect_all(entries: &mut [ServerEntry], live: bool, catalog: Catalog) -> any
 
 /// Connects to one server, pings legacy Streamable HTTP sessions once, and closes it again.
 /// The time returned is how long the answer took (closing is not part of it).
-async fn connect_one(index: usize, spec: McpServerSpec) -> (usize, Outcome, Duration) {
+async fn connect_one(
+    index: usize,
+    spec: McpServerSpec,
+    access: rho_mcp::oauth::OAuthAccess,
+) -> (usize, Outcome, Duration) {
     let started = Instant::now();
-    let connection = match rho_mcp::connect(&spec, &rho_mcp::process_ambient).await {
+    let options = rho_mcp::ClientOptions {
+        oauth: Some(access),
+        ..rho_mcp::ClientOptions::default()
+    };
+    let connection = match rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &options).await {
         Ok(connection) => connection,
         Err(e) => return (index, Err(e.to_string()), started.elapsed()),
     };
@@ -709,22 +877,16 @@ fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Resu
         },
     };
     let slots = load_slots(ctx)?;
-    let entries = collect(&slots);
-    let Some(entry) = entries.into_iter().find(|e| e.id == id) else {
-        bail!("no MCP server {id:?} (try `rho mcp list`)");
-    };
-    let Some(spec) = entry.spec.filter(|_| entry.status == "configured").cloned() else {
-        bail!(
-            "server {id:?} is {}{}",
-            entry.status,
-            entry.error.map(|e| format!(": {e}")).unwrap_or_default()
-        );
-    };
+    let spec = startable(&slots, id)?;
     let json = ctx.json;
+    // A person at a terminal may log in when the server needs it.
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let access = oauth_access(ctx, LoginPolicy::for_run(interactive));
     runtime()?.block_on(async move {
         // A call needs the tools only: the server's prompts and resources stay unlisted.
         let options = rho_mcp::ClientOptions {
             skip_offers: true,
+            oauth: Some(access),
             ..rho_mcp::ClientOptions::default()
         };
         let connection =

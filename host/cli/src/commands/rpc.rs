@@ -1,6 +1,7 @@
 //! `rho rpc`: JSON-RPC 2.0 on stdin/stdout. stdout carries only protocol; logs and
 //! diagnostics go to stderr.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -31,7 +32,12 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
         },
         ephemeral: args.ephemeral,
         start,
-        mount: MountOptions::default(),
+        mount: MountOptions {
+            // stdin and stdout carry JSON-RPC; a person may still be at the terminal stderr
+            // goes to (plain `rho` with piped input), and only then may a login open a browser.
+            oauth_login: rho_mcp::oauth::LoginPolicy::for_run(std::io::stderr().is_terminal()),
+            ..MountOptions::default()
+        },
         ambient: Arc::new(|name| std::env::var(name).ok()),
         accepts_questions: args.accept_questions,
         fixed_provider: None,

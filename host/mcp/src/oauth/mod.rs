@@ -71,6 +71,18 @@ pub enum LoginPolicy {
     Browser(Arc<dyn Browser>),
 }
 
+impl LoginPolicy {
+    /// The policy of a run: the system browser when a person is at a terminal (`interactive`)
+    /// and the run is not in CI (`CI` set, to any value, means CI), otherwise never.
+    pub fn for_run(interactive: bool) -> Self {
+        if interactive && std::env::var_os("CI").is_none() {
+            Self::Browser(Arc::new(SystemBrowser))
+        } else {
+            Self::Never
+        }
+    }
+}
+
 impl std::fmt::Debug for LoginPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -630,7 +642,24 @@ fn auth_error(spec: &McpServerSpec, error: &AuthError) -> McpError {
             "OAuth client registration failed: {error} (set `client_id` in its [oauth] table if \
              the authorization server does not register clients)"
         ),
+        AuthError::DiscoveryRequestFailed { url, .. } => {
+            match guarded_http::check_endpoint(url.as_str()) {
+                Err(reason) => format!(
+                    "OAuth refused: the server's metadata names {url}: {reason} (every OAuth endpoint \
+                 must use HTTPS, except on loopback)"
+                ),
+                Ok(()) => format!("OAuth: {error}"),
+            }
+        }
         _ => format!("OAuth: {error}"),
     };
+    // rmcp's messages often keep the cause (a refused plaintext endpoint, a status) in their
+    // sources.
+    let mut message = message;
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
     connect_error(spec, message)
 }

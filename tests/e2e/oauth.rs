@@ -1,0 +1,407 @@
+//! rho's OAuth 2.1 client end to end: the real `rho` binary against a real authorization
+//! server (`oidc-provider`) in front of a real MCP server (the Python `mcp` SDK, checking each
+//! bearer by introspection), with `rho-test-browser` as the person's browser (`$BROWSER`):
+//! login, reuse, refresh, logout, and the refusals (forged state, wrong `iss`, a hand-edited
+//! token file, no metadata, plaintext endpoints). A canary check proves no token reaches any
+//! output.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use rho_e2e::oauth::{AuthServer, ProtectedServer, TEST_LOGIN, test_browser};
+use rho_e2e::{Run, Sandbox, mcp_server, rho_bin};
+use serde_json::Value;
+
+/// A sandbox whose config has the OAuth server `remote` at `url`.
+fn oauth_sandbox(url: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[mcp.servers.remote]\nurl = \"{url}\"\nstartup_timeout_sec = 20\n\n[mcp.servers.remote.oauth]\n"
+    ));
+    sandbox
+}
+
+/// `rho` with the test browser as `$BROWSER` and every log on.
+fn rho(sandbox: &Sandbox, env: &[(&str, &str)], args: &[&str]) -> Run {
+    let browser = test_browser();
+    let mut all = vec![
+        ("BROWSER", browser.to_str().unwrap()),
+        ("RHO_LOG", "trace"),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+    ];
+    all.extend_from_slice(env);
+    sandbox.rho_env(&all, args)
+}
+
+fn credential_file(sandbox: &Sandbox) -> PathBuf {
+    sandbox.rho_home.join("credentials/remote.json")
+}
+
+/// The access and refresh tokens stored for `remote`.
+fn stored_tokens(sandbox: &Sandbox) -> Vec<String> {
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(credential_file(sandbox)).unwrap()).unwrap();
+    ["access_token", "refresh_token"]
+        .iter()
+        .filter_map(|k| file["token"][k].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn assert_no_token(runs: &[&Run], tokens: &[String]) {
+    for run in runs {
+        for token in tokens {
+            assert!(
+                !run.stdout.contains(token.as_str()) && !run.stderr.contains(token.as_str()),
+                "a token reached rho's output:\n{}\n{}",
+                run.stdout,
+                run.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn login_reuse_call_and_logout() {
+    let auth = AuthServer::start(&[]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    let visited = sandbox.dir.path().join("visited.txt");
+
+    // Before a login: listed as needing one, and `--connect` fails saying how to log in,
+    // without opening a browser.
+    let before = rho(&sandbox, &[], &["mcp", "list", "--json", "--connect"]).ok();
+    let entry = mcp_server(&before.json(), "remote").clone();
+    assert_eq!(entry["status"], "failed", "{entry}");
+    assert!(
+        entry["error"]
+            .as_str()
+            .unwrap()
+            .contains("rho mcp login remote"),
+        "{entry}"
+    );
+    assert_eq!(entry["auth"]["state"], "needs_login");
+    assert!(!visited.exists(), "an inventory opened a browser");
+
+    let login = rho(
+        &sandbox,
+        &[("RHO_TEST_BROWSER_LOG", visited.to_str().unwrap())],
+        &["mcp", "login", "remote"],
+    )
+    .ok();
+    assert!(login.stdout.contains(auth.issuer()), "{}", login.stdout);
+    let opened = std::fs::read_to_string(&visited).unwrap();
+    let first = opened.lines().next().unwrap();
+    for part in [
+        "code_challenge_method=S256",
+        "resource=",
+        "state=",
+        "redirect_uri=http%3A%2F%2F127.0.0.1%3A",
+    ] {
+        assert!(first.contains(part), "{part} missing from {first}");
+    }
+
+    // Files: the directory 0700, the credential 0600.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&sandbox.rho_home.join("credentials")), 0o700);
+    assert_eq!(mode(&credential_file(&sandbox)), 0o600);
+
+    // Reused: connected without a browser, the tool answers as the logged-in user.
+    let registrations = auth.stats()["registrations"].as_u64().unwrap();
+    let listed = rho(
+        &sandbox,
+        &[("CI", "1")],
+        &["mcp", "list", "--json", "--connect"],
+    )
+    .ok();
+    let entry = mcp_server(&listed.json(), "remote").clone();
+    assert_eq!(entry["status"], "connected", "{entry}");
+    assert_eq!(entry["auth"]["state"], "logged_in", "{entry}");
+    let human = rho(&sandbox, &[], &["mcp", "list"]).ok();
+    assert!(
+        human.stdout.contains("remote: OAuth logged in"),
+        "{}",
+        human.stdout
+    );
+    let called = rho(&sandbox, &[], &["mcp", "call", "remote", "whoami"]).ok();
+    assert!(called.stdout.contains(TEST_LOGIN), "{}", called.stdout);
+    assert_eq!(
+        auth.stats()["registrations"].as_u64().unwrap(),
+        registrations
+    );
+
+    assert_no_token(
+        &[&before, &login, &listed, &human, &called],
+        &stored_tokens(&sandbox),
+    );
+
+    let logout = rho(&sandbox, &[], &["mcp", "logout", "remote"]).ok();
+    assert!(logout.stdout.contains("logged out"), "{}", logout.stdout);
+    assert!(!credential_file(&sandbox).exists());
+    let after = rho(&sandbox, &[], &["mcp", "list", "--json"]).ok();
+    assert_eq!(
+        mcp_server(&after.json(), "remote")["auth"]["state"],
+        "needs_login"
+    );
+}
+
+#[test]
+fn an_expired_token_is_refreshed_with_exactly_one_token_request() {
+    let auth = AuthServer::start(&[("AS_ACCESS_TOKEN_TTL", "2")]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    rho(&sandbox, &[], &["mcp", "login", "remote"]).ok();
+    let first = stored_tokens(&sandbox);
+    std::thread::sleep(Duration::from_millis(2500));
+    let before = auth.stats();
+    let called = rho(
+        &sandbox,
+        &[("CI", "1")],
+        &["mcp", "call", "remote", "whoami"],
+    )
+    .ok();
+    assert!(called.stdout.contains(TEST_LOGIN), "{}", called.stdout);
+    let after = auth.stats();
+    let delta = |key: &str| after[key].as_u64().unwrap() - before[key].as_u64().unwrap();
+    assert_eq!(delta("token_requests"), 1, "{before} -> {after}");
+    assert_eq!(delta("refresh_requests"), 1, "{before} -> {after}");
+    let second = stored_tokens(&sandbox);
+    assert_ne!(first, second, "the refreshed token was not stored");
+    assert_no_token(&[&called], &first);
+    assert_no_token(&[&called], &second);
+}
+
+#[test]
+fn two_processes_refreshing_at_once_lose_no_token() {
+    let auth = AuthServer::start(&[("AS_ACCESS_TOKEN_TTL", "2")]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    rho(&sandbox, &[], &["mcp", "login", "remote"]).ok();
+    std::thread::sleep(Duration::from_millis(2500));
+    let runs: Vec<Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| {
+                    rho(
+                        &sandbox,
+                        &[("CI", "1")],
+                        &["mcp", "call", "remote", "whoami"],
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for run in &runs {
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains(TEST_LOGIN), "{}", run.stdout);
+    }
+    // Rotation spends each refresh token once: the stored one still works afterwards.
+    std::thread::sleep(Duration::from_millis(2500));
+    let later = rho(
+        &sandbox,
+        &[("CI", "1")],
+        &["mcp", "call", "remote", "whoami"],
+    );
+    assert_eq!(later.code, 0, "{}\n{}", later.stdout, later.stderr);
+}
+
+#[test]
+fn a_revoked_refresh_token_leads_to_a_login_request_not_a_loop() {
+    let auth = AuthServer::start(&[("AS_ACCESS_TOKEN_TTL", "2")]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    rho(&sandbox, &[], &["mcp", "login", "remote"]).ok();
+    auth.revoke_all();
+    std::thread::sleep(Duration::from_millis(2500));
+    let before = auth.stats();
+    let run = rho(
+        &sandbox,
+        &[("CI", "1")],
+        &["mcp", "call", "remote", "whoami"],
+    );
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("rho mcp login remote"),
+        "{}",
+        run.stderr
+    );
+    let after = auth.stats();
+    let refreshes =
+        after["refresh_requests"].as_u64().unwrap() - before["refresh_requests"].as_u64().unwrap();
+    assert!(refreshes <= 1, "refreshed {refreshes} times");
+}
+
+#[test]
+fn a_forged_state_or_a_wrong_issuer_finishes_no_login() {
+    let auth = AuthServer::start(&[]);
+    let server = ProtectedServer::start(auth.issuer());
+    for (tamper, expected) in [("state", "state"), ("iss", "issuer")] {
+        let sandbox = oauth_sandbox(server.url());
+        let run = rho(
+            &sandbox,
+            &[("RHO_TEST_BROWSER_TAMPER", tamper)],
+            &["mcp", "login", "remote"],
+        );
+        assert_ne!(run.code, 0, "{tamper}: {}", run.stdout);
+        assert!(
+            run.stderr.to_lowercase().contains(expected),
+            "{tamper}: {}",
+            run.stderr
+        );
+        assert!(
+            !credential_file(&sandbox).exists(),
+            "{tamper}: a token was kept"
+        );
+    }
+}
+
+#[test]
+fn no_browser_login_takes_the_pasted_address() {
+    let auth = AuthServer::start(&[]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    let mut child = Command::new(rho_bin())
+        .args([
+            "--cwd",
+            sandbox.project.to_str().unwrap(),
+            "mcp",
+            "login",
+            "remote",
+            "--no-browser",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("RHO_HOME", &sandbox.rho_home)
+        .env("BROWSER", "/nonexistent-browser")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut url = None;
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        if let Some(found) = line.trim().strip_prefix("http") {
+            url = Some(format!("http{found}"));
+            break;
+        }
+        line.clear();
+    }
+    let url = url.expect("rho printed no URL");
+    let held = sandbox.dir.path().join("held.txt");
+    let browser = Command::new(test_browser())
+        .arg(&url)
+        .env("RHO_TEST_BROWSER_HOLD", &held)
+        .status()
+        .unwrap();
+    assert!(browser.success());
+    let redirect = std::fs::read_to_string(&held).unwrap();
+    writeln!(child.stdin.take().unwrap(), "{}", redirect.trim()).unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{rest}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("logged in to remote"));
+    assert!(credential_file(&sandbox).exists());
+}
+
+#[test]
+fn a_hand_edited_token_file_is_reported_and_kept() {
+    let auth = AuthServer::start(&[]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    rho(&sandbox, &[], &["mcp", "login", "remote"]).ok();
+    let file = credential_file(&sandbox);
+    let edited = "{ \"format\": 1, \"server\": \"remote\", oops";
+    std::fs::write(&file, edited).unwrap();
+    let listed = rho(&sandbox, &[], &["mcp", "list", "--json", "--connect"]).ok();
+    let entry = mcp_server(&listed.json(), "remote").clone();
+    assert_eq!(entry["status"], "failed", "{entry}");
+    assert!(
+        entry["error"].as_str().unwrap().contains("remote.json"),
+        "{entry}"
+    );
+    assert_eq!(entry["auth"]["state"], "unreadable", "{entry}");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        edited,
+        "the file was rewritten"
+    );
+}
+
+/// A stand-in resource server on loopback: `401` to every MCP request, and the documents
+/// `documents(port)` gives (path → JSON) for the well-known paths; `404` elsewhere.
+fn stub_server(documents: impl Fn(u16) -> Vec<(String, String)>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let documents = documents(port);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+            let mut buffer = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while !buffer.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&buffer).to_string();
+            let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+            let (status, body, extra) = match documents.iter().find(|(p, _)| *p == path) {
+                Some((_, body)) => ("200 OK", body.clone(), String::new()),
+                None if path == "/mcp" => (
+                    "401 Unauthorized",
+                    "{}".to_owned(),
+                    format!(
+                        "WWW-Authenticate: Bearer resource_metadata=\"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp\"\r\n"
+                    ),
+                ),
+                None => ("404 Not Found", "{}".to_owned(), String::new()),
+            };
+            let response = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    port
+}
+
+#[test]
+fn a_server_without_metadata_or_with_a_plaintext_endpoint_is_refused() {
+    // No documents at all: refused, never guessed.
+    let port = stub_server(|_| vec![]);
+    let sandbox = oauth_sandbox(&format!("http://127.0.0.1:{port}/mcp"));
+    let run = rho(&sandbox, &[], &["mcp", "login", "remote"]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("metadata"), "{}", run.stderr);
+
+    // Metadata that moves the authorization server onto plaintext HTTP off loopback.
+    let port = stub_server(|port| {
+        vec![(
+            "/.well-known/oauth-protected-resource/mcp".to_owned(),
+            format!(
+                "{{\"resource\":\"http://127.0.0.1:{port}/mcp\",\"authorization_servers\":[\"http://auth.example.com\"]}}"
+            ),
+        )]
+    });
+    let sandbox = oauth_sandbox(&format!("http://127.0.0.1:{port}/mcp"));
+    let run = rho(&sandbox, &[], &["mcp", "login", "remote"]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.to_lowercase().contains("https"),
+        "{}",
+        run.stderr
+    );
+    assert!(!credential_file(&sandbox).exists());
+}

@@ -405,3 +405,24 @@ fn a_server_without_metadata_or_with_a_plaintext_endpoint_is_refused() {
     );
     assert!(!credential_file(&sandbox).exists());
 }
+
+#[test]
+fn login_through_a_real_headless_browser() {
+    rho_e2e::oauth::require_chromium();
+    let auth = AuthServer::start(&[]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    let login = rho(
+        &sandbox,
+        &[("RHO_TEST_BROWSER", "chromium")],
+        &["mcp", "login", "remote"],
+    );
+    assert_eq!(login.code, 0, "{}", login.stderr);
+    let called = rho(
+        &sandbox,
+        &[("CI", "1")],
+        &["mcp", "call", "remote", "whoami"],
+    )
+    .ok();
+    assert!(called.stdout.contains(TEST_LOGIN), "{}", called.stdout);
+}

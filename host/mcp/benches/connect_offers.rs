@@ -94,6 +94,7 @@ fn options(workspace: PathBuf, skip_offers: bool) -> ClientOptions {
         elicitation: true,
         sampling: false,
         skip_offers,
+        oauth: None,
     }
 }
 

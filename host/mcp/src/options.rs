@@ -173,6 +173,7 @@ mod tests {
             elicitation: true,
             sampling: true,
             skip_offers: false,
+            oauth: None,
         };
         let spec = spec(SamplingPolicy::Ask, McpServerOrigin::Config);
         assert_eq!(

@@ -238,7 +238,9 @@ pub(crate) async fn connect(
         Some(_) => {
             // Due for refresh: discovery now, then the refresh. Without metadata, or with a
             // dead refresh token, the handshake goes out without a token (login as above).
-            if discover(spec, &mut manager, None).await.is_ok() {
+            if let Err(e) = discover(spec, &mut manager, None).await {
+                tracing::info!(target: "rho::mcp", server = spec.id.as_str(), "cannot refresh the stored OAuth token ({e}); the server's answer decides");
+            } else {
                 let refreshed = tokio::time::timeout(STORE_TIME_LIMIT, async {
                     if !manager.initialize_from_store().await? {
                         return Ok(());

@@ -18,6 +18,7 @@ async fn modern_questions(wire: Wire) {
         elicitation: true,
         sampling: true,
         skip_offers: false,
+        oauth: None,
     };
     let connection = connect(&spec, &options).await;
     assert_eq!(

@@ -198,6 +198,7 @@ pub(crate) fn everything_options() -> ClientOptions {
         elicitation: true,
         sampling: true,
         skip_offers: false,
+        oauth: None,
     }
 }
 

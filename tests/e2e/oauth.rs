@@ -138,6 +138,22 @@ fn login_reuse_call_and_logout() {
         &[&before, &login, &listed, &human, &called],
         &stored_tokens(&sandbox),
     );
+    // Nor the authorization code (rmcp's debug lines quote it; rho caps them).
+    let codes: Vec<String> = opened
+        .lines()
+        .filter_map(|line| url::Url::parse(line).ok())
+        .flat_map(|u| {
+            u.query_pairs()
+                .filter(|(k, _)| k == "code")
+                .map(|(_, v)| v.into_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        !codes.is_empty(),
+        "the browser log holds no redirect: {opened}"
+    );
+    assert_no_token(&[&login], &codes);
 
     let logout = rho(&sandbox, &[], &["mcp", "logout", "remote"]).ok();
     assert!(logout.stdout.contains("logged out"), "{}", logout.stdout);

@@ -29,10 +29,15 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr, filtered by `RHO_LOG` (default: warnings and errors from rho; `rmcp`'s own
-/// logs are off because rho reports every server failure itself).
+/// logs are off because rho reports every server failure itself). rmcp's OAuth module is
+/// capped at `info` whatever `RHO_LOG` says: its debug lines quote authorization codes.
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("RHO_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
+    let filter = match "rmcp::transport::auth=info".parse() {
+        Ok(cap) => filter.add_directive(cap),
+        Err(_) => filter,
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

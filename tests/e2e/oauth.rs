@@ -37,6 +37,15 @@ fn rho(sandbox: &Sandbox, env: &[(&str, &str)], args: &[&str]) -> Run {
     sandbox.rho_env(&all, args)
 }
 
+/// `rho mcp call remote whoami` as CI would run it (no login may start).
+fn whoami(sandbox: &Sandbox) -> Run {
+    rho(
+        sandbox,
+        &[("CI", "1")],
+        &["mcp", "call", "remote", "whoami"],
+    )
+}
+
 fn credential_file(sandbox: &Sandbox) -> PathBuf {
     sandbox.rho_home.join("credentials/remote.json")
 }
@@ -174,12 +183,7 @@ fn an_expired_token_is_refreshed_with_exactly_one_token_request() {
     let first = stored_tokens(&sandbox);
     std::thread::sleep(Duration::from_millis(2500));
     let before = auth.stats();
-    let called = rho(
-        &sandbox,
-        &[("CI", "1")],
-        &["mcp", "call", "remote", "whoami"],
-    )
-    .ok();
+    let called = whoami(&sandbox).ok();
     assert!(called.stdout.contains(TEST_LOGIN), "{}", called.stdout);
     let after = auth.stats();
     let delta = |key: &str| after[key].as_u64().unwrap() - before[key].as_u64().unwrap();
@@ -218,11 +222,7 @@ fn two_processes_refreshing_at_once_lose_no_token() {
     }
     // Rotation spends each refresh token once: the stored one still works afterwards.
     std::thread::sleep(Duration::from_millis(2500));
-    let later = rho(
-        &sandbox,
-        &[("CI", "1")],
-        &["mcp", "call", "remote", "whoami"],
-    );
+    let later = whoami(&sandbox);
     assert_eq!(later.code, 0, "{}\n{}", later.stdout, later.stderr);
 }
 
@@ -235,11 +235,7 @@ fn a_revoked_refresh_token_leads_to_a_login_request_not_a_loop() {
     auth.revoke_all();
     std::thread::sleep(Duration::from_millis(2500));
     let before = auth.stats();
-    let run = rho(
-        &sandbox,
-        &[("CI", "1")],
-        &["mcp", "call", "remote", "whoami"],
-    );
+    let run = whoami(&sandbox);
     assert_ne!(run.code, 0);
     assert!(
         run.stderr.contains("rho mcp login remote"),
@@ -434,11 +430,6 @@ fn login_through_a_real_headless_browser() {
         &["mcp", "login", "remote"],
     );
     assert_eq!(login.code, 0, "{}", login.stderr);
-    let called = rho(
-        &sandbox,
-        &[("CI", "1")],
-        &["mcp", "call", "remote", "whoami"],
-    )
-    .ok();
+    let called = whoami(&sandbox).ok();
     assert!(called.stdout.contains(TEST_LOGIN), "{}", called.stdout);
 }

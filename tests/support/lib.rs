@@ -14,20 +14,30 @@ use serde_json::{Value, json};
 
 /// The `rho` binary under test: `$RHO_BIN`, or `target/<profile>/rho` beside this test binary.
 pub fn rho_bin() -> PathBuf {
-    if let Some(bin) = std::env::var_os("RHO_BIN") {
+    target_bin(
+        "rho",
+        "RHO_BIN",
+        "build it first with `cargo build -p rho-cli` (the README's test command builds the \
+         whole workspace before testing)",
+    )
+}
+
+/// A binary of the workspace: `$<variable>`, or `target/<profile>/<name>` beside this test
+/// binary; a missing one panics with `how` to build it.
+pub fn target_bin(name: &str, variable: &str, how: &str) -> PathBuf {
+    if let Some(bin) = std::env::var_os(variable) {
         return PathBuf::from(bin);
     }
     let exe = std::env::current_exe().expect("test executable path");
-    // target/<profile>/deps/<test> -> target/<profile>/rho
+    // target/<profile>/deps/<test> -> target/<profile>/<name>
     let profile_dir = exe
         .parent()
         .and_then(Path::parent)
         .expect("target profile directory");
-    let bin = profile_dir.join("rho");
+    let bin = profile_dir.join(name);
     assert!(
         bin.exists(),
-        "{} is missing: build it first with `cargo build -p rho-cli` (the README's test command \
-         builds the whole workspace before testing), or set RHO_BIN",
+        "{} is missing: {how}, or set {variable}",
         bin.display()
     );
     bin

@@ -38,22 +38,12 @@ pub fn node22() -> PathBuf {
 /// The `rho-test-browser` binary: `$RHO_TEST_BROWSER_BIN`, or `target/<profile>/rho-test-browser`
 /// beside this test binary (cargo builds it for the tests of this package).
 pub fn test_browser() -> PathBuf {
-    if let Some(bin) = std::env::var_os("RHO_TEST_BROWSER_BIN") {
-        return PathBuf::from(bin);
-    }
-    let exe = std::env::current_exe().expect("test executable path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target profile directory");
-    let bin = profile_dir.join("rho-test-browser");
-    assert!(
-        bin.exists(),
-        "{} is missing: build it with `cargo build -p rho-e2e --bin rho-test-browser` (cargo test \
-         -p rho-e2e builds it), or set RHO_TEST_BROWSER_BIN",
-        bin.display()
-    );
-    bin
+    crate::target_bin(
+        "rho-test-browser",
+        "RHO_TEST_BROWSER_BIN",
+        "build it with `cargo build -p rho-e2e --bin rho-test-browser` (cargo test -p rho-e2e \
+         builds it)",
+    )
 }
 
 /// Debian's Chromium and chromedriver, which `RHO_TEST_BROWSER=chromium` drives; panics with

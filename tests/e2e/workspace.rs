@@ -59,7 +59,7 @@ fn crate_graph_follows_the_design() {
         ("rho-skills", &["rho-component"]),
         ("rho-plugins", &["rho-component", "rho-skills"]),
         ("rho-config", &["rho-component"]),
-        ("rho-mcp", &["rho-component"]),
+        ("rho-mcp", &["rho-component", "rho-config"]),
         ("rho-wasm", &["rho-component"]),
         ("rho-builtin-plugins", &["rho-component", "rho-skills"]),
         (
@@ -94,7 +94,13 @@ fn crate_graph_follows_the_design() {
         ("rho-plugin-sdk", &[]),
         (
             "rho-e2e",
-            &["rho-component", "rho-mcp", "rho-core", "rho-rpc"],
+            &[
+                "rho-component",
+                "rho-config",
+                "rho-mcp",
+                "rho-core",
+                "rho-rpc",
+            ],
         ),
         ("rho-bench", &[]),
     ];

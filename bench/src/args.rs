@@ -32,6 +32,9 @@ pub enum Command {
     QuestionRoundTrip(Options),
     /// A cached `complete` through `rho rpc` against `abort` with nothing running.
     CompleteCached(Options),
+    /// `rho mcp list --connect` with a stored OAuth token against a configured header, and
+    /// the token requests of a refresh.
+    OauthConnect(Options),
     /// Hidden baseline mode: read every file under a root, print the byte count.
     ReadFiles(PathBuf),
     /// Hidden baseline mode: start and exit.
@@ -66,6 +69,8 @@ pub struct Options {
     /// `--fake-model`: the `fake-model` server binary (rpc-turn and question-round-trip;
     /// default: next to rho).
     pub fake_model: Option<PathBuf>,
+    /// `--browser`: the `rho-test-browser` that logs in (oauth-connect; default: next to rho).
+    pub browser: Option<PathBuf>,
 }
 
 /// The command-specific options a command accepts (all take `--rho`, `--runs`, `--warmup`).
@@ -75,6 +80,7 @@ struct Accepts {
     fake: bool,
     servers: bool,
     fake_model: bool,
+    browser: bool,
     /// The `--warmup` default when it is not 3.
     warmup: Option<usize>,
 }
@@ -164,6 +170,16 @@ pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
             },
         )
         .map(Command::CompleteCached),
+        // A connection takes tens of milliseconds (the server introspects every bearer).
+        "oauth-connect" => options(
+            argv,
+            21,
+            Accepts {
+                browser: true,
+                ..Accepts::default()
+            },
+        )
+        .map(Command::OauthConnect),
         "read-files" => {
             let root = argv
                 .next()
@@ -201,6 +217,7 @@ fn options(
         fake: None,
         servers: DEFAULT_SERVERS,
         fake_model: None,
+        browser: None,
     };
     let mut argv = argv.peekable();
     while let Some(arg) = argv.next() {
@@ -224,6 +241,7 @@ fn options(
             "--warmup" => options.warmup = count(&name, value()?)?,
             "--fake" if accepts.fake => options.fake = Some(PathBuf::from(value()?)),
             "--servers" if accepts.servers => options.servers = positive(&name, value()?)?,
+            "--browser" if accepts.browser => options.browser = Some(PathBuf::from(value()?)),
             "--fake-model" if accepts.fake_model => {
                 options.fake_model = Some(PathBuf::from(value()?));
             }

@@ -33,7 +33,7 @@ pub fn fake_model_binary(resolved: &Resolved) -> Result<PathBuf, Error> {
 }
 
 /// `given`, or binary `name` next to the rho binary; absolute, and checked to exist.
-fn helper_binary(
+pub fn helper_binary(
     resolved: &Resolved,
     given: Option<&Path>,
     name: &str,

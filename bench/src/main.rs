@@ -9,6 +9,8 @@
 //! `rho plugins list` on the same corpus), `rpc-turn` (one `rho rpc` turn with one tool call
 //! against the scripted model server's own time for the same requests), `rpc-ready`
 //! (`rho rpc` spawn to its `ready` line against a process that prints one line),
+//! `oauth-connect` (`rho mcp list --connect` with a stored OAuth token against a configured
+//! header carrying the same token),
 //! `question-round-trip` (a server's form question through `rho rpc` and back against the bench
 //! as the server's own client) and `complete-cached` (a cached `complete` against `abort` with
 //! nothing running). `read-files`, `noop` and `ready-line` are the hidden baseline modes the
@@ -30,6 +32,7 @@ mod machine;
 mod mcp_list;
 mod mcp_startup;
 mod measure;
+mod oauth_connect;
 mod plugins_list;
 mod question_round_trip;
 mod rpc_ready;
@@ -82,6 +85,9 @@ commands:
   complete-cached
                  median time of a `rho rpc` `complete` answered from rho's cache, against
                  `abort` with nothing running (and uncached `complete`, for reference)
+  oauth-connect  median wall time of `rho mcp list --connect --json` to an OAuth-protected
+                 server with a stored token, against the same server and token through a
+                 configured header; and the token requests of 5 refreshes
   corpus DIR N   write a corpus of N plugins to DIR/home (and an empty DIR/project), for
                  profiling by hand with HOME=DIR/home rho --cwd DIR/project plugins list --json
   help           print this text
@@ -101,10 +107,12 @@ options:
   --fake-model PATH
                  rpc-turn and question-round-trip: the fake-model server (default:
                  `fake-model` next to rho)
+  --browser PATH oauth-connect only: the rho-test-browser that logs in (default: next to rho)
 
 build the binaries first: cargo build --release -p rho-cli -p rho-bench
 (mcp-startup and complete-cached also need: cargo build --release -p rho-e2e --bin fake-mcp;
-rpc-turn: cargo build --release -p rho-e2e --bin fake-model; question-round-trip: both)
+rpc-turn: cargo build --release -p rho-e2e --bin fake-model; question-round-trip: both;
+oauth-connect: cargo build --release -p rho-e2e --bin rho-test-browser, and the OAuth peers)
 ";
 
 fn main() -> ExitCode {
@@ -159,6 +167,10 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<(), Error> {
         Command::CompleteCached(options) => {
             warn_if_debug_build();
             complete_cached::run(&resolve(options)?)
+        }
+        Command::OauthConnect(options) => {
+            warn_if_debug_build();
+            oauth_connect::run(&resolve(options)?)
         }
         Command::ReadFiles(root) => baseline::read_files(&root),
         Command::Noop => Ok(()),

@@ -11,8 +11,10 @@
 //!   `chromium` + `chromium-driver`; `bash .ci/run` installs them), and the browser itself
 //!   navigates to the redirect URI.
 //! - `RHO_TEST_BROWSER_TAMPER` (form mode): `none` (default); `state` replaces the `state`
-//!   value of the final redirect; `path` sends it to `/wrong` on the same host and port with the
-//!   same query; `iss` replaces the `iss` value by `http://127.0.0.1:1`.
+//!   value of the final redirect; `path` first sends it to `/wrong` on the same host and port
+//!   with the same query, which must answer 404, and then to the real redirect URI (so a test
+//!   sees the listener refuse the wrong path and keep waiting); `iss` replaces the `iss` value
+//!   by `http://127.0.0.1:1`.
 //! - `RHO_TEST_BROWSER_LOG=<file>`: appends every URL visited, one per line (the first line is
 //!   the URL rho opened).
 //! - `RHO_TEST_BROWSER_HOLD=<file>` (form mode): writes the final redirect URL to the file
@@ -195,7 +197,16 @@ async fn run(settings: Settings) -> Result<u8, String> {
                 return Ok(0);
             }
             journey.visit(&target);
-            Ok(deliver(&target).await)
+            let delivered = deliver(&target).await;
+            if settings.tamper != Tamper::Path {
+                return Ok(exit_status(delivered));
+            }
+            if delivered != Ok(404) {
+                say(&format!("the wrong path answered {delivered:?}, not 404"));
+                return Ok(3);
+            }
+            journey.visit(&redirect);
+            Ok(exit_status(deliver(&redirect).await))
         }
         Mode::Chromium => {
             let arrival = chromium::journey(&mut journey, &settings.start).await?;
@@ -214,23 +225,26 @@ async fn run(settings: Settings) -> Result<u8, String> {
     }
 }
 
-/// Visits the redirect URI once, as the browser's last navigation.
-async fn deliver(target: &Url) -> u8 {
-    let client = match form::client() {
-        Ok(client) => client,
+/// Visits the redirect URI once, as the browser's last navigation: its HTTP status, or why
+/// it could not be reached.
+async fn deliver(target: &Url) -> Result<u16, String> {
+    let response = form::client()?
+        .get(target.clone())
+        .send()
+        .await
+        .map_err(|e| format!("the redirect URI could not be reached: {e}"))?;
+    let status = response.status();
+    say(&format!("{} answered {status}", target.path()));
+    Ok(status.as_u16())
+}
+
+/// The exit status for a delivery: 0 for 2xx, 3 otherwise.
+fn exit_status(delivered: Result<u16, String>) -> u8 {
+    match delivered {
+        Ok(200..=299) => 0,
+        Ok(_) => 3,
         Err(e) => {
             say(&e);
-            return 3;
-        }
-    };
-    match client.get(target.clone()).send().await {
-        Ok(response) => {
-            let status = response.status();
-            say(&format!("the redirect URI answered {status}"));
-            if status.is_success() { 0 } else { 3 }
-        }
-        Err(e) => {
-            say(&format!("the redirect URI could not be reached: {e}"));
             3
         }
     }

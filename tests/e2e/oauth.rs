@@ -1,8 +1,9 @@
 //! rho's OAuth 2.1 client end to end: the real `rho` binary against a real authorization
 //! server (`oidc-provider`) in front of a real MCP server (the Python `mcp` SDK, checking each
 //! bearer by introspection), with `rho-test-browser` as the person's browser (`$BROWSER`):
-//! login, reuse, refresh, logout, and the refusals (forged state, wrong `iss`, a hand-edited
-//! token file, no metadata, plaintext endpoints). A canary check proves no token reaches any
+//! login, reuse, refresh, logout, and the refusals (forged state, wrong `iss`, a wrong callback
+//! path, a hand-edited token file, no metadata, plaintext endpoints, redirects to another
+//! host, a refused registration). A canary check proves no token reaches any
 //! output.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -10,6 +11,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rho_e2e::oauth::{AuthServer, ProtectedServer, TEST_LOGIN, test_browser};
@@ -348,66 +351,143 @@ fn a_hand_edited_token_file_is_reported_and_kept() {
     );
 }
 
-/// A stand-in resource server on loopback: `401` to every MCP request, and the documents
-/// `documents(port)` gives (path → JSON) for the well-known paths; `404` elsewhere.
-fn stub_server(documents: impl Fn(u16) -> Vec<(String, String)>) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let documents = documents(port);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut stream = stream;
-            stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
-            let mut buffer = Vec::new();
-            let mut chunk = [0u8; 4096];
-            while !buffer.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut chunk) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => buffer.extend_from_slice(&chunk[..n]),
-                }
-            }
-            let head = String::from_utf8_lossy(&buffer).to_string();
-            let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
-            let (status, body, extra) = match documents.iter().find(|(p, _)| *p == path) {
-                Some((_, body)) => ("200 OK", body.clone(), String::new()),
-                None if path == "/mcp" => (
-                    "401 Unauthorized",
-                    "{}".to_owned(),
-                    format!(
-                        "WWW-Authenticate: Bearer resource_metadata=\"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp\"\r\n"
-                    ),
-                ),
-                None => ("404 Not Found", "{}".to_owned(), String::new()),
-            };
-            let response = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(response.as_bytes());
+/// One answer of a [`Stub`]: the status line, extra header lines and the JSON body.
+struct Reply {
+    status: &'static str,
+    headers: String,
+    body: String,
+}
+
+impl Reply {
+    fn json(body: String) -> Reply {
+        Reply {
+            status: "200 OK",
+            headers: String::new(),
+            body,
         }
-    });
-    port
+    }
+
+    fn redirect(to: &str) -> Reply {
+        Reply {
+            status: "302 Found",
+            headers: format!("Location: {to}\r\n"),
+            body: "{}".to_owned(),
+        }
+    }
+}
+
+/// A stand-in server on a loopback address: the replies `routes(origin)` gives by path, `401`
+/// with a `resource_metadata` challenge at `/mcp` otherwise, `404` elsewhere; it counts the
+/// requests it got.
+struct Stub {
+    origin: String,
+    requests: Arc<AtomicUsize>,
+}
+
+impl Stub {
+    fn start(host: &str, routes: impl Fn(&str) -> Vec<(&'static str, Reply)>) -> Stub {
+        let listener = TcpListener::bind((host, 0)).unwrap();
+        let origin = format!("http://{host}:{}", listener.local_addr().unwrap().port());
+        let routes = routes(&origin);
+        let requests = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&requests);
+        let challenge = format!(
+            "WWW-Authenticate: Bearer resource_metadata=\"{origin}/.well-known/oauth-protected-resource/mcp\"\r\n"
+        );
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let path = read_request(&mut stream);
+                let not_found = Reply {
+                    status: "404 Not Found",
+                    headers: String::new(),
+                    body: "{}".to_owned(),
+                };
+                let mcp = Reply {
+                    status: "401 Unauthorized",
+                    headers: challenge.clone(),
+                    body: "{}".to_owned(),
+                };
+                let reply = match routes.iter().find(|(p, _)| *p == path) {
+                    Some((_, reply)) => reply,
+                    None if path == "/mcp" => &mcp,
+                    None => &not_found,
+                };
+                let response = format!(
+                    "HTTP/1.1 {}\r\nContent-Type: application/json\r\n{}Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+                    reply.status,
+                    reply.headers,
+                    reply.body.len(),
+                    reply.body
+                );
+                let _ = stream.write_all(response.as_bytes());
+            }
+        });
+        Stub { origin, requests }
+    }
+
+    fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+}
+
+/// Reads one request (head and `Content-Length` body, 5 s at most) and returns its path.
+fn read_request(stream: &mut std::net::TcpStream) -> String {
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return String::new(),
+            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).to_string();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    while buffer.len() < head_end + length {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let target = head.split_whitespace().nth(1).unwrap_or("/");
+    target.split('?').next().unwrap_or("/").to_owned()
+}
+
+/// Protected-resource metadata for `origin`'s `/mcp`, naming `authorization_server`.
+fn resource_metadata(origin: &str, authorization_server: &str) -> String {
+    format!(
+        "{{\"resource\":\"{origin}/mcp\",\"authorization_servers\":[\"{authorization_server}\"]}}"
+    )
 }
 
 #[test]
 fn a_server_without_metadata_or_with_a_plaintext_endpoint_is_refused() {
     // No documents at all: refused, never guessed.
-    let port = stub_server(|_| vec![]);
-    let sandbox = oauth_sandbox(&format!("http://127.0.0.1:{port}/mcp"));
+    let stub = Stub::start("127.0.0.1", |_| vec![]);
+    let sandbox = oauth_sandbox(&format!("{}/mcp", stub.origin));
     let run = rho(&sandbox, &[], &["mcp", "login", "remote"]);
     assert_ne!(run.code, 0);
     assert!(run.stderr.contains("metadata"), "{}", run.stderr);
 
     // Metadata that moves the authorization server onto plaintext HTTP off loopback.
-    let port = stub_server(|port| {
+    let stub = Stub::start("127.0.0.1", |origin| {
         vec![(
-            "/.well-known/oauth-protected-resource/mcp".to_owned(),
-            format!(
-                "{{\"resource\":\"http://127.0.0.1:{port}/mcp\",\"authorization_servers\":[\"http://auth.example.com\"]}}"
-            ),
+            "/.well-known/oauth-protected-resource/mcp",
+            Reply::json(resource_metadata(origin, "http://auth.example.com")),
         )]
     });
-    let sandbox = oauth_sandbox(&format!("http://127.0.0.1:{port}/mcp"));
+    let sandbox = oauth_sandbox(&format!("{}/mcp", stub.origin));
     let run = rho(&sandbox, &[], &["mcp", "login", "remote"]);
     assert_ne!(run.code, 0);
     assert!(
@@ -416,6 +496,106 @@ fn a_server_without_metadata_or_with_a_plaintext_endpoint_is_refused() {
         run.stderr
     );
     assert!(!credential_file(&sandbox).exists());
+}
+
+#[test]
+fn discovery_never_follows_a_redirect_to_another_host() {
+    let auth = AuthServer::start(&[]);
+    // The other host serves metadata that would lead to a working login.
+    let elsewhere = Stub::start("127.0.0.2", |origin| {
+        vec![
+            (
+                "/.well-known/oauth-protected-resource/mcp",
+                Reply::json(resource_metadata(origin, auth.issuer())),
+            ),
+            (
+                "/.well-known/oauth-authorization-server",
+                Reply::redirect(&format!(
+                    "{}/.well-known/oauth-authorization-server",
+                    auth.issuer()
+                )),
+            ),
+        ]
+    });
+    let to_elsewhere = |path: &'static str| {
+        let target = format!("{}{path}", elsewhere.origin);
+        move |_: &str| vec![(path, Reply::redirect(&target))]
+    };
+    // The resource's metadata redirects away; then the authorization server's does.
+    let resource = Stub::start(
+        "127.0.0.1",
+        to_elsewhere("/.well-known/oauth-protected-resource/mcp"),
+    );
+    let resource_then_issuer = Stub::start("127.0.0.1", |origin| {
+        let issuer_path = "/.well-known/oauth-authorization-server";
+        vec![
+            (
+                "/.well-known/oauth-protected-resource/mcp",
+                Reply::json(resource_metadata(origin, origin)),
+            ),
+            (
+                issuer_path,
+                Reply::redirect(&format!("{}{issuer_path}", elsewhere.origin)),
+            ),
+        ]
+    });
+    for stub in [&resource, &resource_then_issuer] {
+        let sandbox = oauth_sandbox(&format!("{}/mcp", stub.origin));
+        let run = rho(&sandbox, &[], &["mcp", "login", "remote"]);
+        assert_ne!(run.code, 0, "{}", run.stdout);
+        assert!(
+            run.stderr
+                .contains("redirect to non-same-origin URL rejected"),
+            "{}",
+            run.stderr
+        );
+        assert!(!credential_file(&sandbox).exists());
+    }
+    assert_eq!(elsewhere.requests(), 0, "a redirect was followed");
+    assert_eq!(auth.stats()["registrations"], 0);
+}
+
+#[test]
+fn a_refused_registration_says_to_configure_a_client_id() {
+    let auth = AuthServer::start(&[("AS_REGISTRATION", "closed")]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    let run = rho(&sandbox, &[], &["mcp", "login", "remote"]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("refused to register rho as a client: HTTP 401"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("set `client_id`"), "{}", run.stderr);
+    assert!(!credential_file(&sandbox).exists());
+    assert_eq!(auth.stats()["authorization_requests"], 0);
+}
+
+#[test]
+fn a_wrong_callback_path_gets_404_and_the_login_goes_on() {
+    let auth = AuthServer::start(&[]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    let log = sandbox.dir.path().join("visits.txt");
+    // The browser first takes the redirect to `/wrong` (it exits non-zero unless that got a
+    // 404), then to the real callback path.
+    rho(
+        &sandbox,
+        &[
+            ("RHO_TEST_BROWSER_TAMPER", "path"),
+            ("RHO_TEST_BROWSER_LOG", log.to_str().unwrap()),
+        ],
+        &["mcp", "login", "remote"],
+    )
+    .ok();
+    let visits = std::fs::read_to_string(&log).unwrap();
+    let last_two: Vec<&str> = visits.lines().rev().take(2).collect();
+    assert!(last_two[0].contains("/callback?"), "{visits}");
+    assert!(last_two[1].contains("/wrong?"), "{visits}");
+    assert!(credential_file(&sandbox).exists());
+    assert!(whoami(&sandbox).ok().stdout.contains(TEST_LOGIN));
 }
 
 #[test]

@@ -83,25 +83,9 @@ pub fn path_str(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Makes text from packages safe for a terminal: control characters (escape sequences, bidi
-/// overrides, zero-width and tag characters) are shown escaped; tabs become spaces.
-pub fn clean(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\t' => out.push(' '),
-            c if c.is_control() || is_invisible(c) => out.extend(c.escape_unicode()),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
-}
+/// Makes text from packages, servers and files safe for a terminal (the shared rule,
+/// [`rho_component::terminal_safe`], under the name the CLI's output code uses).
+pub use rho_component::terminal_safe as clean;
 
 /// `text` cut to at most `max` characters, ending in `…` when cut.
 pub fn truncate(text: &str, max: usize) -> String {
@@ -164,16 +148,6 @@ pub fn table(rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn clean_escapes_terminal_tricks() {
-        assert_eq!(clean("a\u{1b}[31mb"), "a\\u{1b}[31mb");
-        assert_eq!(
-            clean("x\u{202E}y\u{200B}z\u{E0041}"),
-            "x\\u{202e}y\\u{200b}z\\u{e0041}"
-        );
-        assert_eq!(clean("tab\there é"), "tab here é");
-    }
 
     #[test]
     fn table_pads_columns() {

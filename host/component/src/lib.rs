@@ -7,7 +7,8 @@
 //! vocabulary ([`ToolSpec`], [`RiskLevel`], [`ToolOutput`], the [`Tool`] trait and its
 //! runtime-free [`CancelSignal`]), what servers offer besides tools ([`ServerPrompt`],
 //! [`ServerResource`]) and the questions they ask during a call ([`Form`],
-//! [`SamplingRequest`], answered through an [`Asker`]). It does no IO,
+//! [`SamplingRequest`], answered through an [`Asker`]), and [`terminal_safe`], the one rule for
+//! text that reaches a terminal. It does no IO,
 //! spawns nothing and knows no async runtime; loaders in the
 //! adapter crates produce these values and the registry consumes them.
 
@@ -21,6 +22,7 @@ mod question;
 mod server_offer;
 mod skill;
 mod source;
+mod terminal_text;
 mod tool;
 mod wasm_component;
 
@@ -41,6 +43,7 @@ pub use server_offer::{
 };
 pub use skill::SkillMeta;
 pub use source::{Scope, SkillSource};
+pub use terminal_text::terminal_safe;
 pub use tool::{
     ProgressSink, RiskLevel, Tool, ToolContext, ToolFuture, ToolImage, ToolOrigin, ToolOutput,
     ToolProgress, ToolSpec,

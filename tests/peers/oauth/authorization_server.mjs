@@ -9,7 +9,8 @@
 // What it offers, and why:
 // - issuer `http://127.0.0.1:<port>` at the root path, so both discovery documents are served
 //   and the issuer string has no trailing slash;
-// - open dynamic client registration; PKCE required for every client (S256 only); a client's
+// - open dynamic client registration (AS_REGISTRATION=closed: the endpoint is still advertised
+//   but refuses anyone without an initial access token, as a locked-down server does); PKCE required for every client (S256 only); a client's
 //   registered `scope` is widened to all supported scopes so step-up works without
 //   re-registering (AS_CLIENT_SCOPE=strict: oidc-provider's own rule, only the registered ones);
 // - resource indicators: any `http://127.0.0.1:<port>/mcp` is a resource server with scopes
@@ -52,6 +53,12 @@ const RESOURCE = /^http:\/\/127\.0\.0\.1:\d{1,5}\/mcp$/;
 const RESOURCE_SCOPES = 'mcp:tools mcp:admin';
 const SUPPORTED_SCOPES = `openid offline_access ${RESOURCE_SCOPES}`;
 const strictClientScope = process.env.AS_CLIENT_SCOPE === 'strict';
+if (!['open', 'closed', undefined].includes(process.env.AS_REGISTRATION)) {
+  console.error(`authorization_server: bad AS_REGISTRATION ${process.env.AS_REGISTRATION}; use open or closed`);
+  process.exit(2);
+}
+// A random initial access token nobody is told: registration is advertised and always refused.
+const registrationClosed = process.env.AS_REGISTRATION === 'closed';
 if (!['strict', 'widen', undefined].includes(process.env.AS_CLIENT_SCOPE)) {
   console.error(`authorization_server: bad AS_CLIENT_SCOPE ${process.env.AS_CLIENT_SCOPE}; use widen or strict`);
   process.exit(2);
@@ -161,7 +168,9 @@ function configuration() {
     pkce: { required: () => true },
     features: {
       devInteractions: { enabled: true },
-      registration: { enabled: true },
+      registration: registrationClosed
+        ? { enabled: true, initialAccessToken: crypto.randomUUID() }
+        : { enabled: true },
       introspection: { enabled: true },
       revocation: { enabled: true },
       resourceIndicators: {

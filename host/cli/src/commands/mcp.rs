@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::runtime;
 use crate::cli::McpCommand;
 use crate::context::Context;
-use crate::output::{clean, error_line, error_text, first_line, json_write, out, table, truncate};
+use crate::output::{clean, error_text, first_line, json_write, out, table, truncate};
 
 pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -74,10 +74,6 @@ fn login(ctx: &Context, id: &str, no_browser: bool, scopes: &[String]) -> anyhow
         let browser: &dyn Browser = if no_browser {
             &PasteBrowser
         } else {
-            error_line(&format!(
-                "Opening the authorization page for {} in your browser...",
-                clean(id)
-            ));
             &SystemBrowser
         };
         rho_mcp::oauth::login(&spec, &store, browser, scopes, &rho_mcp::process_ambient).await

@@ -8,6 +8,8 @@ use std::io::{BufRead, Read, Write};
 use std::pin::Pin;
 use std::process::{Command, Stdio};
 
+use rho_component::terminal_safe;
+
 /// What [`Browser::open`] gives back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Handover {
@@ -30,7 +32,8 @@ pub trait Browser: Send + Sync {
 
 /// The system browser: `$BROWSER <url>` where `BROWSER` is set and not empty, else `xdg-open`
 /// (`open` on macOS). Started detached, with no stdin and its output discarded, so it can
-/// never draw on rho's terminal or wait on its input.
+/// never draw on rho's terminal or wait on its input. The URL is also printed on stderr, for
+/// when no browser window appears.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemBrowser;
 
@@ -48,6 +51,12 @@ impl Browser for SystemBrowser {
     fn open<'a>(&'a self, url: &'a str) -> BrowserFuture<'a> {
         Box::pin(async move {
             let command = Self::command();
+            let _ = writeln!(
+                std::io::stderr(),
+                "Opening the authorization page in your browser. If none opens, visit this \
+                 address in a browser on this machine:\n\n  {}\n",
+                terminal_safe(url)
+            );
             let mut child = Command::new(&command)
                 .arg(url)
                 .stdin(Stdio::null())
@@ -77,9 +86,10 @@ impl Browser for PasteBrowser {
         Box::pin(async move {
             let _ = writeln!(
                 std::io::stderr(),
-                "Open this URL in a browser and log in:\n\n  {url}\n\nThe browser then goes to a \
+                "Open this URL in a browser and log in:\n\n  {}\n\nThe browser then goes to a \
                  page on 127.0.0.1 that may not load. Copy that page's whole address from the \
-                 address bar and paste it here:"
+                 address bar and paste it here:",
+                terminal_safe(url)
             );
             // A blocking read on its own thread: the login's time limit ends the wait (and a
             // line nobody pastes keeps only that thread, until rho exits).

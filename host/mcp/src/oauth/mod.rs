@@ -630,6 +630,19 @@ pub(crate) fn needs_login(spec: &McpServerSpec, why: &str) -> McpError {
     )
 }
 
+/// The cause in rmcp's registration error, without the "registration failed" prefixes its
+/// layers add on the way up.
+fn registration_cause(why: &str) -> &str {
+    let mut cause = why;
+    while let Some(rest) = ["Dynamic registration failed: ", "Registration failed: "]
+        .iter()
+        .find_map(|prefix| cause.strip_prefix(prefix))
+    {
+        cause = rest;
+    }
+    cause
+}
+
 /// rmcp's error, with what it means for the person reading it.
 fn auth_error(spec: &McpServerSpec, error: &AuthError) -> McpError {
     let message = match error {
@@ -640,9 +653,10 @@ fn auth_error(spec: &McpServerSpec, error: &AuthError) -> McpError {
         | AuthError::AuthorizationServerMissingIssuer { .. } => {
             format!("OAuth refused: {error} (the response did not come from the server's issuer)")
         }
-        AuthError::RegistrationFailed(_) => format!(
-            "OAuth client registration failed: {error} (set `client_id` in its [oauth] table if \
-             the authorization server does not register clients)"
+        AuthError::RegistrationFailed(why) => format!(
+            "the authorization server refused to register rho as a client: {} (set `client_id` \
+             in its [oauth] table to a client registered for rho there)",
+            registration_cause(why)
         ),
         AuthError::DiscoveryRequestFailed { url, .. } => {
             match guarded_http::check_endpoint(url.as_str()) {
@@ -664,4 +678,20 @@ fn auth_error(spec: &McpServerSpec, error: &AuthError) -> McpError {
         source = cause.source();
     }
     connect_error(spec, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registration_error_keeps_only_its_cause() {
+        assert_eq!(
+            registration_cause(
+                "Dynamic registration failed: Registration failed: HTTP 401 Unauthorized: {}"
+            ),
+            "HTTP 401 Unauthorized: {}"
+        );
+        assert_eq!(registration_cause("no endpoint"), "no endpoint");
+    }
 }

@@ -1,0 +1,40 @@
+//! The one rule for text that reaches a terminal: whatever a server, a plugin or a file
+//! supplied goes through [`terminal_safe`] before any part of rho prints it.
+
+/// Makes text from packages, servers and files safe for a terminal: control characters
+/// (escape sequences, carriage returns, newlines), bidi overrides, zero-width and tag
+/// characters are shown escaped (`\u{1b}`); tabs become spaces. Everything else is kept.
+pub fn terminal_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => out.push(' '),
+            c if c.is_control() || is_invisible(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Characters that change how the text around them looks without showing themselves.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_terminal_tricks_and_keeps_the_rest() {
+        assert_eq!(terminal_safe("a\u{1b}[31mb"), "a\\u{1b}[31mb");
+        assert_eq!(terminal_safe("a\rb\nc"), "a\\u{d}b\\u{a}c");
+        assert_eq!(
+            terminal_safe("x\u{202E}y\u{200B}z\u{E0041}"),
+            "x\\u{202e}y\\u{200b}z\\u{e0041}"
+        );
+        assert_eq!(terminal_safe("tab\there é"), "tab here é");
+    }
+}

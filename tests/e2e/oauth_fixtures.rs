@@ -61,8 +61,8 @@ fn nonce(tag: &str) -> String {
         .collect()
 }
 
-/// A one-shot loopback listener standing in for rho's: answers the first request 200 and
-/// hands over its request target (`/callback?code=…`).
+/// A loopback listener standing in for rho's: answers `/callback` 200 (and stops), any other
+/// path 404 (and keeps listening), and hands over each request target (`/callback?code=…`).
 struct Listener {
     port: u16,
     target: mpsc::Receiver<String>,
@@ -74,27 +74,41 @@ impl Listener {
         let port = socket.local_addr().unwrap().port();
         let (tx, target) = mpsc::channel();
         std::thread::spawn(move || {
-            let Ok((mut stream, _)) = socket.accept() else {
-                return;
-            };
-            stream
-                .set_read_timeout(Some(Duration::from_secs(10)))
-                .unwrap();
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-                head.push(byte[0]);
+            while let Ok((mut stream, _)) = socket.accept() {
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(10)))
+                    .unwrap();
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let target = head
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or_default()
+                    .to_owned();
+                let callback = target.starts_with("/callback");
+                let (status, body) = if callback {
+                    (
+                        "200 OK",
+                        "<html><body>Signed in. You may close this window.</body></html>",
+                    )
+                } else {
+                    ("404 Not Found", "not found")
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tx.send(target);
+                if callback {
+                    return;
+                }
             }
-            let head = String::from_utf8_lossy(&head).into_owned();
-            let body = "<html><body>Signed in. You may close this window.</body></html>";
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let target = head.split_whitespace().nth(1).unwrap_or_default();
-            let _ = tx.send(target.to_owned());
         });
         Self { port, target }
     }
@@ -581,6 +595,11 @@ async fn tampered_and_held_redirects_are_what_a_negative_test_needs() {
         browse(&request.url, &[("RHO_TEST_BROWSER_TAMPER", tamper)], &log);
         let target = listener.received();
         assert!(target.contains(check), "{tamper}: {target}");
+        if tamper == "path" {
+            // After the 404 the browser goes on to the real callback path.
+            let then = listener.received();
+            assert!(then.starts_with("/callback?code="), "{then}");
+        }
     }
 
     // Held: the redirect is written down instead of delivered, and its code is still good.

@@ -1,8 +1,9 @@
-//! The `rho` binary: parses the command line, sets up logging on stderr and runs one command.
+//! The `rho` binary: parses the command line, sets up logging and runs one command.
 
 mod cli;
 mod commands;
 mod context;
+mod logging;
 mod output;
 
 use std::process::ExitCode;
@@ -18,7 +19,6 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    init_tracing();
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -26,21 +26,4 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-/// Logs go to stderr, filtered by `RHO_LOG` (default: warnings and errors from rho; `rmcp`'s own
-/// logs are off because rho reports every server failure itself). rmcp's OAuth module is
-/// capped at `info` whatever `RHO_LOG` says: its debug lines quote authorization codes.
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("RHO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
-    let filter = match "rmcp::transport::auth=info".parse() {
-        Ok(cap) => filter.add_directive(cap),
-        Err(_) => filter,
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(true)
-        .try_init();
 }

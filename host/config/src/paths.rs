@@ -163,6 +163,12 @@ impl RhoPaths {
         self.rho_home.join("credentials")
     }
 
+    /// `$RHO_HOME/logs`: where the interactive session writes its log (the screen is the
+    /// session's, so logs never go there).
+    pub fn logs_dir(&self) -> PathBuf {
+        self.rho_home.join("logs")
+    }
+
     /// `$RHO_HOME/plugins.toml`: user-scope activation state.
     pub fn user_state_file(&self) -> PathBuf {
         self.rho_home.join("plugins.toml")

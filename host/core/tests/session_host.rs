@@ -476,3 +476,55 @@ async fn an_approval_answered_mid_turn_runs_the_call() {
     assert_eq!(late.unwrap_err(), "no approval is pending");
     front.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_for_the_session_stops_asking_for_that_tool() {
+    let call = |id: &str, word: &str| ToolCall {
+        id: id.into(),
+        name: "run_command".into(),
+        arguments: format!(r#"{{"command": "echo {word}"}}"#),
+    };
+    let turns = [
+        Turn {
+            calls: vec![call("c1", "first-run")],
+            ..Turn::default()
+        },
+        text("ok", 0),
+        Turn {
+            calls: vec![call("c2", "second-run")],
+            ..Turn::default()
+        },
+        text("ok again", 0),
+    ];
+    let mut front = start(Scripted::new(turns)).await;
+    front.send(1, prompt("run it")).await;
+    front
+        .until(|e| matches!(e, SessionEvent::ApprovalRequest { .. }))
+        .await;
+    front
+        .send(
+            2,
+            Operation::AnswerApproval(ApprovalDecision::ApproveForSession),
+        )
+        .await;
+    let (_, answered) = front.reply(2).await;
+    answered.unwrap();
+    let (_, reply) = front.reply(1).await;
+    assert_eq!(finish_reason(&reply), "stop");
+    // The second call of the same tool runs without a question.
+    front.send(3, prompt("again")).await;
+    let (events, reply) = front.reply(3).await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, SessionEvent::ApprovalRequest { .. })),
+        "asked again: {events:?}"
+    );
+    let output = events.iter().find_map(|e| match e {
+        SessionEvent::ToolResult { output, .. } => Some(output.clone()),
+        _ => None,
+    });
+    assert!(output.unwrap_or_default().contains("second-run"));
+    assert_eq!(finish_reason(&reply), "stop");
+    front.close().await;
+}

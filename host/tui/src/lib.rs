@@ -3,9 +3,23 @@
 //! [`HostHandle`](rho_core::host::HostHandle); [`HostEvent`](rho_core::host::HostEvent)s become
 //! frames. No session logic lives here. See `docs/tui.md`.
 //!
-//! Modules: [`theme`] (styles, `NO_COLOR`), [`markdown`] (Markdown to styled lines, code
-//! highlighted), [`composer`] (the multi-line input with history and folded pastes).
+//! Modules: [`event_loop`] (terminal and host events in, frames out), [`app`] (the state and
+//! what keys and events do), [`transcript`] (the conversation view and its scrolling),
+//! [`tool_card`] (a tool call, its approval and a server's form), [`palette`] (the `/` and `@`
+//! palettes), [`composer`] (the message box), [`markdown`] (Markdown to styled lines),
+//! [`reports`] (`/mcp`, `/doctor`, ...), [`text`] (safe wrapped text), [`theme`] (styles,
+//! `NO_COLOR`), [`terminal`] (modes and their restoration).
 
+pub mod app;
 pub mod composer;
+pub mod event_loop;
 pub mod markdown;
+pub mod palette;
+pub mod reports;
+pub mod terminal;
+pub mod text;
 pub mod theme;
+pub mod tool_card;
+pub mod transcript;
+
+pub use event_loop::{Options, run};

@@ -1,6 +1,7 @@
 //! Command dispatch.
 
 mod doctor;
+mod interactive;
 mod mcp;
 mod plugins;
 mod rpc;
@@ -15,14 +16,14 @@ use crate::context::Context;
 
 /// Runs the parsed command; `Err` is a failure reported as `error: ...` with exit code 1.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
     let ctx = Context::new(cli.cwd.as_deref(), cli.json, cli.config.as_deref())?;
+    let interactive =
+        cli.command.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    crate::logging::init(interactive.then(|| ctx.paths.logs_dir()).as_deref());
     let Some(command) = cli.command else {
-        use std::io::IsTerminal;
-        if std::io::stdin().is_terminal() {
-            // The interactive front-end (TUI) is not there yet: say what exists.
-            use clap::CommandFactory;
-            let _ = crate::cli::Cli::command().print_help();
-            return Ok(ExitCode::from(2));
+        if interactive {
+            return interactive::run(&ctx, cli.session);
         }
         return rpc::run(&ctx, cli.session);
     };

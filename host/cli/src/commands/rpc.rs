@@ -12,7 +12,14 @@ use super::runtime;
 use crate::cli::RpcArgs;
 use crate::context::Context;
 
-pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
+/// The host of a session run with these flags; `login` says whether an OAuth login may open
+/// a browser, `accepts_questions` whether a person can answer servers' forms.
+pub(super) fn host_options(
+    ctx: &Context,
+    args: RpcArgs,
+    login: rho_mcp::oauth::LoginPolicy,
+    accepts_questions: bool,
+) -> HostOptions {
     let registry = ctx.registry();
     for d in &registry.diagnostics {
         tracing::warn!(code = d.code.as_str(), "{}", d.message);
@@ -22,7 +29,7 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
         (None, true) => SessionStart::Continue,
         (None, false) => SessionStart::New,
     };
-    let options = HostOptions {
+    HostOptions {
         registry,
         flags: ProviderFlags {
             endpoint: args.provider.endpoint,
@@ -33,41 +40,56 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
         ephemeral: args.ephemeral,
         start,
         mount: MountOptions {
-            // stdin and stdout carry JSON-RPC; a person may still be at the terminal stderr
-            // goes to (plain `rho` with piped input), and only then may a login open a browser.
-            oauth_login: rho_mcp::oauth::LoginPolicy::for_run(std::io::stderr().is_terminal()),
+            oauth_login: login,
             ..MountOptions::default()
         },
         ambient: Arc::new(|name| std::env::var(name).ok()),
-        accepts_questions: args.accept_questions,
+        accepts_questions,
         fixed_provider: None,
-    };
+    }
+}
+
+/// Waits for `signal` (forever when it could not be installed).
+async fn received(signal: Option<&mut tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Aborts what runs and stops the host on SIGINT, SIGTERM or SIGHUP.
+pub(super) fn stop_on_signals(stop: &rho_component::CancelSignal) {
+    let on_signal = stop.clone();
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).ok();
+        let mut hangup = signal(SignalKind::hangup()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = received(term.as_mut()) => {}
+            () = received(hangup.as_mut()) => {}
+        }
+        on_signal.cancel();
+    });
+}
+
+pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
+    // stdin and stdout carry JSON-RPC; a person may still be at the terminal stderr goes to
+    // (plain `rho` with piped input), and only then may a login open a browser.
+    let login = rho_mcp::oauth::LoginPolicy::for_run(std::io::stderr().is_terminal());
+    let accepts_questions = args.accept_questions;
+    let options = host_options(ctx, args, login, accepts_questions);
     let runtime = runtime()?;
     runtime.block_on(async move {
         let (host, handle, events) = SessionHost::start(options)
             .await
             .map_err(anyhow::Error::msg)?;
         let (transport, writer) = rho_rpc::transport::stdio();
-        // SIGINT and SIGTERM abort what runs and stop; EOF lets received work finish.
+        // SIGINT, SIGTERM and SIGHUP abort what runs and stop; EOF lets received work finish.
         let stop = rho_component::CancelSignal::new();
-        let on_signal = stop.clone();
-        tokio::spawn(async move {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            let terminated = async {
-                match term.as_mut() {
-                    Some(term) => {
-                        term.recv().await;
-                    }
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                () = terminated => {}
-            }
-            on_signal.cancel();
-        });
+        stop_on_signals(&stop);
         rho_rpc::serve(host, handle, events, transport, stop).await;
         let _ = writer.await;
         Ok::<_, anyhow::Error>(())

@@ -29,8 +29,8 @@ use crate::session::SteeringQueue;
 use crate::{MountOptions, ProviderFlags, Registry};
 
 pub use operation::{
-    Extensions, HostError, HostErrorKind, HostEvent, HostState, ModelEntry, Operation, PromptReply,
-    ProviderReport, RequestId, Response, SessionInfo,
+    Extensions, HostError, HostErrorKind, HostEvent, HostState, ModelEntry, Operation,
+    PromptCommand, PromptReply, ProviderReport, RequestId, Response, SessionInfo,
 };
 pub use outbox::EVENT_QUEUE;
 pub use server_prompts::{PROMPT_COMMAND_PREFIX, command_name, split_command};

@@ -272,6 +272,8 @@ impl EventSink for Discard {
 pub enum ApprovalDecision {
     /// Run the call.
     Approve,
+    /// Run the call, and every later call of this tool in this session without asking.
+    ApproveForSession,
     /// Do not run it; the model continues without it.
     Deny,
     /// Do not run it, abandon the batch, and give the model these instructions instead.

@@ -174,6 +174,9 @@ pub struct Session {
     sampling_usage: Usage,
     /// Sampling spend of running calls not yet recorded in the file.
     sampling_pending: Arc<Mutex<Usage>>,
+    /// Tools the user approved for the rest of this session (`ApproveForSession`); never
+    /// saved, so a resumed session asks again.
+    approved_for_session: std::collections::BTreeSet<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -208,6 +211,7 @@ impl Session {
             questions: None,
             sampling_usage: Usage::default(),
             sampling_pending: Arc::default(),
+            approved_for_session: std::collections::BTreeSet::new(),
         }
     }
 
@@ -269,6 +273,7 @@ impl Session {
             questions: None,
             sampling_usage: loaded.sampling_usage,
             sampling_pending: Arc::default(),
+            approved_for_session: std::collections::BTreeSet::new(),
         })
     }
 
@@ -589,7 +594,11 @@ impl Session {
                 continue;
             };
             let risk = tool.spec().risk;
-            let verdict = match self.config.permission_mode.gate(risk) {
+            let gate = match self.config.permission_mode.gate(risk) {
+                Gate::Ask if self.approved_for_session.contains(&call.name) => Gate::Allow,
+                gate => gate,
+            };
+            let verdict = match gate {
                 Gate::Allow => Verdict::Run(risk),
                 Gate::Deny => Verdict::Deny(format!(
                     "the permission mode {} does not allow {} tools",
@@ -614,6 +623,10 @@ impl Session {
                     };
                     match decision {
                         ApprovalDecision::Approve => Verdict::Run(risk),
+                        ApprovalDecision::ApproveForSession => {
+                            self.approved_for_session.insert(call.name.clone());
+                            Verdict::Run(risk)
+                        }
                         ApprovalDecision::Deny => {
                             Verdict::Deny("the user denied this tool call".into())
                         }

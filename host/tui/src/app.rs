@@ -1,0 +1,1085 @@
+//! The interactive session's state and what keys and host events do to it. [`App`] is pure:
+//! keys and [`HostEvent`]s go in, [`Operation`]s for the host come out through
+//! [`App::take_operations`], and [`App::render`] draws a frame. The event loop
+//! (`crate::event_loop`) owns the terminal and the channels.
+//!
+//! Key precedence: a server's form on a card, then a pending approval, then an open palette,
+//! then the global keys, then the composer.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use rho_component::{ServerResource, SkillMeta, ToolSpec, terminal_safe};
+use rho_core::host::{
+    Extensions, HostEvent, HostState, Operation, PromptCommand, RequestId, Response,
+};
+use rho_core::provider::{ChatMessage, Role as ChatRole};
+use rho_core::session::{
+    ApprovalDecision, ContextSnapshot, LoopState, QuestionAnswer, SessionEvent, SessionSummary,
+};
+
+use crate::composer::{Composer, Outcome, TokenKind};
+use crate::palette::{self, Entry, EntryKind, Palette};
+use crate::text::width_of;
+use crate::theme::{Role, Theme};
+use crate::tool_card::{CardState, FormOutcome, FormView, ToolCard};
+use crate::transcript::{Cell, Transcript};
+
+/// How long a first Ctrl+C or Esc waits for its second press.
+const SECOND_PRESS: Duration = Duration::from_secs(2);
+/// The composer's most rows.
+const COMPOSER_MAX_ROWS: u16 = 10;
+
+/// What an operation's reply is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Purpose {
+    Prompt,
+    State,
+    Extensions(Report),
+    Tools,
+    Prompts,
+    Resources,
+    Sessions,
+    Messages,
+    Quiet,
+    Model,
+    Models,
+    Compact,
+    Session,
+}
+
+/// A command whose answer is a report in the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Report {
+    /// Only refresh the status line and palettes.
+    Silent,
+    Mcp,
+    Doctor,
+    Plugins,
+    Skills,
+}
+
+/// A key that must be pressed twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Armed {
+    /// Ctrl+C on an empty composer with nothing running: again to quit.
+    Quit(Instant),
+    /// Esc while a turn runs: again to stop it.
+    Stop(Instant),
+}
+
+/// The session picker of `/resume`.
+#[derive(Debug, Clone)]
+struct Picker {
+    sessions: Vec<SessionSummary>,
+    selected: usize,
+}
+
+/// The interactive session.
+pub struct App {
+    theme: Theme,
+    transcript: Transcript,
+    composer: Composer,
+    palette: Option<(TokenKind, Palette)>,
+    picker: Option<Picker>,
+    state: Option<HostState>,
+    context: Option<ContextSnapshot>,
+    tokens: u64,
+    cost: f64,
+    servers: (usize, usize),
+    tools: BTreeMap<String, ToolSpec>,
+    prompts: Vec<PromptCommand>,
+    resources: Vec<(String, ServerResource)>,
+    skills: Vec<SkillMeta>,
+    loop_state: LoopState,
+    running: bool,
+    /// The card whose approval is asked, by call id.
+    approval: Option<String>,
+    /// The composer's text becomes the redirect message of the pending approval.
+    redirecting: bool,
+    /// Resources picked with `@`, sent with the next message: `(server, uri)`.
+    attachments: Vec<(String, String)>,
+    armed: Option<Armed>,
+    /// Tools the user denied whose `ToolDenied` has not arrived yet.
+    user_denials: Vec<String>,
+    next_id: RequestId,
+    pending: BTreeMap<RequestId, Purpose>,
+    outbox: Vec<(RequestId, Operation)>,
+    quit: bool,
+}
+
+impl App {
+    /// A fresh screen; [`App::start`] asks the host for what it shows.
+    pub fn new(theme: Theme) -> Self {
+        Self {
+            theme,
+            transcript: Transcript::default(),
+            composer: Composer::default(),
+            palette: None,
+            picker: None,
+            state: None,
+            context: None,
+            tokens: 0,
+            cost: 0.0,
+            servers: (0, 0),
+            tools: BTreeMap::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            skills: Vec::new(),
+            loop_state: LoopState::Idle,
+            running: false,
+            approval: None,
+            redirecting: false,
+            attachments: Vec::new(),
+            armed: None,
+            user_denials: Vec::new(),
+            next_id: 1,
+            pending: BTreeMap::new(),
+            outbox: Vec::new(),
+            quit: false,
+        }
+    }
+
+    /// Asks the host for the state, the extensions, tools, prompts, resources and (for a
+    /// resumed session) the conversation so far.
+    pub fn start(&mut self, resumed: bool) {
+        self.send(Operation::GetState, Purpose::State);
+        self.send(
+            Operation::ListExtensions,
+            Purpose::Extensions(Report::Silent),
+        );
+        self.send(Operation::ListTools, Purpose::Tools);
+        self.send(Operation::ListPrompts, Purpose::Prompts);
+        self.send(Operation::ListResources, Purpose::Resources);
+        if resumed {
+            self.send(Operation::GetMessages, Purpose::Messages);
+        }
+    }
+
+    /// The operations to send, in order.
+    pub fn take_operations(&mut self) -> Vec<(RequestId, Operation)> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Forgets a "press again" hint whose time is up; whether the screen changed.
+    pub fn hint_expired(&mut self) -> bool {
+        let expired = match self.armed {
+            Some(Armed::Quit(at) | Armed::Stop(at)) => at.elapsed() >= SECOND_PRESS,
+            None => false,
+        };
+        if expired {
+            self.armed = None;
+        }
+        expired
+    }
+
+    /// Whether the user asked to leave.
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// The conversation (for tests).
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    fn send(&mut self, operation: Operation, purpose: Purpose) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.pending.insert(id, purpose);
+        self.outbox.push((id, operation));
+    }
+
+    fn notice(&mut self, text: impl Into<String>) {
+        self.transcript.push(Cell::Notice(text.into()));
+    }
+
+    fn error(&mut self, text: impl Into<String>) {
+        self.transcript.push(Cell::Error(text.into()));
+    }
+
+    // ---- host events ----
+
+    /// Applies one event from the host.
+    pub fn on_host_event(&mut self, event: HostEvent) {
+        match event {
+            HostEvent::Session(event) => self.on_session_event(event),
+            HostEvent::Reply { id, result } => {
+                let purpose = self.pending.remove(&id).unwrap_or(Purpose::Quiet);
+                match result {
+                    Ok(response) => self.on_response(purpose, response),
+                    Err(error) => {
+                        if purpose == Purpose::Prompt {
+                            self.running = false;
+                        }
+                        self.error(error.message);
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_session_event(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::AgentStart => self.running = true,
+            SessionEvent::StateChange(state) => self.loop_state = state,
+            SessionEvent::MessageDelta(text) | SessionEvent::ReasoningDelta(text)
+                if text.is_empty() => {}
+            SessionEvent::MessageDelta(text) => {
+                if let Some(Cell::Assistant(message)) = self.transcript.last_mut() {
+                    message.push_str(&text);
+                } else {
+                    self.transcript.push(Cell::Assistant(text));
+                }
+            }
+            SessionEvent::ReasoningDelta(text) => {
+                if let Some(Cell::Reasoning { text: so_far, .. }) = self.transcript.last_mut() {
+                    so_far.push_str(&text);
+                } else {
+                    self.transcript.push(Cell::Reasoning {
+                        text,
+                        expanded: false,
+                    });
+                }
+            }
+            SessionEvent::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => {
+                let card = ToolCard::new(&call_id, &name, &arguments, self.tools.get(&name));
+                self.transcript.push(Cell::Tool(Box::new(card)));
+            }
+            SessionEvent::ApprovalRequest {
+                tool,
+                arguments,
+                risk,
+            } => {
+                let card = self.transcript.first_card_mut(|c| {
+                    c.state == CardState::Requested && c.name == tool && c.arguments == arguments
+                });
+                if let Some(card) = card {
+                    card.state = CardState::AwaitingApproval { risk };
+                    self.approval = Some(card.call_id.clone());
+                } else {
+                    // No card to ask on (should not happen): ask on a new one.
+                    let mut card = ToolCard::new("", &tool, &arguments, self.tools.get(&tool));
+                    card.state = CardState::AwaitingApproval { risk };
+                    self.approval = Some(String::new());
+                    self.transcript.push(Cell::Tool(Box::new(card)));
+                }
+                self.transcript.scroll_to_bottom();
+            }
+            SessionEvent::ToolDenied { name } => {
+                // A denial the user just gave is already on its card; any other (the
+                // permission mode's) goes on the first undecided card of that tool.
+                if let Some(at) = self.user_denials.iter().position(|n| *n == name) {
+                    self.user_denials.remove(at);
+                } else if let Some(card) = self
+                    .transcript
+                    .first_card_mut(|c| c.name == name && c.state == CardState::Requested)
+                {
+                    card.state = CardState::Denied;
+                }
+            }
+            SessionEvent::ToolProgress {
+                call_id,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
+                    card.state = CardState::Running {
+                        progress: Some((progress, total, message)),
+                    };
+                }
+            }
+            SessionEvent::ToolResult {
+                call_id,
+                is_error,
+                output,
+                ..
+            } => {
+                if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
+                    card.question = None;
+                    if card.state != CardState::Denied {
+                        card.state = CardState::Done { is_error, output };
+                    }
+                }
+            }
+            SessionEvent::Usage { usage, context, .. } => {
+                self.tokens += usage.total_tokens;
+                self.cost += usage.total_cost;
+                self.context = Some(context);
+            }
+            SessionEvent::AgentEnd(result) => {
+                self.running = false;
+                self.approval = None;
+                self.redirecting = false;
+                let aborted = result.finish_reason == "aborted";
+                self.transcript.update_cards(|card| {
+                    let open = !card.is_finished() || card.question.is_some();
+                    card.question = None;
+                    if !card.is_finished() {
+                        card.state = if aborted {
+                            CardState::Cancelled
+                        } else {
+                            CardState::Redirected
+                        };
+                    }
+                    open
+                });
+                match result.finish_reason.as_str() {
+                    "stop" | "tool_calls" => {}
+                    "aborted" => self.notice("stopped"),
+                    other => self.notice(format!("the turn ended: {other}")),
+                }
+            }
+            SessionEvent::AgentError(message) => {
+                self.running = false;
+                self.error(message);
+            }
+            SessionEvent::Question(request) => {
+                let id = request.id;
+                let call_id = request.call_id.clone();
+                if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
+                    card.question = Some(FormView::new(request));
+                } else {
+                    // Not on a card we know: decline rather than guess.
+                    self.send(
+                        Operation::AnswerQuestion {
+                            question: id,
+                            answer: QuestionAnswer::Decline,
+                        },
+                        Purpose::Quiet,
+                    );
+                }
+                self.transcript.scroll_to_bottom();
+            }
+        }
+        // A tool that started running: the card says so.
+        if self.loop_state == LoopState::ExecutingTool {
+            self.transcript.update_cards(|card| {
+                let start = card.state == CardState::Requested;
+                if start {
+                    card.state = CardState::Running { progress: None };
+                }
+                start
+            });
+        }
+    }
+
+    fn on_response(&mut self, purpose: Purpose, response: Response) {
+        match (purpose, response) {
+            (Purpose::Prompt, Response::Prompt(_)) => self.running = false,
+            (_, Response::State(state)) => self.state = Some(state),
+            (Purpose::Extensions(report), Response::Extensions(extensions)) => {
+                self.on_extensions(report, &extensions);
+            }
+            (_, Response::Tools(tools)) => {
+                self.tools = tools.into_iter().map(|t| (t.name.clone(), t)).collect();
+            }
+            (_, Response::Prompts(prompts)) => self.prompts = prompts,
+            (_, Response::Resources(resources)) => self.resources = resources,
+            (_, Response::Sessions(sessions)) => {
+                if sessions.is_empty() {
+                    self.notice("no saved session of this project yet");
+                } else {
+                    self.picker = Some(Picker {
+                        sessions,
+                        selected: 0,
+                    });
+                }
+            }
+            (_, Response::Messages(messages)) => self.show_messages(&messages),
+            (_, Response::Model { model, provider }) => {
+                self.notice(format!("model: {model} ({provider})"));
+                self.send(Operation::GetState, Purpose::State);
+            }
+            (_, Response::Models { models, errors }) => {
+                let mut text = String::from("models (switch with /model <id>):");
+                for model in &models {
+                    text.push_str(&format!("\n  {} · {}", model.id, model.provider));
+                }
+                for (provider, error) in &errors {
+                    text.push_str(&format!("\n  {provider}: {error}"));
+                }
+                self.notice(text);
+            }
+            (_, Response::Compacted(_)) => self.notice("the history was replaced by a summary"),
+            (_, Response::Session(info)) => {
+                self.transcript.clear();
+                self.context = None;
+                self.send(Operation::GetState, Purpose::State);
+                if info.messages > 0 {
+                    self.send(Operation::GetMessages, Purpose::Messages);
+                } else {
+                    self.notice("a new session");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_extensions(&mut self, report: Report, extensions: &Extensions) {
+        let up = extensions
+            .servers
+            .iter()
+            .filter(|s| s.status.as_str() == "connected")
+            .count();
+        let failed = extensions
+            .servers
+            .iter()
+            .filter(|s| s.status.as_str() == "failed")
+            .count();
+        self.servers = (up, failed);
+        self.skills = extensions.skills.clone();
+        let text = match report {
+            Report::Silent => {
+                if failed > 0 {
+                    self.notice(format!(
+                        "{failed} MCP server{} failed to start; /mcp says why",
+                        if failed == 1 { "" } else { "s" }
+                    ));
+                }
+                return;
+            }
+            Report::Mcp => crate::reports::mcp(extensions, &self.prompts, &self.resources),
+            Report::Doctor => crate::reports::doctor(extensions),
+            Report::Plugins => crate::reports::plugins(extensions),
+            Report::Skills => crate::reports::skills(extensions),
+        };
+        self.notice(text);
+    }
+
+    /// Rebuilds the conversation from the host's messages (a resumed session).
+    fn show_messages(&mut self, messages: &[ChatMessage]) {
+        self.transcript.clear();
+        for message in messages {
+            match message.role {
+                ChatRole::System => {}
+                ChatRole::User => self.transcript.push(Cell::User(message.content.clone())),
+                ChatRole::Assistant => {
+                    if !message.content.trim().is_empty() {
+                        self.transcript
+                            .push(Cell::Assistant(message.content.clone()));
+                    }
+                    for call in &message.tool_calls {
+                        let card = ToolCard::new(
+                            &call.id,
+                            &call.name,
+                            &call.arguments,
+                            self.tools.get(&call.name),
+                        );
+                        self.transcript.push(Cell::Tool(Box::new(card)));
+                    }
+                }
+                ChatRole::Tool => {
+                    let Some(id) = &message.tool_call_id else {
+                        continue;
+                    };
+                    if let Some(card) = self.transcript.card_mut(|c| &c.call_id == id) {
+                        card.state = CardState::Done {
+                            is_error: false,
+                            output: message.content.clone(),
+                        };
+                    }
+                }
+            }
+        }
+        self.transcript.update_cards(|card| {
+            let open = !card.is_finished();
+            if open {
+                card.state = CardState::Cancelled;
+            }
+            open
+        });
+    }
+
+    // ---- keys ----
+
+    /// Applies a pasted text (bracketed paste).
+    pub fn on_paste(&mut self, text: &str) {
+        if self.composer.paste(text) {
+            self.update_palette();
+        } else {
+            self.error("the paste is too large for the message box (1 MiB at most)");
+        }
+    }
+
+    /// Applies one key.
+    pub fn on_key(&mut self, key: KeyEvent) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        if self.form_key(key) || self.approval_key(key) || self.picker_key(key) {
+            return;
+        }
+        if self.palette_key(key) || self.global_key(key) {
+            return;
+        }
+        match self.composer.handle_key(key) {
+            Outcome::Submitted(text) => self.submit(text),
+            Outcome::Changed => {
+                self.armed = None;
+                self.update_palette();
+            }
+            Outcome::Unchanged | Outcome::Ignored => {}
+        }
+    }
+
+    fn form_key(&mut self, key: KeyEvent) -> bool {
+        let mut answer = None;
+        let card = self.transcript.card_mut(|c| c.question.is_some());
+        let Some(card) = card else { return false };
+        let Some(form) = card.question.as_mut() else {
+            return false;
+        };
+        match form.key(key) {
+            FormOutcome::Editing => {}
+            FormOutcome::Accept(values) => {
+                answer = Some((form.request.id, QuestionAnswer::Accept(values)))
+            }
+            FormOutcome::Decline => answer = Some((form.request.id, QuestionAnswer::Decline)),
+            FormOutcome::Cancel => answer = Some((form.request.id, QuestionAnswer::Cancel)),
+        }
+        if let Some((question, answer)) = answer {
+            card.question = None;
+            self.send(
+                Operation::AnswerQuestion { question, answer },
+                Purpose::Quiet,
+            );
+        }
+        true
+    }
+
+    fn approval_key(&mut self, key: KeyEvent) -> bool {
+        let Some(call_id) = self.approval.clone() else {
+            return false;
+        };
+        if self.redirecting {
+            match key.code {
+                KeyCode::Esc => {
+                    self.redirecting = false;
+                    return true;
+                }
+                _ => return false,
+            }
+        }
+        let decision = match key.code {
+            KeyCode::Char('y') | KeyCode::Enter => Some(ApprovalDecision::Approve),
+            KeyCode::Char('a') => Some(ApprovalDecision::ApproveForSession),
+            KeyCode::Char('n') | KeyCode::Esc => Some(ApprovalDecision::Deny),
+            KeyCode::Char('r') => {
+                self.redirecting = true;
+                None
+            }
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.send(Operation::Abort, Purpose::Quiet);
+                None
+            }
+            _ => None,
+        };
+        if let Some(decision) = decision {
+            self.decide(&call_id, decision);
+        }
+        true
+    }
+
+    fn decide(&mut self, call_id: &str, decision: ApprovalDecision) {
+        if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
+            if decision == ApprovalDecision::Deny {
+                self.user_denials.push(card.name.clone());
+            }
+            card.state = match decision {
+                ApprovalDecision::Deny => CardState::Denied,
+                ApprovalDecision::Redirect(_) => CardState::Redirected,
+                _ => CardState::Running { progress: None },
+            };
+        }
+        self.approval = None;
+        self.redirecting = false;
+        self.send(Operation::AnswerApproval(decision), Purpose::Quiet);
+    }
+
+    fn picker_key(&mut self, key: KeyEvent) -> bool {
+        let Some(picker) = self.picker.as_mut() else {
+            return false;
+        };
+        match key.code {
+            KeyCode::Up => picker.selected = picker.selected.saturating_sub(1),
+            KeyCode::Down => {
+                picker.selected =
+                    (picker.selected + 1).min(picker.sessions.len().saturating_sub(1));
+            }
+            KeyCode::Esc => self.picker = None,
+            KeyCode::Enter => {
+                let path = picker.sessions.get(picker.selected).map(|s| s.path.clone());
+                self.picker = None;
+                if let Some(path) = path {
+                    self.send(Operation::ResumeSession(path), Purpose::Session);
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+
+    fn palette_key(&mut self, key: KeyEvent) -> bool {
+        let Some((kind, palette)) = self.palette.as_mut() else {
+            return false;
+        };
+        match key.code {
+            KeyCode::Up => palette.move_selection(false),
+            KeyCode::Down => palette.move_selection(true),
+            KeyCode::Esc => self.palette = None,
+            KeyCode::Tab | KeyCode::Enter => {
+                let kind = *kind;
+                let Some(entry) = palette.selected().cloned() else {
+                    self.palette = None;
+                    return key.code == KeyCode::Tab;
+                };
+                self.palette = None;
+                self.accept_entry(kind, &entry, key.code == KeyCode::Enter);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn accept_entry(&mut self, kind: TokenKind, entry: &Entry, enter: bool) {
+        let Some(token) = self.composer.token_at_cursor() else {
+            return;
+        };
+        match kind {
+            TokenKind::Slash => {
+                // A command with nothing to add runs at once on Enter.
+                if enter && entry.kind == EntryKind::Command && entry.insert != "/model" {
+                    self.composer.clear();
+                    self.submit(entry.insert.clone());
+                    return;
+                }
+                self.composer
+                    .replace_token(&token, &format!("{} ", entry.insert));
+            }
+            TokenKind::At if entry.kind == EntryKind::Template => {
+                self.composer.replace_token(&token, &entry.insert);
+            }
+            TokenKind::At => {
+                self.composer.replace_token(&token, "");
+                if let Some(server) = &entry.server {
+                    let attachment = (server.clone(), entry.insert.clone());
+                    if !self.attachments.contains(&attachment) {
+                        self.attachments.push(attachment);
+                    }
+                }
+            }
+        }
+    }
+
+    fn update_palette(&mut self) {
+        let Some(token) = self.composer.token_at_cursor() else {
+            self.palette = None;
+            return;
+        };
+        let query = token.text.trim_start_matches(['/', '@']).to_owned();
+        if let Some((kind, palette)) = self.palette.as_mut()
+            && *kind == token.kind
+        {
+            palette.filter(&query);
+            return;
+        }
+        let entries = match token.kind {
+            TokenKind::Slash => self.slash_entries(),
+            TokenKind::At => self.resource_entries(),
+        };
+        self.palette = Some((token.kind, Palette::new(entries, &query)));
+    }
+
+    fn slash_entries(&self) -> Vec<Entry> {
+        let mut entries = palette::command_entries();
+        entries.extend(self.prompts.iter().map(|p| Entry {
+            insert: p.command.clone(),
+            description: p.prompt.description.clone().unwrap_or_default(),
+            kind: EntryKind::Prompt,
+            server: Some(p.server.clone()),
+        }));
+        entries.extend(self.skills.iter().map(|s| Entry {
+            insert: format!("/{}", s.name),
+            description: s.description.clone(),
+            kind: EntryKind::Skill,
+            server: None,
+        }));
+        entries
+    }
+
+    fn resource_entries(&self) -> Vec<Entry> {
+        self.resources
+            .iter()
+            .map(|(server, resource)| Entry {
+                insert: resource.uri.clone(),
+                description: format!("{server} · {}", resource.name),
+                kind: if resource.template {
+                    EntryKind::Template
+                } else {
+                    EntryKind::Resource
+                },
+                server: Some(server.clone()),
+            })
+            .collect()
+    }
+
+    fn global_key(&mut self, key: KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let now = Instant::now();
+        let armed = self.armed.take();
+        match key.code {
+            KeyCode::Char('c') if ctrl => {
+                if !self.composer.is_empty() {
+                    let draft = self.composer.take();
+                    drop(draft);
+                } else if self.running {
+                    self.send(Operation::Abort, Purpose::Quiet);
+                } else if matches!(armed, Some(Armed::Quit(at)) if now - at < SECOND_PRESS) {
+                    self.quit = true;
+                } else {
+                    self.armed = Some(Armed::Quit(now));
+                }
+            }
+            KeyCode::Char('d') if ctrl && self.composer.is_empty() => self.quit = true,
+            KeyCode::Esc if self.running => {
+                if matches!(armed, Some(Armed::Stop(at)) if now - at < SECOND_PRESS) {
+                    self.send(Operation::Abort, Purpose::Quiet);
+                } else {
+                    self.armed = Some(Armed::Stop(now));
+                }
+            }
+            KeyCode::Esc if !self.attachments.is_empty() => {
+                self.attachments.clear();
+            }
+            KeyCode::PageUp => {
+                let page = self.transcript.page();
+                self.transcript.scroll_up(page, &self.theme);
+            }
+            KeyCode::PageDown => {
+                let page = self.transcript.page();
+                self.transcript.scroll_down(page, &self.theme);
+            }
+            KeyCode::End if ctrl => self.transcript.scroll_to_bottom(),
+            KeyCode::Char('o') if ctrl => {
+                let expand = self
+                    .transcript
+                    .cells()
+                    .any(|c| matches!(c, Cell::Tool(card) if !card.expanded));
+                self.transcript.update_cards(|card| {
+                    let changed = card.expanded != expand;
+                    card.expanded = expand;
+                    changed
+                });
+            }
+            KeyCode::Char('r') if ctrl => {
+                self.transcript.for_each_mut(|cell| {
+                    if let Cell::Reasoning { expanded, .. } = cell {
+                        *expanded = !*expanded;
+                    }
+                });
+            }
+            KeyCode::Backspace if self.composer.is_empty() && !self.attachments.is_empty() => {
+                self.attachments.pop();
+            }
+            _ => {
+                self.armed = armed;
+                return false;
+            }
+        }
+        true
+    }
+
+    /// What Enter sends: a redirect, a steer, a command, or a prompt.
+    fn submit(&mut self, text: String) {
+        self.palette = None;
+        if self.redirecting {
+            if let Some(call_id) = self.approval.clone() {
+                self.decide(&call_id, ApprovalDecision::Redirect(text));
+            }
+            return;
+        }
+        if self.running {
+            self.transcript.push(Cell::User(text.clone()));
+            self.send(Operation::Steer(text), Purpose::Quiet);
+            return;
+        }
+        let trimmed = text.trim();
+        let word = trimmed.split_whitespace().next().unwrap_or_default();
+        if palette::COMMANDS.iter().any(|(name, _)| *name == word) {
+            let rest = trimmed[word.len()..].trim().to_owned();
+            self.command(word, &rest);
+            return;
+        }
+        let mut shown = text.trim_end().to_owned();
+        for (_, uri) in &self.attachments {
+            shown.push_str(&format!(" [resource: {uri}]"));
+        }
+        self.transcript.push(Cell::User(shown));
+        self.transcript.scroll_to_bottom();
+        let text = self.skill_message(text);
+        let attachments = std::mem::take(&mut self.attachments);
+        self.running = true;
+        self.send(
+            Operation::Prompt {
+                message: text,
+                attachments,
+            },
+            Purpose::Prompt,
+        );
+    }
+
+    /// `/<skill> rest` asks the model to use that skill (it reads the skill's instructions
+    /// through its skill tool); any other text is sent as typed.
+    fn skill_message(&self, text: String) -> String {
+        let trimmed = text.trim_start();
+        let word = trimmed.split_whitespace().next().unwrap_or_default();
+        let Some(name) = word.strip_prefix('/') else {
+            return text;
+        };
+        if !self.skills.iter().any(|s| s.name == name) {
+            return text;
+        }
+        let rest = trimmed[word.len()..].trim();
+        if rest.is_empty() {
+            format!("Use the `{name}` skill.")
+        } else {
+            format!("Use the `{name}` skill. {rest}")
+        }
+    }
+
+    fn command(&mut self, name: &str, rest: &str) {
+        match name {
+            "/help" => self.notice(crate::reports::help()),
+            "/mcp" => self.send(Operation::ListExtensions, Purpose::Extensions(Report::Mcp)),
+            "/doctor" => self.send(
+                Operation::ListExtensions,
+                Purpose::Extensions(Report::Doctor),
+            ),
+            "/plugins" => self.send(
+                Operation::ListExtensions,
+                Purpose::Extensions(Report::Plugins),
+            ),
+            "/skills" => self.send(
+                Operation::ListExtensions,
+                Purpose::Extensions(Report::Skills),
+            ),
+            "/tools" => {
+                let text = crate::reports::tools(self.tools.values());
+                self.notice(text);
+            }
+            "/model" if rest.is_empty() => self.send(Operation::ListModels, Purpose::Models),
+            "/model" => self.send(Operation::SetModel(rest.to_owned()), Purpose::Model),
+            "/new" => self.send(Operation::NewSession, Purpose::Session),
+            "/resume" => self.send(Operation::ListSessions, Purpose::Sessions),
+            "/compact" => self.send(Operation::Compact, Purpose::Compact),
+            "/clear" => {
+                self.transcript.clear();
+                self.context = None;
+                self.send(Operation::Clear, Purpose::Quiet);
+            }
+            "/quit" => self.quit = true,
+            _ => {}
+        }
+    }
+
+    // ---- drawing ----
+
+    /// Draws the whole screen.
+    pub fn render(&mut self, frame: &mut Frame<'_>) {
+        let area = frame.area();
+        let theme = self.theme;
+        let composer_rows = self.composer.desired_height(area.width).clamp(
+            1,
+            COMPOSER_MAX_ROWS.min(area.height.saturating_sub(3).max(1)),
+        );
+        let chips = u16::from(!self.attachments.is_empty());
+        let [body, chips_area, composer_area, footer, status] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(chips),
+            Constraint::Length(composer_rows),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let buf = frame.buffer_mut();
+        self.transcript.render(body, buf, &theme);
+        if let Some((_, palette)) = &self.palette {
+            let height = palette.height().min(body.height);
+            let popup = Rect::new(body.x, body.bottom() - height, body.width, height);
+            palette.render(popup, buf, &theme);
+        }
+        if let Some(picker) = &self.picker {
+            render_picker(picker, body, buf, &theme);
+        }
+        if chips > 0 {
+            let text: Vec<String> = self
+                .attachments
+                .iter()
+                .map(|(_, uri)| format!("[resource: {}]", terminal_safe(uri)))
+                .collect();
+            let line = Line::from(vec![
+                Span::styled(text.join(" "), theme.style(Role::Accent)),
+                Span::styled("  backspace removes", theme.style(Role::Dim)),
+            ]);
+            buf.set_line(chips_area.x, chips_area.y, &line, chips_area.width);
+        }
+        let cursor = self.composer.render(composer_area, buf, &theme);
+        buf.set_line(footer.x, footer.y, &self.footer_line(), footer.width);
+        buf.set_line(
+            status.x,
+            status.y,
+            &self.status_line(status.width),
+            status.width,
+        );
+        let busy = self.approval.is_some() && !self.redirecting
+            || self
+                .transcript
+                .cells()
+                .any(|c| matches!(c, Cell::Tool(card) if card.question.is_some()));
+        if let Some(cursor) = cursor.filter(|_| !busy && self.picker.is_none()) {
+            frame.set_cursor_position(cursor);
+        }
+    }
+
+    fn footer_line(&self) -> Line<'static> {
+        let theme = &self.theme;
+        let hint = match self.armed {
+            Some(Armed::Quit(_)) => "ctrl+c again to quit".to_owned(),
+            Some(Armed::Stop(_)) => "esc again to stop the turn".to_owned(),
+            None if self.redirecting => {
+                "type what the model should do instead · enter sends · esc back".to_owned()
+            }
+            None if self.approval.is_some() => {
+                "y approve · a for this session · n deny · r redirect".to_owned()
+            }
+            None if self.running => format!(
+                "{} · enter steers · esc esc stops",
+                match self.loop_state {
+                    LoopState::Thinking => "thinking",
+                    LoopState::ExecutingTool => "running tools",
+                    LoopState::AwaitingApproval => "waiting for approval",
+                    LoopState::Idle => "working",
+                }
+            ),
+            None => "enter send · ctrl+j newline · / commands · @ resources · pgup/pgdn scroll"
+                .to_owned(),
+        };
+        Line::from(Span::styled(format!(" {hint}"), theme.style(Role::Dim)))
+    }
+
+    fn status_line(&self, width: u16) -> Line<'static> {
+        let mut parts = Vec::new();
+        match &self.state {
+            Some(state) => {
+                let model = state.model.as_deref().unwrap_or("no model");
+                let provider = state.provider.as_deref().unwrap_or("no provider");
+                parts.push(format!("{model} · {provider}"));
+                parts.push(short_path(&state.cwd));
+            }
+            None => parts.push("starting…".to_owned()),
+        }
+        if let Some(context) = &self.context {
+            match context.percent {
+                Some(percent) => parts.push(format!("context {percent:.0}%")),
+                None => parts.push(format!("context {}", tokens(context.tokens))),
+            }
+        }
+        if self.tokens > 0 {
+            let mut used = format!("{} tokens", tokens(self.tokens));
+            if self.cost > 0.0 {
+                used.push_str(&format!(" · ${:.2}", self.cost));
+            }
+            parts.push(used);
+        }
+        let (up, failed) = self.servers;
+        if up + failed > 0 {
+            let mut servers = format!("mcp {up} up");
+            if failed > 0 {
+                servers.push_str(&format!(" {failed} failed"));
+            }
+            parts.push(servers);
+        }
+        if !self.transcript.follows() {
+            parts.push("scrolled · ctrl+end".to_owned());
+        }
+        let mut text = format!(" {}", terminal_safe(&parts.join("  │  ")));
+        let pad = usize::from(width).saturating_sub(width_of(&text));
+        text.push_str(&" ".repeat(pad));
+        Line::from(Span::styled(text, self.theme.style(Role::Status)))
+    }
+}
+
+fn render_picker(picker: &Picker, body: Rect, buf: &mut ratatui::buffer::Buffer, theme: &Theme) {
+    let rows = picker
+        .sessions
+        .len()
+        .min(usize::from(body.height.saturating_sub(1)))
+        .max(1);
+    let height = u16::try_from(rows + 1)
+        .unwrap_or(body.height)
+        .min(body.height);
+    let area = Rect::new(body.x, body.bottom() - height, body.width, height);
+    ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
+    buf.set_line(
+        area.x,
+        area.y,
+        &Line::from(Span::styled(
+            " resume a session · ↑/↓ · enter · esc",
+            theme.style(Role::Accent),
+        )),
+        area.width,
+    );
+    let first = picker.selected.saturating_sub(rows.saturating_sub(1));
+    for (row, (i, session)) in picker
+        .sessions
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows)
+        .enumerate()
+    {
+        let marker = if i == picker.selected { "› " } else { "  " };
+        let prompt = session.first_prompt.as_deref().unwrap_or("(no prompt)");
+        let line = Line::from(vec![
+            Span::styled(marker, theme.style(Role::Accent)),
+            Span::styled(
+                format!("{} messages  ", session.messages),
+                theme.style(Role::Dim),
+            ),
+            Span::styled(terminal_safe(prompt), theme.style(Role::Text)),
+        ]);
+        let y = area.y + 1 + u16::try_from(row).unwrap_or(0);
+        buf.set_line(area.x, y, &line, area.width);
+    }
+}
+
+/// `~/x` for paths under the home directory.
+fn short_path(path: &std::path::Path) -> String {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match home.and_then(|h| path.strip_prefix(&h).ok().map(|p| p.to_path_buf())) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
+}
+
+/// `1234` as `1.2k`.
+fn tokens(count: u64) -> String {
+    if count >= 1000 {
+        format!("{:.1}k", count as f64 / 1000.0)
+    } else {
+        count.to_string()
+    }
+}

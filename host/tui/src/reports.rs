@@ -1,0 +1,210 @@
+//! The text of the reporting commands (`/help`, `/mcp`, `/doctor`, `/plugins`, `/skills`,
+//! `/tools`), built from what the host reports; shown as notices in the conversation.
+
+use rho_component::{ServerResource, ToolSpec};
+use rho_core::host::{Extensions, PromptCommand};
+
+use crate::palette::COMMANDS;
+use crate::text::width_of;
+
+/// `/help`: the keys and the commands.
+pub fn help() -> String {
+    let mut text = String::from(
+        "keys: enter send · ctrl+j or shift+enter newline · ↑/↓ history · / commands · \
+         @ resources · pgup/pgdn scroll, ctrl+end back to the newest · ctrl+o expand results · \
+         ctrl+r show reasoning · esc esc stop a turn · ctrl+c clear, stop, or twice to quit · \
+         ctrl+d quit on an empty line\ncommands:",
+    );
+    let rows: Vec<Vec<String>> = COMMANDS
+        .iter()
+        .map(|(name, what)| vec![(*name).to_owned(), (*what).to_owned()])
+        .collect();
+    text.push('\n');
+    text.push_str(&table(&rows));
+    text
+}
+
+/// `/mcp`: every server entry with its transport, status, error, tools, prompts and
+/// resources.
+pub fn mcp(
+    extensions: &Extensions,
+    prompts: &[PromptCommand],
+    resources: &[(String, ServerResource)],
+) -> String {
+    if extensions.servers.is_empty() {
+        return "no MCP server is configured (rho mcp add, or a plugin's mcp.json)".to_owned();
+    }
+    let mut text = String::from("MCP servers:");
+    for server in &extensions.servers {
+        text.push_str(&format!(
+            "\n{}  {}  {}",
+            server.id,
+            server.transport.unwrap_or("-"),
+            server.status.as_str()
+        ));
+        let detail = match &server.status {
+            rho_core::ServerStatus::Failed(e)
+            | rho_core::ServerStatus::Invalid(e)
+            | rho_core::ServerStatus::Untrusted(e) => Some(e.clone()),
+            _ => None,
+        };
+        if let Some(detail) = detail {
+            text.push_str(&format!("\n    error: {detail}"));
+        }
+        if !server.tools.is_empty() {
+            text.push_str(&format!("\n    tools: {}", server.tools.join(", ")));
+        }
+        let added = server.added_tools();
+        if !added.is_empty() {
+            text.push_str(&format!(
+                "\n    added since the session started (restart to use): {}",
+                added.join(", ")
+            ));
+        }
+        let offered: Vec<&str> = prompts
+            .iter()
+            .filter(|p| p.server == server.id)
+            .map(|p| p.command.as_str())
+            .collect();
+        if !offered.is_empty() {
+            text.push_str(&format!("\n    prompts: {}", offered.join(", ")));
+        }
+        let count = resources.iter().filter(|(s, _)| *s == server.id).count();
+        if count > 0 {
+            text.push_str(&format!("\n    resources: {count} (type @ to attach)"));
+        }
+    }
+    text
+}
+
+/// `/doctor`: what loaded and what failed, with every diagnostic.
+pub fn doctor(extensions: &Extensions) -> String {
+    let count = |status: &str| {
+        extensions
+            .plugins
+            .iter()
+            .filter(|p| p.status == status)
+            .count()
+    };
+    let servers = |status: &str| {
+        extensions
+            .servers
+            .iter()
+            .filter(|s| s.status.as_str() == status)
+            .count()
+    };
+    let mut rows = vec![
+        vec![
+            "agent plugins".to_owned(),
+            format!(
+                "{} loaded, {} disabled, {} rejected, {} shadowed",
+                count("loaded"),
+                count("disabled"),
+                count("rejected"),
+                count("shadowed")
+            ),
+        ],
+        vec![
+            "skills".to_owned(),
+            format!("{} available", extensions.skills.len()),
+        ],
+        vec![
+            "mcp servers".to_owned(),
+            format!(
+                "{} connected, {} failed, {} disabled, {} untrusted",
+                servers("connected"),
+                servers("failed"),
+                servers("disabled"),
+                servers("untrusted")
+            ),
+        ],
+        vec![
+            "tools".to_owned(),
+            format!("{} in this session", extensions.tools.len()),
+        ],
+    ];
+    for d in &extensions.diagnostics {
+        rows.push(vec![
+            format!("{} {}", d.severity.as_str(), d.code.as_str()),
+            d.message.clone(),
+        ]);
+    }
+    format!("doctor:\n{}", table(&rows))
+}
+
+/// `/plugins`.
+pub fn plugins(extensions: &Extensions) -> String {
+    if extensions.plugins.is_empty() {
+        return "no plugin is installed (rho plugins install <path>)".to_owned();
+    }
+    let rows: Vec<Vec<String>> = extensions
+        .plugins
+        .iter()
+        .map(|p| {
+            vec![
+                p.name.clone(),
+                p.scope.to_owned(),
+                p.status.to_owned(),
+                p.path.display().to_string(),
+            ]
+        })
+        .collect();
+    format!("plugins:\n{}", table(&rows))
+}
+
+/// `/skills`.
+pub fn skills(extensions: &Extensions) -> String {
+    if extensions.skills.is_empty() {
+        return "no skill is available".to_owned();
+    }
+    let rows: Vec<Vec<String>> = extensions
+        .skills
+        .iter()
+        .map(|s| vec![s.name.clone(), s.description.clone()])
+        .collect();
+    format!("skills:\n{}", table(&rows))
+}
+
+/// `/tools`.
+pub fn tools<'a>(tools: impl Iterator<Item = &'a ToolSpec>) -> String {
+    let rows: Vec<Vec<String>> = tools
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                t.risk.as_str().to_owned(),
+                t.description.lines().next().unwrap_or_default().to_owned(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return "no tool is available in this session".to_owned();
+    }
+    format!("tools:\n{}", table(&rows))
+}
+
+/// Rows with their columns padded to the widest cell (the last column is not padded).
+fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| width_of(cell))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for row in rows {
+        let mut line = String::from("  ");
+        for (c, cell) in row.iter().enumerate() {
+            line.push_str(cell);
+            if c + 1 < row.len() {
+                let pad = widths.get(c).copied().unwrap_or(0) - width_of(cell);
+                line.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        out.push(line);
+    }
+    out.join("\n")
+}

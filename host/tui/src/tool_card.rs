@@ -1,0 +1,499 @@
+//! One tool call as the conversation shows it: the tool and where it comes from, its
+//! arguments, its state ([`CardState`]: waiting, asking for approval, running with progress,
+//! finished, refused), its result (folded past [`FOLDED_RESULT_LINES`] lines), and a server's
+//! question about it ([`FormView`]), drawn on the card that caused it.
+
+use ratatui::text::{Line, Span};
+use rho_component::{FieldKind, FormField, RiskLevel, ToolOrigin, ToolSpec, terminal_safe};
+use rho_core::session::{QuestionKind, QuestionRequest};
+
+use crate::text::wrap_plain;
+use crate::theme::{Role, Theme};
+
+/// Result lines shown before a result is folded.
+pub const FOLDED_RESULT_LINES: usize = 6;
+/// Argument lines shown on a card (the approval shows them all).
+const ARGUMENT_LINES: usize = 3;
+
+/// Where a call is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CardState {
+    /// The model asked for it; nothing decided yet.
+    Requested,
+    /// The user is asked to approve it.
+    AwaitingApproval {
+        /// The tool's risk level.
+        risk: RiskLevel,
+    },
+    /// Running; the latest progress report, if any.
+    Running {
+        /// How far along, the total when known, and the message.
+        progress: Option<(f64, Option<f64>, Option<String>)>,
+    },
+    /// Finished.
+    Done {
+        /// Whether it failed.
+        is_error: bool,
+        /// What the model reads.
+        output: String,
+    },
+    /// Refused by the mode or the user.
+    Denied,
+    /// The user redirected the model instead.
+    Redirected,
+    /// Aborted while it ran.
+    Cancelled,
+}
+
+/// A tool call on screen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCard {
+    /// The model's id for the call.
+    pub call_id: String,
+    /// The exported tool name.
+    pub name: String,
+    /// What the card's title names: `server · tool`, `plugin · tool` or the built-in name.
+    pub label: String,
+    /// The tool's spec says it only reads.
+    pub read_only: bool,
+    /// The arguments as the model wrote them.
+    pub arguments: String,
+    /// Where it is.
+    pub state: CardState,
+    /// The result is shown whole.
+    pub expanded: bool,
+    /// A server's question about this call, while it waits for the answer.
+    pub question: Option<FormView>,
+}
+
+impl ToolCard {
+    /// A card for a call the model just asked for; `spec` is the tool's, when it is known.
+    pub fn new(call_id: &str, name: &str, arguments: &str, spec: Option<&ToolSpec>) -> Self {
+        let label = match spec.map(|s| &s.origin) {
+            Some(ToolOrigin::Mcp { server, tool, .. }) => format!("{server} · {tool}"),
+            Some(ToolOrigin::Wasm { plugin, tool, .. }) => format!("{plugin} · {tool}"),
+            Some(ToolOrigin::Builtin) | None => name.to_owned(),
+        };
+        Self {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            label,
+            read_only: spec.is_some_and(|s| s.risk == RiskLevel::Read),
+            arguments: arguments.to_owned(),
+            state: CardState::Requested,
+            expanded: false,
+            question: None,
+        }
+    }
+
+    /// Whether the call is over (nothing more will change but folding).
+    pub fn is_finished(&self) -> bool {
+        matches!(
+            self.state,
+            CardState::Done { .. }
+                | CardState::Denied
+                | CardState::Redirected
+                | CardState::Cancelled
+        )
+    }
+
+    /// The card's lines at `width`.
+    pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let inner = width.saturating_sub(4).max(1);
+        let (icon, icon_role) = match &self.state {
+            CardState::Requested => ("◦", Role::Dim),
+            CardState::AwaitingApproval { .. } => ("?", Role::Warning),
+            CardState::Running { .. } => ("⋯", Role::Accent),
+            CardState::Done {
+                is_error: false, ..
+            } => ("✓", Role::Success),
+            CardState::Done { is_error: true, .. } => ("✗", Role::Error),
+            CardState::Denied | CardState::Cancelled => ("⊘", Role::Warning),
+            CardState::Redirected => ("↪", Role::Warning),
+        };
+        let mut title = vec![
+            Span::styled(format!("{icon} "), theme.style(icon_role)),
+            Span::styled(terminal_safe(&self.label), theme.style(Role::Accent)),
+        ];
+        if self.read_only {
+            title.push(Span::styled("  read-only", theme.style(Role::Dim)));
+        }
+        let status = match &self.state {
+            CardState::Denied => Some("denied"),
+            CardState::Redirected => Some("redirected"),
+            CardState::Cancelled => Some("cancelled"),
+            _ => None,
+        };
+        if let Some(status) = status {
+            title.push(Span::styled(
+                format!("  {status}"),
+                theme.style(Role::Warning),
+            ));
+        }
+        let mut lines = vec![Line::from(title)];
+        // The result hangs off the card with `└`; arguments and progress are indented.
+        let body = |text: &str,
+                    role: Role,
+                    limit: Option<usize>,
+                    first: &'static str,
+                    lines: &mut Vec<Line<'static>>| {
+            let wrapped = wrap_plain(text, inner);
+            let shown = limit.unwrap_or(usize::MAX).min(wrapped.len());
+            for (i, row) in wrapped.iter().take(shown).enumerate() {
+                let gutter = if i == 0 { first } else { "    " };
+                lines.push(Line::from(vec![
+                    Span::styled(gutter, theme.style(Role::Dim)),
+                    Span::styled(row.clone(), theme.style(role)),
+                ]));
+            }
+            wrapped.len() - shown
+        };
+        let arguments = compact_arguments(&self.arguments);
+        let awaiting = matches!(self.state, CardState::AwaitingApproval { .. });
+        if !arguments.is_empty() {
+            let limit = (!awaiting).then_some(ARGUMENT_LINES);
+            let hidden = body(&arguments, Role::Dim, limit, "    ", &mut lines);
+            if hidden > 0 {
+                lines.push(fold_line(hidden, "argument", theme));
+            }
+        }
+        match &self.state {
+            CardState::AwaitingApproval { risk } => {
+                lines.push(Line::from(vec![
+                    Span::styled("    ", theme.style(Role::Dim)),
+                    Span::styled(
+                        format!("Allow this {} call?", risk.as_str()),
+                        theme.style(Role::Warning),
+                    ),
+                ]));
+                lines.push(Line::from(vec![
+                    Span::raw("    "),
+                    Span::styled(
+                        "y once · a for this session · n deny · r redirect",
+                        theme.style(Role::Accent),
+                    ),
+                ]));
+            }
+            CardState::Running { progress } => {
+                let text = match progress {
+                    Some((done, total, message)) => {
+                        progress_text(*done, *total, message.as_deref())
+                    }
+                    None => "running…".to_owned(),
+                };
+                body(&text, Role::Dim, Some(2), "    ", &mut lines);
+            }
+            CardState::Done { is_error, output } => {
+                let role = if *is_error { Role::Error } else { Role::Text };
+                let limit = (!self.expanded).then_some(FOLDED_RESULT_LINES);
+                let text = if output.trim().is_empty() {
+                    "(no output)"
+                } else {
+                    output.as_str()
+                };
+                let hidden = body(text, role, limit, "  └ ", &mut lines);
+                if hidden > 0 {
+                    lines.push(fold_line(hidden, "result", theme));
+                }
+            }
+            _ => {}
+        }
+        if let Some(question) = &self.question {
+            lines.extend(question.lines(inner, theme));
+        }
+        lines
+    }
+}
+
+fn fold_line(hidden: usize, what: &str, theme: &Theme) -> Line<'static> {
+    let s = if hidden == 1 { "" } else { "s" };
+    Line::from(vec![
+        Span::raw("    "),
+        Span::styled(
+            format!("… {hidden} more {what} line{s} · ctrl+o expands"),
+            theme.style(Role::Dim),
+        ),
+    ])
+}
+
+/// `{"a":1}` as `a: 1`, one key per line, or the text as it came when it is not an object.
+fn compact_arguments(arguments: &str) -> String {
+    let trimmed = arguments.trim();
+    if trimmed.is_empty() || trimmed == "{}" {
+        return String::new();
+    }
+    trimmed.to_owned()
+}
+
+fn progress_text(done: f64, total: Option<f64>, message: Option<&str>) -> String {
+    let mut text = match total {
+        Some(total) if total > 0.0 => {
+            let fraction = (done / total).clamp(0.0, 1.0);
+            let filled = (fraction * 10.0).round() as usize;
+            format!(
+                "[{}{}] {:.0}%",
+                "█".repeat(filled),
+                "·".repeat(10 - filled),
+                fraction * 100.0
+            )
+        }
+        _ => "running…".to_owned(),
+    };
+    if let Some(message) = message {
+        text.push(' ');
+        text.push_str(message);
+    }
+    text
+}
+
+/// A server's question on a card, as the user fills it in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormView {
+    /// The question as the host sent it.
+    pub request: QuestionRequest,
+    /// One answer per field, as text.
+    pub values: Vec<String>,
+    /// The field being edited.
+    pub focus: usize,
+}
+
+/// What a key did to a form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormOutcome {
+    /// Still being filled in.
+    Editing,
+    /// Accepted with these answers by field name.
+    Accept(std::collections::BTreeMap<String, String>),
+    /// Declined (`ctrl+d`).
+    Decline,
+    /// Dismissed (`esc`): ends the turn.
+    Cancel,
+}
+
+impl FormView {
+    /// A form with each field at its default.
+    pub fn new(request: QuestionRequest) -> Self {
+        let values = request
+            .fields
+            .iter()
+            .map(|f| match (&f.default, f.kind) {
+                (Some(default), _) => default.clone(),
+                (None, FieldKind::Choice) => f
+                    .choices
+                    .first()
+                    .map(|c| c.value.clone())
+                    .unwrap_or_default(),
+                _ => String::new(),
+            })
+            .collect();
+        Self {
+            request,
+            values,
+            focus: 0,
+        }
+    }
+
+    /// Applies a key.
+    pub fn key(&mut self, key: crossterm::event::KeyEvent) -> FormOutcome {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let fields = self.request.fields.len();
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => return FormOutcome::Cancel,
+            KeyCode::Char('d') if ctrl => return FormOutcome::Decline,
+            KeyCode::Tab | KeyCode::Down => {
+                self.focus = (self.focus + 1).min(fields.saturating_sub(1));
+            }
+            KeyCode::BackTab | KeyCode::Up => self.focus = self.focus.saturating_sub(1),
+            KeyCode::Enter => {
+                if self.request.kind == QuestionKind::Sampling || self.focus + 1 >= fields {
+                    return FormOutcome::Accept(self.answers());
+                }
+                self.focus += 1;
+            }
+            _ if self.request.kind == QuestionKind::Sampling => {}
+            KeyCode::Left | KeyCode::Right => self.cycle(key.code == KeyCode::Right),
+            KeyCode::Char(' ') if self.focused_kind() == Some(FieldKind::Boolean) => {
+                self.cycle(true);
+            }
+            KeyCode::Backspace => {
+                if let Some(value) = self.values.get_mut(self.focus) {
+                    value.pop();
+                }
+            }
+            KeyCode::Char(c) if !ctrl => {
+                if let Some(value) = self.values.get_mut(self.focus)
+                    && value.len() < 64 * 1024
+                {
+                    value.push(c);
+                }
+            }
+            _ => {}
+        }
+        FormOutcome::Editing
+    }
+
+    fn focused_kind(&self) -> Option<FieldKind> {
+        self.request.fields.get(self.focus).map(|f| f.kind)
+    }
+
+    /// Left/Right through a choice's values, or yes/no.
+    fn cycle(&mut self, forward: bool) {
+        let Some(field) = self.request.fields.get(self.focus) else {
+            return;
+        };
+        let options: Vec<String> = match field.kind {
+            FieldKind::Boolean => vec!["true".into(), "false".into()],
+            FieldKind::Choice => field.choices.iter().map(|c| c.value.clone()).collect(),
+            _ => return,
+        };
+        if options.is_empty() {
+            return;
+        }
+        let Some(value) = self.values.get_mut(self.focus) else {
+            return;
+        };
+        let at = options.iter().position(|o| o == value);
+        let next = match (at, forward) {
+            (None, _) => 0,
+            (Some(i), true) => (i + 1) % options.len(),
+            (Some(i), false) => (i + options.len() - 1) % options.len(),
+        };
+        *value = options[next].clone();
+    }
+
+    /// The answers, leaving out blank optional fields.
+    fn answers(&self) -> std::collections::BTreeMap<String, String> {
+        self.request
+            .fields
+            .iter()
+            .zip(&self.values)
+            .filter(|(f, v)| f.required || !v.trim().is_empty())
+            .map(|(f, v)| (f.name.clone(), v.trim().to_owned()))
+            .collect()
+    }
+
+    fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let indent = |spans: Vec<Span<'static>>| {
+            let mut all = vec![Span::raw("    ")];
+            all.extend(spans);
+            Line::from(all)
+        };
+        let request = &self.request;
+        let heading = match request.kind {
+            QuestionKind::Elicitation => format!("{} asks:", request.server),
+            QuestionKind::Sampling => format!("{} asks to use your model:", request.server),
+        };
+        let mut lines = vec![indent(vec![Span::styled(
+            terminal_safe(&heading),
+            theme.style(Role::Warning),
+        )])];
+        for row in wrap_plain(&request.message, width.saturating_sub(4).max(1)) {
+            lines.push(indent(vec![Span::styled(row, theme.style(Role::Text))]));
+        }
+        if request.kind == QuestionKind::Sampling {
+            for message in &request.messages {
+                let text = format!("{:?}: {}", message.role, message.text);
+                for row in wrap_plain(&text, width.saturating_sub(6).max(1))
+                    .into_iter()
+                    .take(4)
+                {
+                    lines.push(indent(vec![Span::styled(
+                        format!("  {row}"),
+                        theme.style(Role::Dim),
+                    )]));
+                }
+            }
+            lines.push(indent(vec![Span::styled(
+                "enter allow · ctrl+d refuse · esc cancel the turn",
+                theme.style(Role::Accent),
+            )]));
+            return lines;
+        }
+        for (i, (field, value)) in request.fields.iter().zip(&self.values).enumerate() {
+            lines.extend(field_lines(field, value, i == self.focus, width, theme));
+        }
+        lines.push(indent(vec![Span::styled(
+            "tab next · enter submit · ctrl+d decline · esc cancel the turn",
+            theme.style(Role::Accent),
+        )]));
+        lines
+    }
+}
+
+fn field_lines(
+    field: &FormField,
+    value: &str,
+    focused: bool,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let name = field.title.as_deref().unwrap_or(&field.name);
+    let marker = if focused { "› " } else { "  " };
+    let required = if field.required { " *" } else { "" };
+    let shown = match field.kind {
+        FieldKind::Boolean => match value {
+            "true" => "yes".to_owned(),
+            "false" => "no".to_owned(),
+            _ => "yes / no".to_owned(),
+        },
+        FieldKind::Choice => field
+            .choices
+            .iter()
+            .find(|c| c.value == value)
+            .map(|c| c.title.clone().unwrap_or_else(|| c.value.clone()))
+            .unwrap_or_else(|| value.to_owned()),
+        _ => value.to_owned(),
+    };
+    let mut lines = vec![Line::from(vec![
+        Span::raw("    "),
+        Span::styled(marker, theme.style(Role::Accent)),
+        Span::styled(
+            format!("{}{required}: ", terminal_safe(name)),
+            theme.style(Role::Text),
+        ),
+        Span::styled(
+            format!(
+                "{}{}",
+                terminal_safe(&shown),
+                if focused { "▏" } else { "" }
+            ),
+            theme.style(Role::User),
+        ),
+    ])];
+    let mut help = Vec::new();
+    match field.kind {
+        FieldKind::Choice | FieldKind::MultiChoice => {
+            let values: Vec<String> = field
+                .choices
+                .iter()
+                .map(|c| c.title.clone().unwrap_or_else(|| c.value.clone()))
+                .collect();
+            let how = if field.kind == FieldKind::Choice {
+                "←/→ to choose"
+            } else {
+                "comma-separated"
+            };
+            help.push(format!("{how}: {}", values.join(", ")));
+        }
+        FieldKind::Boolean => help.push("←/→ or space".to_owned()),
+        FieldKind::Number | FieldKind::Integer => help.push("a number".to_owned()),
+        FieldKind::Text => {}
+    }
+    if let Some(text) = &field.help {
+        help.push(text.clone());
+    }
+    // Only the field being filled in explains itself, so a long form stays on screen.
+    if !focused {
+        help.clear();
+    }
+    for text in help {
+        for row in wrap_plain(&text, width.saturating_sub(8).max(1)) {
+            lines.push(Line::from(vec![
+                Span::raw("        "),
+                Span::styled(row, theme.style(Role::Dim)),
+            ]));
+        }
+    }
+    lines
+}

@@ -1,0 +1,245 @@
+//! The interactive `rho` in a real terminal (tmux), against `fake-model` (a scripted
+//! OpenAI-compatible server) and the real `@modelcontextprotocol/server-everything`: a turn
+//! with a tool approval, a server's form answered on its tool card, a prompt command, a
+//! resource attached with `@`, a turn stopped with Esc Esc, a session resumed with
+//! `--continue`, and the terminal restored on every way out.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use rho_component::naming::ExportedNames;
+use rho_e2e::tmux::Tmux;
+use rho_e2e::{FakeModel, Sandbox, rho_bin};
+use serde_json::{Value, json};
+
+const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
+
+/// `rho` on a 100×32 terminal in `sandbox`, talking to `model`, with `extra` arguments.
+fn tui(sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Tmux {
+    let endpoint = model.endpoint();
+    let project = sandbox.project.display().to_string();
+    let mut args = vec![
+        "--cwd",
+        project.as_str(),
+        "--endpoint",
+        endpoint.as_str(),
+        "--model",
+        "fake-model-1",
+    ];
+    args.extend_from_slice(extra);
+    let home = sandbox.home.display().to_string();
+    let rho_home = sandbox.rho_home.display().to_string();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let tmux = Tmux::start(
+        &rho_bin(),
+        &args,
+        &[
+            ("HOME", &home),
+            ("RHO_HOME", &rho_home),
+            ("PATH", &path),
+            ("RHO_LOG", "debug"),
+        ],
+        &sandbox.project,
+        100,
+        32,
+    );
+    tmux.wait_for("fake-model-1");
+    tmux
+}
+
+/// Leaves with Ctrl+C twice; checks the exit status and that the terminal was restored.
+fn quit(tmux: &Tmux) {
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("ctrl+c again to quit");
+    tmux.keys(&["C-c"]);
+    assert_eq!(tmux.wait_exit(), 0, "{}", tmux.screen());
+    assert_eq!(
+        tmux.format("#{alternate_on}"),
+        "0",
+        "still in the alternate screen"
+    );
+}
+
+fn model(sandbox: &Sandbox, script: &Value) -> FakeModel {
+    FakeModel::start(FAKE_MODEL, &sandbox.dir.path().join("model"), script)
+}
+
+fn everything_tool(name: &str) -> String {
+    ExportedNames::default().assign("everything", name)
+}
+
+/// A sandbox whose config runs server-everything.
+fn everything() -> Sandbox {
+    let sandbox = Sandbox::new();
+    let server = rho_e2e::peer_bin("mcp-server-everything");
+    sandbox.write_config(&format!(
+        "[agent]\npermission_mode = \"allow-all\"\n\n[mcp.servers.everything]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
+        server.display()
+    ));
+    sandbox
+}
+
+#[test]
+fn a_turn_with_an_approved_tool_call_streams_and_shows_its_card() {
+    let sandbox = Sandbox::new();
+    let model = model(
+        &sandbox,
+        &json!([
+            {"content": "I will **run** a command.", "tool_calls": [
+                {"name": "run_command", "arguments": {"command": "echo hi-from-the-tool"}}
+            ]},
+            {"content": "Done: the tool said `hi-from-the-tool`.\n\n- first\n- second"}
+        ]),
+    );
+    let tmux = tui(&sandbox, &model, &[]);
+    tmux.type_text("please run it");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Allow this destructive call?");
+    assert!(screen.contains("› please run it"), "{screen}");
+    assert!(screen.contains("run_command"), "{screen}");
+    assert!(screen.contains("echo hi-from-the-tool"), "{screen}");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("Done: the tool said");
+    assert!(screen.contains("✓ run_command"), "{screen}");
+    assert!(screen.contains("└ exit code: 0"), "{screen}");
+    // Markdown is rendered: no `**` or backticks left, list items kept.
+    assert!(!screen.contains("**run**"), "{screen}");
+    assert!(screen.contains("first"), "{screen}");
+    // `/help` is answered by rho itself.
+    tmux.type_text("/help");
+    tmux.wait_for("keys and commands");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("ctrl+j or shift+enter newline");
+    assert_eq!(model.requests().len(), 2);
+    quit(&tmux);
+}
+
+#[test]
+fn a_denied_call_and_a_redirect_are_shown_on_their_cards() {
+    let sandbox = Sandbox::new();
+    let model = model(
+        &sandbox,
+        &json!([
+            {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo one"}}]},
+            {"content": "understood, not running it"},
+            {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo two"}}]},
+            {"content": "redirected", "expect": {"last_message_contains": "list the files instead"}}
+        ]),
+    );
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    tmux.type_text("first");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Allow this");
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("understood, not running it");
+    assert!(screen.contains("⊘ run_command  denied"), "{screen}");
+    tmux.type_text("second");
+    tmux.keys(&["Enter"]);
+    tmux.wait_until("a second approval", |s| {
+        s.matches("Allow this").count() == 1 && s.contains("echo two")
+    });
+    tmux.keys(&["r"]);
+    tmux.wait_for("type what the model should do instead");
+    tmux.type_text("list the files instead");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("redirected");
+    assert!(screen.contains("↪ run_command"), "{screen}");
+    quit(&tmux);
+}
+
+#[test]
+fn esc_twice_stops_a_streaming_turn() {
+    let sandbox = Sandbox::new();
+    let words: String = (0..400).map(|i| format!("word{i} ")).collect();
+    let model = model(&sandbox, &json!([{"content": words, "chunk_delay_ms": 40}]));
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    tmux.type_text("talk");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("word3 ");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("esc again to stop the turn");
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for("• stopped");
+    assert!(!screen.contains("word399"), "{screen}");
+    quit(&tmux);
+}
+
+#[test]
+fn a_resumed_session_shows_its_conversation() {
+    let sandbox = Sandbox::new();
+    let model = model(
+        &sandbox,
+        &json!([{"content": "the first answer"}, {"content": "the second answer"}]),
+    );
+    let tmux = tui(&sandbox, &model, &[]);
+    tmux.type_text("remember me");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first answer");
+    quit(&tmux);
+    drop(tmux);
+    let tmux = tui(&sandbox, &model, &["--continue"]);
+    let screen = tmux.wait_for("the first answer");
+    assert!(screen.contains("› remember me"), "{screen}");
+    tmux.type_text("and now");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second answer");
+    // The model saw the whole conversation.
+    let last = model.requests().last().cloned().unwrap();
+    assert!(last.to_string().contains("remember me"), "{last}");
+    quit(&tmux);
+}
+
+#[test]
+fn a_server_form_is_answered_on_its_tool_card() {
+    let sandbox = everything();
+    let model = model(
+        &sandbox,
+        &json!([
+            {"tool_calls": [{"name": everything_tool("trigger-elicitation-request"), "arguments": {}}]},
+            {"content": "thanks for the form"}
+        ]),
+    );
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    tmux.type_text("ask me");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("everything asks:");
+    assert!(screen.contains("Your full, legal name"), "{screen}");
+    tmux.type_text("Ada");
+    // Tab to the yes/no field, choose yes, then submit from the last field.
+    tmux.keys(&["Tab", "Right"]);
+    for _ in 0..20 {
+        tmux.keys(&["Tab"]);
+    }
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("thanks for the form");
+    assert!(screen.contains("Name: Ada"), "{screen}");
+    quit(&tmux);
+}
+
+#[test]
+fn prompt_commands_and_resources_come_from_the_palettes() {
+    let sandbox = everything();
+    let model = model(
+        &sandbox,
+        &json!([
+            {"content": "prompt used", "expect": {"last_message_contains": "Texas"}},
+            {"content": "resource read", "expect": {"last_message_contains": "runtime architecture"}}
+        ]),
+    );
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    tmux.type_text("/mcp:every");
+    let screen = tmux.wait_for("/mcp:everything:args-prompt");
+    assert!(screen.contains("prompt ·"), "{screen}");
+    tmux.type_text("thing:args-prompt city=Paris state=Texas");
+    tmux.keys(&["Escape", "Enter"]);
+    tmux.wait_for("prompt used");
+    tmux.type_text("summarize @architecture");
+    tmux.wait_for("resource · everything · architecture.md");
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("[resource: demo://resource/static/document/architecture.md]");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("resource read");
+    assert!(
+        screen.contains("› summarize [resource: demo://resource/static/document/architecture.md]"),
+        "{screen}"
+    );
+    quit(&tmux);
+}

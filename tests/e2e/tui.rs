@@ -12,8 +12,16 @@ use serde_json::{Value, json};
 
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
 
-/// `rho` on a 100×32 terminal in `sandbox`, talking to `model`, with `extra` arguments.
+/// `rho` on a 100×32 terminal in `sandbox`, talking to `model`, with `extra` arguments, once
+/// its status line shows the model.
 fn tui(sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Tmux {
+    let tmux = tui_starting(sandbox, model, extra);
+    tmux.wait_for("fake-model-1");
+    tmux
+}
+
+/// `rho` on a 100×32 terminal, as soon as it runs.
+fn tui_starting(sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Tmux {
     let endpoint = model.endpoint();
     let project = sandbox.project.display().to_string();
     let mut args = vec![
@@ -28,7 +36,7 @@ fn tui(sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Tmux {
     let home = sandbox.home.display().to_string();
     let rho_home = sandbox.rho_home.display().to_string();
     let path = std::env::var("PATH").unwrap_or_default();
-    let tmux = Tmux::start(
+    Tmux::start(
         &rho_bin(),
         &args,
         &[
@@ -40,9 +48,7 @@ fn tui(sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Tmux {
         &sandbox.project,
         100,
         32,
-    );
-    tmux.wait_for("fake-model-1");
-    tmux
+    )
 }
 
 /// Leaves with Ctrl+C twice; checks the exit status and that the terminal was restored.
@@ -242,4 +248,79 @@ fn prompt_commands_and_resources_come_from_the_palettes() {
         "{screen}"
     );
     quit(&tmux);
+}
+
+#[test]
+fn the_screen_opens_and_takes_input_while_a_server_starts() {
+    let sandbox = Sandbox::new();
+    let fake = env!("CARGO_BIN_EXE_fake-mcp");
+    sandbox.write_config(&format!(
+        "[mcp.servers.slow]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 3; exec {fake} --mode ok\"]\n"
+    ));
+    let model = model(&sandbox, &json!([{"content": "hello back"}]));
+    let started = std::time::Instant::now();
+    let tmux = tui_starting(&sandbox, &model, &["--ephemeral"]);
+    tmux.wait_for("starting…");
+    tmux.type_text("typed early");
+    let screen = tmux.wait_for("› typed early");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "the screen waited for the server:\n{screen}"
+    );
+    tmux.wait_for("mcp 1 up");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("hello back");
+    quit(&tmux);
+}
+
+/// The pids of `pid`'s children (of all its threads).
+fn children(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        all.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    all
+}
+
+#[test]
+fn a_signal_restores_the_terminal_and_stops_the_servers() {
+    let sandbox = Sandbox::new();
+    let fake = env!("CARGO_BIN_EXE_fake-mcp");
+    sandbox.write_config(&format!(
+        "[mcp.servers.one]\ncommand = \"{fake}\"\nargs = [\"--mode\", \"ok\"]\n"
+    ));
+    let model = model(&sandbox, &json!([]));
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    tmux.wait_for("mcp 1 up");
+    // The pane runs a shell, whose child is rho, whose child is the server.
+    let shell: u32 = tmux.format("#{pane_pid}").parse().unwrap();
+    let rho = *children(shell).first().expect("rho is running");
+    let servers = children(rho);
+    assert!(!servers.is_empty(), "no server process under rho");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(rho as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    tmux.wait_exit();
+    assert_eq!(
+        tmux.format("#{alternate_on}"),
+        "0",
+        "still in the alternate screen"
+    );
+    for server in servers {
+        let alive = std::path::Path::new(&format!("/proc/{server}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{server}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ");
+        assert!(!alive, "server process {server} outlived rho");
+    }
 }

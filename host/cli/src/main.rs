@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    let started_at = std::time::Instant::now();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -19,7 +20,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match commands::run(cli) {
+    match commands::run(cli, started_at) {
         Ok(code) => code,
         Err(e) => {
             output::error_line(&format!("error: {e:#}"));

@@ -195,6 +195,12 @@ impl App {
         self.outbox.push((id, operation));
     }
 
+    /// Shows a notice from outside the session (the embedding program's).
+    pub fn show_notice(&mut self, text: String) {
+        self.notice(text);
+        self.transcript.scroll_to_bottom();
+    }
+
     fn notice(&mut self, text: impl Into<String>) {
         self.transcript.push(Cell::Notice(text.into()));
     }

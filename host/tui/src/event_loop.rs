@@ -2,7 +2,17 @@
 //! [`App`]; operations go to the host; a frame is drawn only after something changed, at
 //! most once per [`FRAME_INTERVAL`], after the events that arrived together are all applied
 //! (so a flood of streamed text costs one frame, not one per delta).
+//!
+//! The screen opens before the host has started (its servers start in parallel meanwhile):
+//! the first frame never waits for a server, what is typed meanwhile is kept, and operations
+//! wait in the [`App`] until the host is there.
+//!
+//! Timing, for `rho-bench` and for anyone curious, goes to the log at debug level under the
+//! target `rho_tui::timing`: `first_frame_ms` (from `Options::started_at`), and for each frame
+//! `draw_us` and, after input, `input_to_frame_us` (from the moment the terminal event was
+//! read to the end of the frame's write).
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crossterm::event::Event;
@@ -11,7 +21,7 @@ use rho_core::host::{HostEvent, HostHandle, SessionHost};
 use tokio::sync::mpsc;
 
 use crate::app::App;
-use crate::terminal::{self, RestoreOnDrop};
+use crate::terminal::{self, RestoreOnDrop, Tty};
 use crate::theme::Theme;
 
 /// The shortest time between two frames (60 per second).
@@ -21,6 +31,9 @@ const BATCH: usize = 256;
 /// How long the host may take to close its servers after the user leaves.
 const CLOSE_BUDGET: Duration = Duration::from_secs(5);
 
+/// A started session host: what [`SessionHost::start`] returns.
+pub type Started = (SessionHost, HostHandle, mpsc::Receiver<HostEvent>);
+
 /// How a session starts on screen.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
@@ -28,83 +41,161 @@ pub struct Options {
     pub resumed: bool,
     /// The styles.
     pub theme: Theme,
+    /// When the process started (for `first_frame_ms`).
+    pub started_at: Instant,
 }
 
-/// Runs the interactive session until the user leaves or `stop` fires (a signal), then lets
-/// the host close every server and restores the terminal.
+/// A terminal event and when it was read.
+type Input = (Instant, Event);
+
+/// Opens the screen, waits for `start` (the host starting its servers) while already drawing
+/// and taking keys, then runs the session until the user leaves or `stop` fires (a signal);
+/// lets the host close every server and restores the terminal. `notices` are lines the
+/// embedding program wants shown (an OAuth login's address, say). A host that fails to
+/// start is an error after the terminal is restored.
 pub async fn run(
-    host: SessionHost,
-    handle: HostHandle,
-    mut events: mpsc::Receiver<HostEvent>,
+    start: impl Future<Output = Result<Started, String>>,
+    mut notices: mpsc::UnboundedReceiver<String>,
     stop: CancelSignal,
     options: Options,
 ) -> std::io::Result<()> {
     let mut tty = terminal::enter()?;
     let _restore = RestoreOnDrop;
-    let host_task = tokio::spawn(host.run(stop.clone()));
     let mut keys = spawn_input_thread();
-    let mut app = App::new(options.theme);
-    app.start(options.resumed);
-    let mut dirty = true;
-    let mut last_frame = Instant::now() - FRAME_INTERVAL;
-    let mut handle = Some(handle);
+    let mut screen = Screen::new(options);
+    screen.app.start(options.resumed);
+    screen.draw(&mut tty)?;
+    tracing::debug!(
+        target: "rho_tui::timing",
+        first_frame_ms = options.started_at.elapsed().as_secs_f64() * 1000.0
+    );
+
+    // The host starts; the screen already answers.
+    let start = std::pin::pin!(start);
+    let mut start = start;
+    let started = loop {
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => return Ok(()),
+            started = &mut start => break started,
+            input = keys.recv() => match input {
+                Some(input) => screen.input(input, &mut keys),
+                None => return Ok(()),
+            },
+            Some(notice) = notices.recv() => screen.notice(notice),
+            () = screen.frame_due() => screen.draw(&mut tty)?,
+        }
+    };
+    let (host, handle, mut events) = started.map_err(std::io::Error::other)?;
+    let host_task = tokio::spawn(host.run(stop.clone()));
     let mut host_open = true;
     loop {
-        for (id, operation) in app.take_operations() {
-            if let Some(handle) = &handle
-                && handle.submit(id, operation).await.is_err()
-            {
+        for (id, operation) in screen.app.take_operations() {
+            if handle.submit(id, operation).await.is_err() {
                 host_open = false;
             }
         }
-        if app.should_quit() || !host_open {
+        if screen.app.should_quit() || !host_open {
             break;
         }
-        let frame_due = last_frame + FRAME_INTERVAL;
         tokio::select! {
             biased;
             () = stop.cancelled() => break,
-            key = keys.recv() => match key {
-                Some(event) => {
-                    apply_input(&mut app, event);
-                    while let Ok(event) = keys.try_recv() {
-                        apply_input(&mut app, event);
-                    }
-                    dirty = true;
-                }
+            input = keys.recv() => match input {
+                Some(input) => screen.input(input, &mut keys),
                 None => break,
             },
             event = events.recv() => match event {
                 Some(event) => {
-                    app.on_host_event(event);
+                    screen.app.on_host_event(event);
                     for _ in 0..BATCH {
                         match events.try_recv() {
-                            Ok(event) => app.on_host_event(event),
+                            Ok(event) => screen.app.on_host_event(event),
                             Err(_) => break,
                         }
                     }
-                    dirty = true;
+                    screen.dirty = true;
                 }
                 None => host_open = false,
             },
-            () = tokio::time::sleep_until(frame_due.into()), if dirty => {
-                tty.draw(|frame| app.render(frame))?;
-                last_frame = Instant::now();
-                dirty = false;
-            }
+            Some(notice) = notices.recv() => screen.notice(notice),
+            () = screen.frame_due() => screen.draw(&mut tty)?,
             // The footer's "press again" hints expire.
-            () = tokio::time::sleep(Duration::from_millis(500)), if !dirty => {
-                dirty = app.hint_expired();
+            () = tokio::time::sleep(Duration::from_millis(500)), if !screen.dirty => {
+                screen.dirty = screen.app.hint_expired();
             }
         }
     }
     // Leaving: no new work; what runs is stopped; the host closes its servers.
-    drop(handle.take());
+    drop(handle);
     stop.cancel();
     // Keep reading its events so it is never stuck on a full channel while closing.
     tokio::spawn(async move { while events.recv().await.is_some() {} });
     let _ = tokio::time::timeout(CLOSE_BUDGET, host_task).await;
     Ok(())
+}
+
+/// The app and when to draw it.
+struct Screen {
+    app: App,
+    dirty: bool,
+    last_frame: Instant,
+    /// When the oldest input not yet on screen was read.
+    input_since: Option<Instant>,
+}
+
+impl Screen {
+    fn new(options: Options) -> Self {
+        Self {
+            app: App::new(options.theme),
+            dirty: true,
+            last_frame: Instant::now() - FRAME_INTERVAL,
+            input_since: None,
+        }
+    }
+
+    /// Applies `first` and every input already waiting.
+    fn input(&mut self, first: Input, keys: &mut mpsc::Receiver<Input>) {
+        self.input_since.get_or_insert(first.0);
+        apply_input(&mut self.app, first.1);
+        while let Ok((_, event)) = keys.try_recv() {
+            apply_input(&mut self.app, event);
+        }
+        self.dirty = true;
+    }
+
+    fn notice(&mut self, text: String) {
+        self.app.show_notice(text);
+        self.dirty = true;
+    }
+
+    /// Ready when a change waits and the frame interval has passed; never otherwise.
+    async fn frame_due(&self) {
+        if !self.dirty {
+            return std::future::pending().await;
+        }
+        tokio::time::sleep_until((self.last_frame + FRAME_INTERVAL).into()).await;
+    }
+
+    fn draw(&mut self, tty: &mut Tty) -> std::io::Result<()> {
+        let began = Instant::now();
+        tty.draw(|frame| self.app.render(frame))?;
+        let now = Instant::now();
+        match self.input_since.take() {
+            Some(since) => tracing::debug!(
+                target: "rho_tui::timing",
+                draw_us = (now - began).as_micros() as u64,
+                input_to_frame_us = (now - since).as_micros() as u64
+            ),
+            None => tracing::debug!(
+                target: "rho_tui::timing",
+                draw_us = (now - began).as_micros() as u64
+            ),
+        }
+        self.last_frame = now;
+        self.dirty = false;
+        Ok(())
+    }
 }
 
 fn apply_input(app: &mut App, event: Event) {
@@ -115,15 +206,15 @@ fn apply_input(app: &mut App, event: Event) {
     }
 }
 
-/// Terminal events, read on a thread of their own (crossterm's `read` blocks); the thread
-/// ends when the loop stops listening.
-fn spawn_input_thread() -> mpsc::Receiver<Event> {
+/// Terminal events with the time they were read, from a thread of their own (crossterm's
+/// `read` blocks); the thread ends when the loop stops listening.
+fn spawn_input_thread() -> mpsc::Receiver<Input> {
     let (tx, rx) = mpsc::channel(1024);
     std::thread::spawn(move || {
         loop {
             match crossterm::event::read() {
                 Ok(event) => {
-                    if tx.blocking_send(event).is_err() {
+                    if tx.blocking_send((Instant::now(), event)).is_err() {
                         return;
                     }
                 }

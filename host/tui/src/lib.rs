@@ -22,4 +22,4 @@ pub mod theme;
 pub mod tool_card;
 pub mod transcript;
 
-pub use event_loop::{Options, run};
+pub use event_loop::{Options, Started, run};

@@ -15,7 +15,7 @@ use crate::cli::{Cli, Command};
 use crate::context::Context;
 
 /// Runs the parsed command; `Err` is a failure reported as `error: ...` with exit code 1.
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCode> {
     use std::io::IsTerminal;
     let ctx = Context::new(cli.cwd.as_deref(), cli.json, cli.config.as_deref())?;
     let interactive =
@@ -23,7 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     crate::logging::init(interactive.then(|| ctx.paths.logs_dir()).as_deref());
     let Some(command) = cli.command else {
         if interactive {
-            return interactive::run(&ctx, cli.session);
+            return interactive::run(&ctx, cli.session, started_at);
         }
         return rpc::run(&ctx, cli.session);
     };

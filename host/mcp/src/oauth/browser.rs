@@ -45,29 +45,42 @@ impl SystemBrowser {
             _ => "xdg-open".into(),
         }
     }
+
+    /// Starts the browser on `url` without printing anything (for front-ends that show the
+    /// URL their own way).
+    pub fn launch(url: &str) -> Result<(), String> {
+        let command = Self::command();
+        let mut child = Command::new(&command)
+            .arg(url)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "cannot run the browser {command:?}: {e} (set BROWSER, or log in with --no-browser)"
+                )
+            })?;
+        // Reap it in the background: openers usually exit at once, browsers may not.
+        std::thread::spawn(move || child.wait());
+        Ok(())
+    }
+}
+
+/// What a person is told when the authorization page opens (the URL made terminal-safe).
+pub fn opening_message(url: &str) -> String {
+    format!(
+        "Opening the authorization page in your browser. If none opens, visit this address in \
+         a browser on this machine:\n\n  {}\n",
+        terminal_safe(url)
+    )
 }
 
 impl Browser for SystemBrowser {
     fn open<'a>(&'a self, url: &'a str) -> BrowserFuture<'a> {
         Box::pin(async move {
-            let command = Self::command();
-            let _ = writeln!(
-                std::io::stderr(),
-                "Opening the authorization page in your browser. If none opens, visit this \
-                 address in a browser on this machine:\n\n  {}\n",
-                terminal_safe(url)
-            );
-            let mut child = Command::new(&command)
-                .arg(url)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|e| {
-                    format!("cannot run the browser {command:?}: {e} (set BROWSER, or log in with --no-browser)")
-                })?;
-            // Reap it in the background: openers usually exit at once, browsers may not.
-            std::thread::spawn(move || child.wait());
+            let _ = writeln!(std::io::stderr(), "{}", opening_message(url));
+            Self::launch(url)?;
             Ok(Handover::Opened)
         })
     }

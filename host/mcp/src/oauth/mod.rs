@@ -36,7 +36,9 @@ use tokio::sync::Mutex;
 
 use crate::McpError;
 use crate::http::HttpClient;
-pub use browser::{Browser, BrowserFuture, Handover, PASTE_MAX_BYTES, PasteBrowser, SystemBrowser};
+pub use browser::{
+    Browser, BrowserFuture, Handover, PASTE_MAX_BYTES, PasteBrowser, SystemBrowser, opening_message,
+};
 pub use callback::CALLBACK_PATH;
 use callback::{Callback, CallbackListener};
 use server_credentials::ServerCredentials;

@@ -107,6 +107,8 @@ pub struct App {
     armed: Option<Armed>,
     /// Tools the user denied whose `ToolDenied` has not arrived yet.
     user_denials: Vec<String>,
+    /// A resumed conversation arrived and has not been drawn yet.
+    conversation_loaded: bool,
     next_id: RequestId,
     pending: BTreeMap<RequestId, Purpose>,
     outbox: Vec<(RequestId, Operation)>,
@@ -138,6 +140,7 @@ impl App {
             attachments: Vec::new(),
             armed: None,
             user_denials: Vec::new(),
+            conversation_loaded: false,
             next_id: 1,
             pending: BTreeMap::new(),
             outbox: Vec::new(),
@@ -464,8 +467,14 @@ impl App {
         self.notice(text);
     }
 
+    /// Whether a resumed conversation arrived since the last call (for the timing log).
+    pub fn take_conversation_loaded(&mut self) -> bool {
+        std::mem::take(&mut self.conversation_loaded)
+    }
+
     /// Rebuilds the conversation from the host's messages (a resumed session).
     fn show_messages(&mut self, messages: &[ChatMessage]) {
+        self.conversation_loaded = true;
         self.transcript.clear();
         for message in messages {
             match message.role {

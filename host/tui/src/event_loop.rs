@@ -10,7 +10,8 @@
 //! Timing, for `rho-bench` and for anyone curious, goes to the log at debug level under the
 //! target `rho_tui::timing`: `first_frame_ms` (from `Options::started_at`), and for each frame
 //! `draw_us` and, after input, `input_to_frame_us` (from the moment the terminal event was
-//! read to the end of the frame's write).
+//! read to the end of the frame's write); `conversation_frame_ms` (from `started_at`) for the
+//! first frame that shows a resumed conversation.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -138,6 +139,7 @@ pub async fn run(
 /// The app and when to draw it.
 struct Screen {
     app: App,
+    started_at: Instant,
     dirty: bool,
     last_frame: Instant,
     /// When the oldest input not yet on screen was read.
@@ -148,6 +150,7 @@ impl Screen {
     fn new(options: Options) -> Self {
         Self {
             app: App::new(options.theme),
+            started_at: options.started_at,
             dirty: true,
             last_frame: Instant::now() - FRAME_INTERVAL,
             input_since: None,
@@ -179,8 +182,15 @@ impl Screen {
 
     fn draw(&mut self, tty: &mut Tty) -> std::io::Result<()> {
         let began = Instant::now();
+        let conversation = self.app.take_conversation_loaded();
         tty.draw(|frame| self.app.render(frame))?;
         let now = Instant::now();
+        if conversation {
+            tracing::debug!(
+                target: "rho_tui::timing",
+                conversation_frame_ms = (now - self.started_at).as_secs_f64() * 1000.0
+            );
+        }
         match self.input_since.take() {
             Some(since) => tracing::debug!(
                 target: "rho_tui::timing",

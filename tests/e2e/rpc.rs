@@ -456,6 +456,26 @@ fn tools_extensions_and_state_are_listed() {
     assert_eq!(extensions["servers"], json!([]));
     let reloaded = rpc.call(3, "reloadExtensions", json!({}));
     assert_eq!(reloaded["skills"], extensions["skills"]);
+    // The doctor's rows, with this session's provider reachable.
+    let report = rpc.call(40, "doctor", json!({}));
+    let checks = report["checks"].as_array().unwrap();
+    let row = |name: &str| {
+        checks
+            .iter()
+            .find(|c| c["check"] == name)
+            .unwrap_or_else(|| panic!("no {name} row: {report:#}"))
+            .clone()
+    };
+    assert_eq!(row("skills")["status"], "ok", "{report:#}");
+    assert!(row("skills")["detail"].as_str().unwrap().contains("available"));
+    assert!(
+        row("provider")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("reachable"),
+        "{report:#}"
+    );
+    assert_eq!(report["ok"], true, "{report:#}");
     let providers = rpc.call(4, "listProviders", json!({}));
     assert_eq!(providers["providers"][0]["id"], "cli");
     assert_eq!(providers["providers"][0]["reachable"], true);

@@ -114,7 +114,13 @@ fn a_turn_with_an_approved_tool_call_streams_and_shows_its_card() {
     tmux.wait_for("keys and commands");
     tmux.keys(&["Enter"]);
     tmux.wait_for("ctrl+j or shift+enter newline");
-    assert_eq!(model.requests().len(), 2);
+    // `/doctor` shows the rows of `rho doctor`.
+    tmux.type_text("/doctor");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("mcp servers");
+    assert!(screen.contains("reachable, 2 model(s)"), "{screen}");
+    let chats = model.requests().iter().filter(|r| !r.is_null()).count();
+    assert_eq!(chats, 2, "{:?}", model.requests());
     quit(&tmux);
 }
 

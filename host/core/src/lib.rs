@@ -7,6 +7,7 @@
 //! agent: front-ends (JSON-RPC mode, the terminal UI) drive it with operations and read its
 //! events, holding no session state of their own.
 
+pub mod doctor;
 pub mod host;
 mod model_choice;
 pub mod provider;

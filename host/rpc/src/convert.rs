@@ -11,12 +11,12 @@ use rho_core::session::{
 use crate::jsonrpc::notification_line;
 use crate::methods::Notification;
 use crate::wire::{
-    AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, ChoiceWire,
-    ContextWire, DeltaParams, DiagnosticWire, ExtensionsResult, FieldWire, MessageWire, ModelWire,
-    ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire, ProvidersResult,
-    QuestionRequestParams, SamplingMessageWire, ServerWire, SessionResult, SessionWire,
-    SessionsResult, SkillWire, StateChangeParams, StateResult, StatsResult, ToolCallParams,
-    ToolCallWire, ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolWire,
+    AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, CheckWire, ChoiceWire,
+    ContextWire, DeltaParams, DiagnosticWire, DoctorResult, ExtensionsResult, FieldWire,
+    MessageWire, ModelWire, ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire,
+    ProvidersResult, QuestionRequestParams, SamplingMessageWire, ServerWire, SessionResult,
+    SessionWire, SessionsResult, SkillWire, StateChangeParams, StateResult, StatsResult,
+    ToolCallParams, ToolCallWire, ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolWire,
     UsageByPurposeWire, UsageParams, UsageWire,
 };
 
@@ -404,5 +404,21 @@ pub(crate) fn tool(spec: &ToolSpec) -> ToolWire {
         source: spec.origin.kind().to_owned(),
         server,
         plugin,
+    }
+}
+
+pub(crate) fn doctor(checks: Vec<rho_core::doctor::Check>) -> DoctorResult {
+    DoctorResult {
+        ok: !checks
+            .iter()
+            .any(|c| c.status == rho_core::doctor::CheckStatus::Error),
+        checks: checks
+            .into_iter()
+            .map(|c| CheckWire {
+                check: c.check.to_owned(),
+                status: c.status.as_str().to_owned(),
+                detail: c.detail,
+            })
+            .collect(),
     }
 }

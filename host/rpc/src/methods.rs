@@ -14,12 +14,12 @@ use crate::convert;
 use crate::jsonrpc::Request;
 use crate::wire::{
     AgentEndParams, AgentErrorParams, ApprovalRequestParams, ApprovalResponseParams, CompactResult,
-    CompleteParams, CompleteResult, DeltaParams, Empty, ExtensionsResult, MessagesResult,
-    ModelsResult, NoParams, PromptAnswer, PromptArgumentWire, PromptParams, PromptResult,
-    PromptWire, ProvidersResult, QuestionAction, QuestionRequestParams, QuestionResponseParams,
-    ResourceWire, ResumeSessionParams, SessionResult, SessionsResult, SetModelParams,
-    SetModelResult, StateChangeParams, StateResult, StatsResult, ToolCallParams, ToolDeniedParams,
-    ToolProgressParams, ToolResultParams, ToolsResult, UsageParams,
+    CompleteParams, CompleteResult, DeltaParams, DoctorResult, Empty, ExtensionsResult,
+    MessagesResult, ModelsResult, NoParams, PromptAnswer, PromptArgumentWire, PromptParams,
+    PromptResult, PromptWire, ProvidersResult, QuestionAction, QuestionRequestParams,
+    QuestionResponseParams, ResourceWire, ResumeSessionParams, SessionResult, SessionsResult,
+    SetModelParams, SetModelResult, StateChangeParams, StateResult, StatsResult, ToolCallParams,
+    ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolsResult, UsageParams,
 };
 
 /// A method's params: how they are read from a request.
@@ -228,6 +228,15 @@ methods! {
         params: NoParams => |_| Ok(Operation::ListExtensions),
         result: "extensions", ExtensionsResult => |r| match r {
             Response::Extensions(extensions) => Some(convert::extensions(*extensions)),
+            _ => None,
+        },
+    }
+    /// The health report.
+    Doctor = "doctor" {
+        summary: "Health report: config, plugins, trust, skills, the session's MCP servers, providers",
+        params: NoParams => |_| Ok(Operation::Doctor),
+        result: "report", DoctorResult => |r| match r {
+            Response::Doctor(checks) => Some(convert::doctor(checks)),
             _ => None,
         },
     }

@@ -476,6 +476,26 @@ pub struct ExtensionsResult {
     pub diagnostics: Vec<DiagnosticWire>,
 }
 
+/// `doctor` result: the rows of `rho doctor`, with the session's live servers.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DoctorResult {
+    /// One row per part of the setup.
+    pub checks: Vec<CheckWire>,
+    /// No row is an error.
+    pub ok: bool,
+}
+
+/// One row of the health report.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CheckWire {
+    /// `config`, `agent plugins`, `plugin trust`, `skills`, `mcp servers` or `provider`.
+    pub check: String,
+    /// `ok`, `warning` or `error`.
+    pub status: String,
+    /// What was found.
+    pub detail: String,
+}
+
 // ---------- notifications ----------
 
 /// `state/change`.

@@ -59,7 +59,6 @@ enum Report {
     /// Only refresh the status line and palettes.
     Silent,
     Mcp,
-    Doctor,
     Plugins,
     Skills,
 }
@@ -421,6 +420,7 @@ impl App {
                 }
                 self.notice(text);
             }
+            (_, Response::Doctor(checks)) => self.notice(crate::reports::doctor(&checks)),
             (_, Response::Compacted(_)) => self.notice("the history was replaced by a summary"),
             (_, Response::Session(info)) => {
                 self.transcript.clear();
@@ -460,7 +460,6 @@ impl App {
                 return;
             }
             Report::Mcp => crate::reports::mcp(extensions, &self.prompts, &self.resources),
-            Report::Doctor => crate::reports::doctor(extensions),
             Report::Plugins => crate::reports::plugins(extensions),
             Report::Skills => crate::reports::skills(extensions),
         };
@@ -878,10 +877,7 @@ impl App {
         match name {
             "/help" => self.notice(crate::reports::help()),
             "/mcp" => self.send(Operation::ListExtensions, Purpose::Extensions(Report::Mcp)),
-            "/doctor" => self.send(
-                Operation::ListExtensions,
-                Purpose::Extensions(Report::Doctor),
-            ),
+            "/doctor" => self.send(Operation::Doctor, Purpose::Quiet),
             "/plugins" => self.send(
                 Operation::ListExtensions,
                 Purpose::Extensions(Report::Plugins),

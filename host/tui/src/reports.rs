@@ -2,6 +2,7 @@
 //! `/tools`), built from what the host reports; shown as notices in the conversation.
 
 use rho_component::{ServerResource, ToolSpec};
+use rho_core::doctor::Check;
 use rho_core::host::{Extensions, PromptCommand};
 
 use crate::palette::COMMANDS;
@@ -77,58 +78,18 @@ pub fn mcp(
     text
 }
 
-/// `/doctor`: what loaded and what failed, with every diagnostic.
-pub fn doctor(extensions: &Extensions) -> String {
-    let count = |status: &str| {
-        extensions
-            .plugins
-            .iter()
-            .filter(|p| p.status == status)
-            .count()
-    };
-    let servers = |status: &str| {
-        extensions
-            .servers
-            .iter()
-            .filter(|s| s.status.as_str() == status)
-            .count()
-    };
-    let mut rows = vec![
-        vec![
-            "agent plugins".to_owned(),
-            format!(
-                "{} loaded, {} disabled, {} rejected, {} shadowed",
-                count("loaded"),
-                count("disabled"),
-                count("rejected"),
-                count("shadowed")
-            ),
-        ],
-        vec![
-            "skills".to_owned(),
-            format!("{} available", extensions.skills.len()),
-        ],
-        vec![
-            "mcp servers".to_owned(),
-            format!(
-                "{} connected, {} failed, {} disabled, {} untrusted",
-                servers("connected"),
-                servers("failed"),
-                servers("disabled"),
-                servers("untrusted")
-            ),
-        ],
-        vec![
-            "tools".to_owned(),
-            format!("{} in this session", extensions.tools.len()),
-        ],
-    ];
-    for d in &extensions.diagnostics {
-        rows.push(vec![
-            format!("{} {}", d.severity.as_str(), d.code.as_str()),
-            d.message.clone(),
-        ]);
-    }
+/// `/doctor`: the rows of `rho doctor` (`rho_core::doctor`), with the session's servers.
+pub fn doctor(checks: &[Check]) -> String {
+    let rows: Vec<Vec<String>> = checks
+        .iter()
+        .map(|c| {
+            vec![
+                c.check.to_owned(),
+                c.status.as_str().to_owned(),
+                c.detail.clone(),
+            ]
+        })
+        .collect();
     format!("doctor:\n{}", table(&rows))
 }
 

@@ -60,6 +60,8 @@ pub enum Operation {
     ListSessions,
     /// Plugins, skills, servers, tools and diagnostics.
     ListExtensions,
+    /// The health report (`rho doctor`'s rows, with the session's live servers).
+    Doctor,
     /// Loads every source again; the new tool set serves the next turn.
     ReloadExtensions,
     /// Replaces the history with a summary.
@@ -235,6 +237,8 @@ pub enum Response {
     Stats(SessionStats),
     /// `ListSessions`, most recent first.
     Sessions(Vec<SessionSummary>),
+    /// `Doctor`: one row per part of the setup.
+    Doctor(Vec<crate::doctor::Check>),
     /// `ListExtensions` and `ReloadExtensions`.
     Extensions(Box<Extensions>),
     /// `Compact`: the summary that replaced the history.

@@ -215,6 +215,18 @@ impl Work {
                 &self.registry.paths.project.cwd,
             ))),
             Operation::ListExtensions => Ok(Response::Extensions(Box::new(self.extensions()))),
+            Operation::Doctor => {
+                let ambient = self.ambient.clone();
+                Ok(Response::Doctor(
+                    crate::doctor::checks(
+                        &self.registry,
+                        crate::doctor::Servers::Live(&self.tools.servers),
+                        &self.flags,
+                        &move |name| ambient(name),
+                    )
+                    .await,
+                ))
+            }
             Operation::ReloadExtensions => {
                 self.reload().await?;
                 Ok(Response::Extensions(Box::new(self.extensions())))

@@ -1,0 +1,857 @@
+//! Snapshot tests of what `rho-tui` draws, and of the operations its keys send: the app is
+//! driven exactly as the event loop drives it (start-up operations answered, session events
+//! delivered, keys pressed) and each frame is drawn on a test terminal with the plain theme.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use crossterm::event::KeyCode;
+use rho_component::RiskLevel;
+use rho_core::host::{HostError, Operation, Response};
+use rho_core::session::{ApprovalDecision, QuestionAnswer, SessionEvent};
+use support::{Harness, ctrl, rows_above};
+
+const BASH_ARGS: &str = r#"{"command":"rm -rf build/ && cargo build --release"}"#;
+
+/// A turn that asked for `bash` and waits for the approval.
+fn awaiting_bash() -> Harness {
+    let mut h = Harness::started();
+    h.prompt("clean and rebuild");
+    h.tool_call("call_1", "bash", BASH_ARGS);
+    h.approval("bash", BASH_ARGS, RiskLevel::Destructive);
+    h
+}
+
+/// A turn whose call `call_1` of `name` runs.
+fn running(name: &str, arguments: &str) -> Harness {
+    let mut h = Harness::started();
+    h.prompt("try the everything server");
+    h.tool_call("call_1", name, arguments);
+    h.executing();
+    h
+}
+
+// ---- 1. the empty session ----
+
+#[test]
+fn empty_session_80x24() {
+    let mut h = Harness::started();
+    insta::assert_snapshot!("empty_session_80x24", h.screen(80, 24));
+}
+
+#[test]
+fn empty_session_200x60() {
+    let mut h = Harness::started();
+    insta::assert_snapshot!("empty_session_200x60", h.screen(200, 60));
+}
+
+#[test]
+fn before_the_host_answers() {
+    let mut h = Harness::new();
+    insta::assert_snapshot!("before_the_host_answers", h.screen(80, 6));
+}
+
+// ---- 2. an assistant message ----
+
+const ANSWER: &[&str] = &[
+    "# Release plan\n\nHere is what ",
+    "changes:\n\n- bump the version to **0.2.0**\n- update `CHANGELOG.md`\n",
+    "- tag the release\n\n```rust\nfn main() {\n    println!(\"hel",
+    "lo\");\n}\n```\n\n",
+    "| crate | version |\n|-------|---------|\n",
+    "| rho-core | 0.2.0 |\n| rho-tui | 0.2.0 |\n",
+];
+
+#[test]
+fn assistant_message_streaming() {
+    let mut h = Harness::started();
+    h.prompt("plan the release");
+    h.stream(&ANSWER[..3]);
+    insta::assert_snapshot!("assistant_message_streaming", h.screen(80, 32));
+}
+
+#[test]
+fn assistant_message_finished() {
+    let mut h = Harness::started();
+    h.prompt("plan the release");
+    h.stream(ANSWER);
+    h.session(support::usage(1545, 3.7));
+    h.end_turn("stop");
+    insta::assert_snapshot!("assistant_message_finished", h.screen(80, 32));
+}
+
+// ---- 3. tool cards ----
+
+#[test]
+fn card_requested() {
+    let mut h = Harness::started();
+    h.prompt("clean and rebuild");
+    h.tool_call("call_1", "bash", BASH_ARGS);
+    insta::assert_snapshot!("card_requested", h.screen(80, 12));
+}
+
+#[test]
+fn card_awaiting_approval() {
+    let mut h = awaiting_bash();
+    insta::assert_snapshot!("card_awaiting_approval", h.screen(80, 14));
+}
+
+#[test]
+fn card_running_with_progress() {
+    let mut h = running(
+        "everything_longRunningOperation",
+        r#"{"duration":10,"steps":5}"#,
+    );
+    h.session(SessionEvent::ToolProgress {
+        call_id: "call_1".to_owned(),
+        name: "everything_longRunningOperation".to_owned(),
+        progress: 3.0,
+        total: Some(5.0),
+        message: Some("step 3 of 5".to_owned()),
+    });
+    insta::assert_snapshot!("card_running_with_progress", h.screen(80, 12));
+}
+
+fn long_result() -> String {
+    (1..=20)
+        .map(|i| format!("{i:>3}  line {i} of Cargo.toml"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn card_succeeded_folded_then_expanded() {
+    let mut h = running("read_file", r#"{"path":"Cargo.toml"}"#);
+    h.tool_result("call_1", "read_file", false, &long_result());
+    insta::assert_snapshot!("card_succeeded_folded", h.screen(80, 34));
+    h.press(ctrl(KeyCode::Char('o')));
+    insta::assert_snapshot!("card_succeeded_expanded", h.screen(80, 34));
+    h.press(ctrl(KeyCode::Char('o')));
+    let folded = h.screen(80, 34);
+    assert!(
+        folded.contains("… 14 more result lines · ctrl+o expands"),
+        "{folded}"
+    );
+}
+
+#[test]
+fn card_failed() {
+    let mut h = running("read_file", r#"{"path":"missing.txt"}"#);
+    h.tool_result(
+        "call_1",
+        "read_file",
+        true,
+        "cannot read /srv/demo/missing.txt: No such file or directory (os error 2)",
+    );
+    insta::assert_snapshot!("card_failed", h.screen(80, 12));
+}
+
+#[test]
+fn card_denied() {
+    let mut h = awaiting_bash();
+    h.key(KeyCode::Char('n'));
+    h.session(SessionEvent::ToolDenied {
+        name: "bash".to_owned(),
+    });
+    h.session(SessionEvent::StateChange(
+        rho_core::session::LoopState::Thinking,
+    ));
+    insta::assert_snapshot!("card_denied", h.screen(80, 12));
+}
+
+#[test]
+fn card_redirected() {
+    let mut h = awaiting_bash();
+    h.key(KeyCode::Char('r'));
+    h.type_text("use cargo clean instead");
+    insta::assert_snapshot!("card_redirect_typing", h.screen(80, 14));
+    h.key(KeyCode::Enter);
+    insta::assert_snapshot!("card_redirected", h.screen(80, 14));
+}
+
+#[test]
+fn card_cancelled() {
+    let mut h = running(
+        "everything_longRunningOperation",
+        r#"{"duration":10,"steps":5}"#,
+    );
+    h.end_turn("aborted");
+    insta::assert_snapshot!("card_cancelled", h.screen(80, 12));
+}
+
+#[test]
+fn card_mcp_read_only() {
+    let mut h = running("everything_echo", r#"{"message":"hello"}"#);
+    let running_screen = h.screen(80, 12);
+    assert!(
+        running_screen.contains("⋯ everything · echo  read-only"),
+        "{running_screen}"
+    );
+    h.tool_result("call_1", "everything_echo", false, "Echo: hello");
+    insta::assert_snapshot!("card_mcp_read_only", h.screen(80, 12));
+}
+
+// ---- 4 and 5. a server's questions on a card ----
+
+#[test]
+fn form_on_card() {
+    let mut h = running("everything_startElicitation", "{}");
+    h.session(SessionEvent::Question(support::form(7, "call_1")));
+    insta::assert_snapshot!("form_on_card", h.screen(80, 24));
+    h.type_text("Ada Lovelace");
+    h.key(KeyCode::Tab);
+    insta::assert_snapshot!("form_after_typing_and_tab", h.screen(80, 24));
+}
+
+#[test]
+fn sampling_on_card() {
+    let mut h = running(
+        "everything_sampleLLM",
+        r#"{"prompt":"fox","maxTokens":100}"#,
+    );
+    h.session(SessionEvent::Question(support::sampling(8, "call_1")));
+    insta::assert_snapshot!("sampling_on_card", h.screen(80, 20));
+}
+
+// ---- 6. palettes ----
+
+#[test]
+fn slash_palette() {
+    let mut h = Harness::started();
+    h.type_text("/");
+    insta::assert_snapshot!("slash_palette", h.screen(80, 24));
+    h.type_text("mo");
+    insta::assert_snapshot!("slash_palette_mo", h.screen(80, 24));
+}
+
+#[test]
+fn at_palette_and_attachment_chip() {
+    let mut h = Harness::started();
+    h.type_text("summarise @");
+    insta::assert_snapshot!("at_palette", h.screen(80, 24));
+    h.key(KeyCode::Tab);
+    insta::assert_snapshot!("attachment_chip", h.screen(80, 24));
+    h.key(KeyCode::Enter);
+    let (_, operation) = h.one_operation();
+    assert_eq!(
+        operation,
+        Operation::Prompt {
+            message: "summarise ".to_owned(),
+            attachments: vec![(
+                "everything".to_owned(),
+                "test://static/resource/1".to_owned()
+            )],
+        }
+    );
+}
+
+// ---- 7. reports ----
+
+#[test]
+fn mcp_report() {
+    let mut h = Harness::new();
+    h.reply_startup(
+        support::three_servers(),
+        support::tools(),
+        support::prompts(),
+        support::resources(),
+    );
+    h.submit("/mcp");
+    assert!(matches!(
+        h.reply_one(Response::Extensions(Box::new(support::three_servers()))),
+        Operation::ListExtensions
+    ));
+    insta::assert_snapshot!("mcp_report", h.screen(80, 24));
+}
+
+#[test]
+fn doctor_report() {
+    let mut h = Harness::started();
+    h.submit("/doctor");
+    h.reply_one(Response::Extensions(Box::new(support::three_servers())));
+    insta::assert_snapshot!("doctor_report", h.screen(80, 20));
+}
+
+#[test]
+fn help_report() {
+    let mut h = Harness::started();
+    h.submit("/help");
+    assert!(h.sent().is_empty(), "/help asks the host nothing");
+    insta::assert_snapshot!("help_report", h.screen(80, 30));
+}
+
+// ---- 8. errors ----
+
+#[test]
+fn agent_error() {
+    let mut h = Harness::started();
+    h.prompt("hello");
+    h.session(SessionEvent::AgentError(
+        "provider unreachable: connection refused".to_owned(),
+    ));
+    insta::assert_snapshot!("agent_error", h.screen(80, 12));
+}
+
+/// Reported: the host follows `AgentError` with the prompt's failed reply carrying the same
+/// message, and both are shown.
+#[test]
+fn agent_error_then_the_failed_prompt_reply() {
+    let mut h = Harness::started();
+    h.prompt("hello");
+    h.fail_turn("provider unreachable: connection refused");
+    insta::assert_snapshot!("agent_error_then_failed_prompt_reply", h.screen(80, 12));
+}
+
+/// Reported: `AgentError` leaves an unanswered approval and its card as they were: the card
+/// still asks, and the approval keeps taking every key.
+#[test]
+fn agent_error_with_an_approval_pending() {
+    let mut h = awaiting_bash();
+    h.fail_turn("the session history is too large to save");
+    h.type_text("hi");
+    insta::assert_snapshot!("agent_error_with_an_approval_pending", h.screen(80, 14));
+    h.key(KeyCode::Char('y'));
+    assert_eq!(
+        h.sent(),
+        [Operation::AnswerApproval(ApprovalDecision::Approve)],
+        "the stale approval still answers"
+    );
+}
+
+#[test]
+fn failed_reply() {
+    let mut h = Harness::started();
+    h.submit("/model nope");
+    let (id, operation) = h.one_operation();
+    assert_eq!(operation, Operation::SetModel("nope".to_owned()));
+    h.fail(
+        id,
+        HostError::invalid_params("unknown model `nope` (rho models lists them)"),
+    );
+    insta::assert_snapshot!("failed_reply", h.screen(80, 12));
+}
+
+#[test]
+fn failed_prompt_reply_ends_the_turn() {
+    let mut h = Harness::started();
+    h.submit("hello");
+    let (id, _) = h.one_operation();
+    h.fail(id, HostError::invalid_request("the queue is full"));
+    let screen = h.screen(80, 12);
+    assert!(screen.contains("✗ the queue is full"), "{screen}");
+    assert!(screen.contains("enter send"), "idle again: {screen}");
+}
+
+// ---- 9. the session picker ----
+
+#[test]
+fn resume_picker() {
+    let mut h = Harness::started();
+    h.exchange("hello", "Hello! What shall we do?");
+    h.submit("/resume");
+    assert!(matches!(
+        h.reply_one(Response::Sessions(support::saved_sessions())),
+        Operation::ListSessions
+    ));
+    insta::assert_snapshot!("resume_picker", h.screen(80, 16));
+    h.key(KeyCode::Down);
+    insta::assert_snapshot!("resume_picker_second", h.screen(80, 16));
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.sent(),
+        [Operation::ResumeSession(
+            "/home/dev/.rho/sessions/srv-demo/b2.jsonl".into()
+        )]
+    );
+}
+
+// ---- 10. press-again hints ----
+
+#[test]
+fn ctrl_c_hint() {
+    let mut h = Harness::started();
+    h.press(ctrl(KeyCode::Char('c')));
+    insta::assert_snapshot!("ctrl_c_hint", h.screen(80, 8));
+    assert!(!h.app.should_quit());
+}
+
+#[test]
+fn esc_hint_while_running() {
+    let mut h = Harness::started();
+    h.prompt("write a long essay");
+    h.stream(&["Once upon a time"]);
+    h.key(KeyCode::Esc);
+    insta::assert_snapshot!("esc_hint_while_running", h.screen(80, 8));
+    assert!(h.sent().is_empty(), "one Esc does not stop the turn");
+}
+
+// ---- 11. scrolling ----
+
+#[test]
+fn scrolled_away_stays_put() {
+    let mut h = Harness::started();
+    for i in 1..=30 {
+        h.exchange(
+            &format!("question {i}"),
+            &format!("Answer {i}: the short reply to question {i}."),
+        );
+    }
+    h.prompt("question 31");
+    h.stream(&["Answer 31 begins"]);
+    h.screen(80, 24);
+    h.key(KeyCode::PageUp);
+    h.screen(80, 24);
+    h.key(KeyCode::PageUp);
+    let before = h.screen(80, 24);
+    insta::assert_snapshot!("scrolled_away", before);
+    assert!(before.contains("scrolled · ctrl+end"), "{before}");
+
+    h.stream(&[" and goes on,\n\nand on, with a second paragraph."]);
+    h.session(SessionEvent::MessageDelta("\n\n- and a list".to_owned()));
+    let after = h.screen(80, 24);
+    // The composer, the footer and the status line are the last three rows.
+    assert_eq!(rows_above(&before, 3), rows_above(&after, 3));
+    assert!(after.contains("scrolled · ctrl+end"), "{after}");
+
+    h.press(ctrl(KeyCode::End));
+    let following = h.screen(80, 24);
+    assert!(!following.contains("scrolled"), "{following}");
+    assert!(following.contains("- and a list") || following.contains("and a list"));
+    insta::assert_snapshot!("scrolled_back_to_the_newest", following);
+}
+
+#[test]
+fn page_down_to_the_bottom_follows_again() {
+    let mut h = Harness::started();
+    for i in 1..=20 {
+        h.exchange(&format!("question {i}"), &format!("Answer {i}."));
+    }
+    h.screen(80, 24);
+    h.key(KeyCode::PageUp);
+    h.screen(80, 24);
+    assert!(!h.app.transcript().follows());
+    h.key(KeyCode::PageDown);
+    assert!(h.app.transcript().follows());
+    let screen = h.screen(80, 24);
+    assert!(!screen.contains("scrolled"), "{screen}");
+}
+
+// ---- 12. wide and combining characters ----
+
+#[test]
+fn wide_and_combining_characters() {
+    let mut h = Harness::started();
+    h.prompt("你好，世界！請解釋 Rust 的所有權 🦀 — Zoe\u{308} and cafe\u{301}");
+    h.stream(&[
+        "## 所有権（ownership）\n\n",
+        "Rust の値にはそれぞれ**所有者**がひとつだけあります。所有者がスコープを抜けると値は破棄されます。",
+        "これを繰り返し説明すると長い行になり、折り返しが全角文字の境界で起きます。\n\n",
+        "- 借用 👩‍💻 borrow\n- Zoe\u{308}, nai\u{308}ve, cafe\u{301}\n\n",
+        "| 名前 | 意味 |\n|---|---|\n| 所有 | owner 🦀 |\n| 借用 | borrow |\n",
+    ]);
+    h.end_turn("stop");
+    h.type_text("次は🦀ライフタイム");
+    insta::assert_snapshot!("wide_and_combining_characters", h.screen(80, 24));
+}
+
+// ---- behaviour: the operations keys send ----
+
+#[test]
+fn approval_keys_send_their_decisions() {
+    let cases = [
+        ('y', ApprovalDecision::Approve),
+        ('a', ApprovalDecision::ApproveForSession),
+        ('n', ApprovalDecision::Deny),
+    ];
+    for (key, decision) in cases {
+        let mut h = awaiting_bash();
+        h.key(KeyCode::Char(key));
+        assert_eq!(h.sent(), [Operation::AnswerApproval(decision)], "key {key}");
+        // The decision is made: the footer no longer asks.
+        let screen = h.screen(80, 12);
+        assert!(!screen.contains("y approve"), "key {key}: {screen}");
+    }
+
+    let mut h = awaiting_bash();
+    h.key(KeyCode::Char('r'));
+    assert!(h.sent().is_empty(), "r only starts the redirect");
+    h.type_text("use cargo clean instead");
+    assert!(h.sent().is_empty(), "typing sends nothing");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.sent(),
+        [Operation::AnswerApproval(ApprovalDecision::Redirect(
+            "use cargo clean instead".to_owned()
+        ))]
+    );
+}
+
+#[test]
+fn approved_card_runs() {
+    let mut h = awaiting_bash();
+    h.key(KeyCode::Char('y'));
+    h.sent();
+    h.executing();
+    let screen = h.screen(80, 12);
+    assert!(screen.contains("⋯ bash"), "{screen}");
+    assert!(screen.contains("running…"), "{screen}");
+}
+
+#[test]
+fn form_answers() {
+    // Accept: every field filled in; Enter on the last field submits.
+    let mut h = running("everything_startElicitation", "{}");
+    h.session(SessionEvent::Question(support::form(7, "call_1")));
+    h.type_text("Ada");
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Char(' '));
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Right);
+    h.key(KeyCode::Enter);
+    assert!(
+        h.sent().is_empty(),
+        "enter on a field before the last moves on"
+    );
+    h.key(KeyCode::Enter);
+    let answers: BTreeMap<String, String> = [
+        ("name", "Ada"),
+        ("subscribe", "true"),
+        ("color", "green"),
+        ("count", "3"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    assert_eq!(
+        h.sent(),
+        [Operation::AnswerQuestion {
+            question: 7,
+            answer: QuestionAnswer::Accept(answers),
+        }]
+    );
+    let screen = h.screen(80, 24);
+    assert!(
+        !screen.contains("everything asks:"),
+        "the form is gone: {screen}"
+    );
+
+    // Accept untouched: the blank optional boolean is left out, defaults are sent.
+    let mut h = running("everything_startElicitation", "{}");
+    h.session(SessionEvent::Question(support::form(9, "call_1")));
+    for _ in 0..4 {
+        h.key(KeyCode::Enter);
+    }
+    let answers: BTreeMap<String, String> = [("name", ""), ("color", "red"), ("count", "3")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    assert_eq!(
+        h.sent(),
+        [Operation::AnswerQuestion {
+            question: 9,
+            answer: QuestionAnswer::Accept(answers),
+        }]
+    );
+
+    // Decline and cancel.
+    for (key, answer) in [
+        (ctrl(KeyCode::Char('d')), QuestionAnswer::Decline),
+        (support::plain(KeyCode::Esc), QuestionAnswer::Cancel),
+    ] {
+        let mut h = running("everything_startElicitation", "{}");
+        h.session(SessionEvent::Question(support::form(7, "call_1")));
+        h.press(key);
+        assert_eq!(
+            h.sent(),
+            [Operation::AnswerQuestion {
+                question: 7,
+                answer,
+            }]
+        );
+    }
+}
+
+#[test]
+fn sampling_answers() {
+    for (key, answer) in [
+        (
+            support::plain(KeyCode::Enter),
+            QuestionAnswer::Accept(BTreeMap::new()),
+        ),
+        (ctrl(KeyCode::Char('d')), QuestionAnswer::Decline),
+        (support::plain(KeyCode::Esc), QuestionAnswer::Cancel),
+    ] {
+        let mut h = running("everything_sampleLLM", "{}");
+        h.session(SessionEvent::Question(support::sampling(8, "call_1")));
+        h.type_text("xyz");
+        assert!(h.sent().is_empty());
+        h.press(key);
+        assert_eq!(
+            h.sent(),
+            [Operation::AnswerQuestion {
+                question: 8,
+                answer,
+            }]
+        );
+    }
+}
+
+#[test]
+fn question_without_a_card_is_declined() {
+    let mut h = running("everything_startElicitation", "{}");
+    h.session(SessionEvent::Question(support::form(11, "call_unknown")));
+    assert_eq!(
+        h.sent(),
+        [Operation::AnswerQuestion {
+            question: 11,
+            answer: QuestionAnswer::Decline,
+        }]
+    );
+}
+
+#[test]
+fn enter_while_running_steers() {
+    let mut h = Harness::started();
+    h.prompt("refactor the parser");
+    h.submit("also keep the tests green");
+    assert_eq!(
+        h.sent(),
+        [Operation::Steer("also keep the tests green".to_owned())]
+    );
+}
+
+#[test]
+fn clear_command() {
+    let mut h = Harness::started();
+    h.exchange("hello", "Hello!");
+    assert!(!h.app.transcript().is_empty());
+    h.submit("/clear");
+    assert_eq!(h.sent(), [Operation::Clear]);
+    assert!(h.app.transcript().is_empty());
+}
+
+#[test]
+fn esc_esc_while_running_aborts() {
+    let mut h = Harness::started();
+    h.prompt("write a long essay");
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Esc);
+    assert_eq!(h.sent(), [Operation::Abort]);
+}
+
+#[test]
+fn ctrl_c_twice_when_idle_quits() {
+    let mut h = Harness::started();
+    h.press(ctrl(KeyCode::Char('c')));
+    assert!(!h.app.should_quit());
+    h.press(ctrl(KeyCode::Char('c')));
+    assert!(h.app.should_quit());
+    assert!(h.sent().is_empty());
+}
+
+#[test]
+fn ctrl_c_clears_a_draft_first() {
+    let mut h = Harness::started();
+    h.type_text("a draft");
+    h.press(ctrl(KeyCode::Char('c')));
+    h.press(ctrl(KeyCode::Char('c')));
+    assert!(
+        !h.app.should_quit(),
+        "the first ctrl+c only cleared the draft"
+    );
+    let screen = h.screen(80, 6);
+    assert!(screen.contains("ctrl+c again to quit"), "{screen}");
+}
+
+// ---- more screens: reasoning, a sent attachment, cards left at the end of a turn ----
+
+#[test]
+fn reasoning_folded_and_shown() {
+    let mut h = Harness::started();
+    h.prompt("why is the sky blue?");
+    h.sessions([
+        SessionEvent::ReasoningDelta("The user asks about Rayleigh ".to_owned()),
+        SessionEvent::ReasoningDelta("scattering; keep it short.".to_owned()),
+    ]);
+    h.stream(&["Because air scatters blue light more than red."]);
+    insta::assert_snapshot!("reasoning_folded", h.screen(80, 10));
+    h.press(ctrl(KeyCode::Char('r')));
+    insta::assert_snapshot!("reasoning_shown", h.screen(80, 10));
+}
+
+#[test]
+fn attachment_sent() {
+    let mut h = Harness::started();
+    h.type_text("summarise @res");
+    h.key(KeyCode::Down);
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Enter);
+    let (_, operation) = h.one_operation();
+    assert_eq!(
+        operation,
+        Operation::Prompt {
+            message: "summarise ".to_owned(),
+            attachments: vec![(
+                "everything".to_owned(),
+                "test://static/resource/2".to_owned()
+            )],
+        }
+    );
+    insta::assert_snapshot!("attachment_sent", h.screen(80, 8));
+}
+
+#[test]
+fn template_is_inserted_as_text() {
+    let mut h = Harness::started();
+    h.type_text("read @{id");
+    h.key(KeyCode::Tab);
+    let screen = h.screen(80, 8);
+    assert!(
+        screen.contains("› read test://static/resource/{id}"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("[resource:"),
+        "a template is no attachment"
+    );
+}
+
+/// Reported: a card the model asked for but that never ran when the iteration budget ran out
+/// (`finish_reason` `tool_calls`) is marked "redirected", and no notice says why the turn
+/// ended.
+#[test]
+fn card_left_when_the_budget_ran_out() {
+    let mut h = Harness::started();
+    h.prompt("clean and rebuild");
+    h.tool_call("call_1", "bash", BASH_ARGS);
+    h.end_turn("tool_calls");
+    insta::assert_snapshot!("card_left_when_the_budget_ran_out", h.screen(80, 10));
+}
+
+#[test]
+fn turn_ended_by_the_length_limit() {
+    let mut h = Harness::started();
+    h.prompt("write a long essay");
+    h.stream(&["Once upon a time"]);
+    h.end_turn("length");
+    let screen = h.screen(80, 10);
+    assert!(screen.contains("• the turn ended: length"), "{screen}");
+}
+
+// ---- more behaviour: what keys do while something waits ----
+
+/// Reported: Enter approves a pending call (Esc denies it), though the card only offers
+/// `y`, `a`, `n` and `r`.
+#[test]
+fn enter_and_esc_answer_an_approval() {
+    let mut h = awaiting_bash();
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.sent(),
+        [Operation::AnswerApproval(ApprovalDecision::Approve)]
+    );
+    let mut h = awaiting_bash();
+    h.key(KeyCode::Esc);
+    assert_eq!(
+        h.sent(),
+        [Operation::AnswerApproval(ApprovalDecision::Deny)]
+    );
+}
+
+/// Reported: while an approval waits every other key is swallowed: PageUp does not scroll,
+/// letters are not typed; ctrl+c aborts at once (no second press).
+#[test]
+fn keys_while_an_approval_waits() {
+    let mut h = Harness::started();
+    for i in 1..=10 {
+        h.exchange(&format!("question {i}"), &format!("Answer {i}."));
+    }
+    h.prompt("clean and rebuild");
+    h.tool_call("call_1", "bash", BASH_ARGS);
+    h.approval("bash", BASH_ARGS, RiskLevel::Destructive);
+    h.screen(80, 24);
+    h.key(KeyCode::PageUp);
+    assert!(h.app.transcript().follows(), "PageUp is swallowed");
+    h.type_text("xz");
+    assert!(h.sent().is_empty());
+    let screen = h.screen(80, 24);
+    assert!(
+        screen.contains("Ask rho anything"),
+        "nothing was typed: {screen}"
+    );
+    h.press(ctrl(KeyCode::Char('c')));
+    assert_eq!(h.sent(), [Operation::Abort]);
+}
+
+/// Reported: while a form is on a card, ctrl+c and PageUp do nothing (every key goes to the
+/// form); one Esc cancels the turn although the footer says "esc esc stops".
+#[test]
+fn keys_while_a_form_waits() {
+    let mut h = running("everything_startElicitation", "{}");
+    h.session(SessionEvent::Question(support::form(7, "call_1")));
+    h.press(ctrl(KeyCode::Char('c')));
+    h.press(ctrl(KeyCode::Char('c')));
+    h.key(KeyCode::PageUp);
+    assert!(h.sent().is_empty());
+    assert!(!h.app.should_quit());
+    let screen = h.screen(80, 24);
+    assert!(screen.contains("esc esc stops"), "{screen}");
+    h.key(KeyCode::Esc);
+    assert_eq!(
+        h.sent(),
+        [Operation::AnswerQuestion {
+            question: 7,
+            answer: QuestionAnswer::Cancel,
+        }]
+    );
+}
+
+/// Reported: a command picked while a turn runs is sent to the model as a steering message
+/// (even `/quit`), not run.
+#[test]
+fn commands_while_running_are_steered() {
+    let mut h = Harness::started();
+    h.prompt("refactor the parser");
+    h.submit("/quit");
+    assert_eq!(h.sent(), [Operation::Steer("/quit".to_owned())]);
+    assert!(!h.app.should_quit());
+    h.submit("/help");
+    assert_eq!(h.sent(), [Operation::Steer("/help".to_owned())]);
+    insta::assert_snapshot!("commands_while_running", h.screen(80, 12));
+}
+
+/// Reported: PageUp on a conversation that fits the screen marks it "scrolled".
+#[test]
+fn page_up_on_a_short_session() {
+    let mut h = Harness::started();
+    h.exchange("hello", "Hello!");
+    h.screen(80, 24);
+    h.key(KeyCode::PageUp);
+    let screen = h.screen(80, 24);
+    assert!(screen.contains("scrolled · ctrl+end"), "{screen}");
+}
+
+/// Reported: a form is accepted with a required field left blank.
+#[test]
+fn form_accepts_a_blank_required_field() {
+    let mut h = running("everything_startElicitation", "{}");
+    h.session(SessionEvent::Question(support::form(7, "call_1")));
+    h.press(support::plain(KeyCode::Tab));
+    h.press(support::plain(KeyCode::Tab));
+    h.press(support::plain(KeyCode::Tab));
+    h.key(KeyCode::Enter);
+    let sent = h.sent();
+    let [
+        Operation::AnswerQuestion {
+            answer: QuestionAnswer::Accept(answers),
+            ..
+        },
+    ] = sent.as_slice()
+    else {
+        panic!("expected an accepted form: {sent:?}");
+    };
+    assert_eq!(answers.get("name").map(String::as_str), Some(""));
+}

@@ -467,7 +467,12 @@ fn tools_extensions_and_state_are_listed() {
             .clone()
     };
     assert_eq!(row("skills")["status"], "ok", "{report:#}");
-    assert!(row("skills")["detail"].as_str().unwrap().contains("available"));
+    assert!(
+        row("skills")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("available")
+    );
     assert!(
         row("provider")["detail"]
             .as_str()

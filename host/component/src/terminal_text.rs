@@ -16,10 +16,14 @@ pub fn terminal_safe(text: &str) -> String {
     out
 }
 
-/// Characters that change how the text around them looks without showing themselves.
+/// Characters that change how the text around them looks without showing themselves: the
+/// zero-width space, the direction marks, embeddings, overrides and isolates, the invisible
+/// operators, the byte-order mark and the tag characters. The zero-width joiner and
+/// non-joiner (U+200D, U+200C) are kept: emoji sequences and several scripts need them, and
+/// they cannot reorder or hide text.
 fn is_invisible(c: char) -> bool {
     matches!(c,
-        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
+        '\u{200B}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
         | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
 }
 
@@ -36,5 +40,7 @@ mod tests {
             "x\\u{202e}y\\u{200b}z\\u{e0041}"
         );
         assert_eq!(terminal_safe("tab\there é"), "tab here é");
+        // Joiners stay: an emoji sequence is one picture.
+        assert_eq!(terminal_safe("👩\u{200D}💻"), "👩\u{200D}💻");
     }
 }

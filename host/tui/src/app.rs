@@ -63,6 +63,17 @@ enum Report {
     Skills,
 }
 
+/// How a turn ended, for the cards still open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TurnEnd {
+    /// The model finished.
+    Finished,
+    /// The user stopped it.
+    Aborted,
+    /// It failed.
+    Failed,
+}
+
 /// A key that must be pressed twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Armed {
@@ -108,6 +119,8 @@ pub struct App {
     user_denials: Vec<String>,
     /// A resumed conversation arrived and has not been drawn yet.
     conversation_loaded: bool,
+    /// The user redirected a call of the running turn (its batch was abandoned).
+    redirected: bool,
     next_id: RequestId,
     pending: BTreeMap<RequestId, Purpose>,
     outbox: Vec<(RequestId, Operation)>,
@@ -140,6 +153,7 @@ impl App {
             armed: None,
             user_denials: Vec::new(),
             conversation_loaded: false,
+            redirected: false,
             next_id: 1,
             pending: BTreeMap::new(),
             outbox: Vec::new(),
@@ -223,7 +237,12 @@ impl App {
                     Ok(response) => self.on_response(purpose, response),
                     Err(error) => {
                         if purpose == Purpose::Prompt {
-                            self.running = false;
+                            self.end_turn(TurnEnd::Failed);
+                            // The host reported it as the turn's error already.
+                            if matches!(self.transcript.last(), Some(Cell::Error(shown)) if *shown == error.message)
+                            {
+                                return;
+                            }
                         }
                         self.error(error.message);
                     }
@@ -327,30 +346,23 @@ impl App {
                 self.context = Some(context);
             }
             SessionEvent::AgentEnd(result) => {
-                self.running = false;
-                self.approval = None;
-                self.redirecting = false;
-                let aborted = result.finish_reason == "aborted";
-                self.transcript.update_cards(|card| {
-                    let open = !card.is_finished() || card.question.is_some();
-                    card.question = None;
-                    if !card.is_finished() {
-                        card.state = if aborted {
-                            CardState::Cancelled
-                        } else {
-                            CardState::Redirected
-                        };
-                    }
-                    open
-                });
+                let end = match result.finish_reason.as_str() {
+                    "aborted" => TurnEnd::Aborted,
+                    _ => TurnEnd::Finished,
+                };
+                self.end_turn(end);
                 match result.finish_reason.as_str() {
-                    "stop" | "tool_calls" => {}
+                    "stop" => {}
                     "aborted" => self.notice("stopped"),
+                    "tool_calls" | "max_iterations" => self.notice(
+                        "the turn ended: its budget of model requests ([agent] max_iterations) \
+                         ran out",
+                    ),
                     other => self.notice(format!("the turn ended: {other}")),
                 }
             }
             SessionEvent::AgentError(message) => {
-                self.running = false;
+                self.end_turn(TurnEnd::Failed);
                 self.error(message);
             }
             SessionEvent::Question(request) => {
@@ -516,6 +528,26 @@ impl App {
         });
     }
 
+    /// A turn is over: nothing is asked any more, and every card still open says why it
+    /// did not run.
+    fn end_turn(&mut self, end: TurnEnd) {
+        self.running = false;
+        self.approval = None;
+        self.redirecting = false;
+        let redirected = std::mem::take(&mut self.redirected);
+        self.transcript.update_cards(|card| {
+            let open = !card.is_finished() || card.question.is_some();
+            card.question = None;
+            if !card.is_finished() {
+                card.state = match end {
+                    TurnEnd::Finished if redirected => CardState::Redirected,
+                    _ => CardState::Cancelled,
+                };
+            }
+            open
+        });
+    }
+
     // ---- keys ----
 
     /// Applies a pasted text (bracketed paste).
@@ -548,7 +580,17 @@ impl App {
         }
     }
 
+    /// Keys that work whatever is asked: scrolling, and ctrl+c to stop the turn.
+    fn passes_through(key: &KeyEvent) -> bool {
+        matches!(key.code, KeyCode::PageUp | KeyCode::PageDown)
+            || (key.code == KeyCode::End && key.modifiers.contains(KeyModifiers::CONTROL))
+            || (key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL))
+    }
+
     fn form_key(&mut self, key: KeyEvent) -> bool {
+        if Self::passes_through(&key) {
+            return false;
+        }
         let mut answer = None;
         let card = self.transcript.card_mut(|c| c.question.is_some());
         let Some(card) = card else { return false };
@@ -586,16 +628,15 @@ impl App {
                 _ => return false,
             }
         }
+        if Self::passes_through(&key) {
+            return false;
+        }
         let decision = match key.code {
-            KeyCode::Char('y') | KeyCode::Enter => Some(ApprovalDecision::Approve),
+            KeyCode::Char('y') => Some(ApprovalDecision::Approve),
             KeyCode::Char('a') => Some(ApprovalDecision::ApproveForSession),
             KeyCode::Char('n') | KeyCode::Esc => Some(ApprovalDecision::Deny),
             KeyCode::Char('r') => {
                 self.redirecting = true;
-                None
-            }
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.send(Operation::Abort, Purpose::Quiet);
                 None
             }
             _ => None,
@@ -610,6 +651,9 @@ impl App {
         if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
             if decision == ApprovalDecision::Deny {
                 self.user_denials.push(card.name.clone());
+            }
+            if matches!(decision, ApprovalDecision::Redirect(_)) {
+                self.redirected = true;
             }
             card.state = match decision {
                 ApprovalDecision::Deny => CardState::Denied,
@@ -824,16 +868,18 @@ impl App {
             }
             return;
         }
-        if self.running {
-            self.transcript.push(Cell::User(text.clone()));
-            self.send(Operation::Steer(text), Purpose::Quiet);
-            return;
-        }
+        // rho's own commands run whatever the model is doing (the host queues those that
+        // change the session behind the running turn).
         let trimmed = text.trim();
         let word = trimmed.split_whitespace().next().unwrap_or_default();
         if palette::COMMANDS.iter().any(|(name, _)| *name == word) {
             let rest = trimmed[word.len()..].trim().to_owned();
             self.command(word, &rest);
+            return;
+        }
+        if self.running {
+            self.transcript.push(Cell::User(text.clone()));
+            self.send(Operation::Steer(text), Purpose::Quiet);
             return;
         }
         let mut shown = text.trim_end().to_owned();
@@ -842,7 +888,7 @@ impl App {
         }
         self.transcript.push(Cell::User(shown));
         self.transcript.scroll_to_bottom();
-        let text = self.skill_message(text);
+        let text = self.skill_message(text.trim_end().to_owned());
         let attachments = std::mem::take(&mut self.attachments);
         self.running = true;
         self.send(
@@ -942,7 +988,10 @@ impl App {
                 .collect();
             let line = Line::from(vec![
                 Span::styled(text.join(" "), theme.style(Role::Accent)),
-                Span::styled("  backspace removes", theme.style(Role::Dim)),
+                Span::styled(
+                    "  backspace on an empty line removes · esc removes all",
+                    theme.style(Role::Dim),
+                ),
             ]);
             buf.set_line(chips_area.x, chips_area.y, &line, chips_area.width);
         }
@@ -964,6 +1013,12 @@ impl App {
         }
     }
 
+    fn form_open(&self) -> bool {
+        self.transcript
+            .cells()
+            .any(|c| matches!(c, Cell::Tool(card) if card.question.is_some()))
+    }
+
     fn footer_line(&self) -> Line<'static> {
         let theme = &self.theme;
         let hint = match self.armed {
@@ -973,7 +1028,14 @@ impl App {
                 "type what the model should do instead · enter sends · esc back".to_owned()
             }
             None if self.approval.is_some() => {
-                "y approve · a for this session · n deny · r redirect".to_owned()
+                "answer on the card · pgup/pgdn scroll · ctrl+c stops the turn".to_owned()
+            }
+            None if self.form_open() => {
+                "a server asks: answer on the card · pgup/pgdn scroll · ctrl+c stops the turn"
+                    .to_owned()
+            }
+            None if self.palette.is_some() => {
+                "↑/↓ choose · tab complete · enter run · esc close".to_owned()
             }
             None if self.running => format!(
                 "{} · enter steers · esc esc stops",
@@ -1066,7 +1128,11 @@ fn render_picker(picker: &Picker, body: Rect, buf: &mut ratatui::buffer::Buffer,
         let line = Line::from(vec![
             Span::styled(marker, theme.style(Role::Accent)),
             Span::styled(
-                format!("{} messages  ", session.messages),
+                format!(
+                    "{}  {:>5} messages  ",
+                    day(session.modified),
+                    session.messages
+                ),
                 theme.style(Role::Dim),
             ),
             Span::styled(terminal_safe(prompt), theme.style(Role::Text)),
@@ -1074,6 +1140,27 @@ fn render_picker(picker: &Picker, body: Rect, buf: &mut ratatui::buffer::Buffer,
         let y = area.y + 1 + u16::try_from(row).unwrap_or(0);
         buf.set_line(area.x, y, &line, area.width);
     }
+}
+
+/// Seconds since the epoch as a UTC `YYYY-MM-DD HH:MM` (civil-from-days, no time zone data).
+fn day(seconds: u64) -> String {
+    let days = i64::try_from(seconds / 86_400).unwrap_or(0);
+    let minutes = (seconds % 86_400) / 60;
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        minutes / 60,
+        minutes % 60
+    )
 }
 
 /// `~/x` for paths under the home directory.
@@ -1092,5 +1179,17 @@ fn tokens(count: u64) -> String {
         format!("{:.1}k", count as f64 / 1000.0)
     } else {
         count.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_are_utc_calendar_dates() {
+        assert_eq!(day(0), "1970-01-01 00:00");
+        assert_eq!(day(1_700_000_000), "2023-11-14 22:13");
+        assert_eq!(day(951_782_400), "2000-02-29 00:00");
     }
 }

@@ -149,16 +149,40 @@ impl Palette {
             return;
         }
         let rows = usize::from(area.height);
-        let first = self.selected.saturating_sub(rows.saturating_sub(1));
-        let name_width = self
-            .matches
-            .iter()
-            .filter_map(|&i| self.entries.get(i))
+        // The last row says how many more there are, when they do not all fit.
+        let more = self.matches.len() > rows;
+        let shown_rows = if more {
+            rows.saturating_sub(1).max(1)
+        } else {
+            rows
+        };
+        let first = self.selected.saturating_sub(shown_rows.saturating_sub(1));
+        let visible = || {
+            self.matches
+                .iter()
+                .skip(first)
+                .take(shown_rows)
+                .filter_map(|&i| self.entries.get(i))
+        };
+        let name_width = visible()
             .map(|e| width_of(&e.insert))
             .max()
             .unwrap_or(0)
             .min(usize::from(area.width) / 2);
-        for (row, &index) in self.matches.iter().skip(first).take(rows).enumerate() {
+        if more {
+            let hidden = self.matches.len() - shown_rows;
+            let y = area.y + u16::try_from(shown_rows).unwrap_or(0);
+            buf.set_line(
+                area.x,
+                y,
+                &Line::from(Span::styled(
+                    format!("  … {hidden} more · keep typing to narrow"),
+                    theme.style(Role::Dim),
+                )),
+                area.width,
+            );
+        }
+        for (row, &index) in self.matches.iter().skip(first).take(shown_rows).enumerate() {
             let Some(entry) = self.entries.get(index) else {
                 continue;
             };
@@ -174,18 +198,39 @@ impl Palette {
                 EntryKind::Resource => "resource · ",
                 EntryKind::Template => "template · ",
             };
+            let room = usize::from(area.width).saturating_sub(2 + name_width + 2);
+            let description = fit(
+                &format!("{kind}{}", terminal_safe(&entry.description)),
+                room,
+            );
             let line = Line::from(vec![
                 Span::styled(marker, theme.style(Role::Accent)),
                 Span::styled(format!("{name}{}  ", " ".repeat(pad)), theme.style(role)),
-                Span::styled(
-                    format!("{kind}{}", terminal_safe(&entry.description)),
-                    theme.style(Role::Dim),
-                ),
+                Span::styled(description, theme.style(Role::Dim)),
             ]);
             let y = area.y + u16::try_from(row).unwrap_or(0);
             buf.set_line(area.x, y, &line, area.width);
         }
     }
+}
+
+/// `text` cut to `room` columns, ending in `…` when cut.
+fn fit(text: &str, room: usize) -> String {
+    if width_of(text) <= room {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = width_of(c.encode_utf8(&mut [0; 4]));
+        if used + w + 1 > room {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
 }
 
 /// How well `target` matches `query`: 0 a prefix, 1 a substring, 2 the characters in order;

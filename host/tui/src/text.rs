@@ -22,11 +22,61 @@ pub fn wrap_plain(text: &str, width: u16) -> Vec<String> {
     rows
 }
 
+/// Like [`wrap_plain`], but a wrapped line continues under where its text begins: under its
+/// last column when it is a row of a table (columns apart by two spaces or more), else under
+/// its own indentation. Reports stay readable when their rows wrap.
+pub fn wrap_hanging(text: &str, width: u16) -> Vec<String> {
+    let width = usize::from(width.max(1));
+    let mut rows = Vec::new();
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let safe = terminal_safe(&line.replace('\t', TAB));
+        let hang = hang_of(&safe);
+        if hang == 0 || hang + MIN_HANGING_TEXT > width {
+            wrap_line(&safe, width, &mut rows);
+            continue;
+        }
+        let mut first = Vec::new();
+        wrap_line(&safe, width, &mut first);
+        let Some(head) = first.first().cloned() else {
+            continue;
+        };
+        if first.len() == 1 {
+            rows.push(head);
+            continue;
+        }
+        // Everything after the first row, wrapped again into the narrower column.
+        let rest = safe[head.len()..].trim_start();
+        rows.push(head);
+        let mut tail = Vec::new();
+        wrap_line(rest, width - hang, &mut tail);
+        rows.extend(tail.into_iter().map(|t| format!("{}{t}", " ".repeat(hang))));
+    }
+    rows
+}
+
+/// Columns a hanging continuation needs for its text at least.
+const MIN_HANGING_TEXT: usize = 16;
+
+/// The column a wrapped continuation of `line` starts at.
+fn hang_of(line: &str) -> usize {
+    let indent = line.len() - line.trim_start().len();
+    let body = &line[indent..];
+    match body.rfind("  ") {
+        Some(gap) => {
+            let after = &body[gap..];
+            let spaces = after.len() - after.trim_start().len();
+            width_of(&line[..indent + gap + spaces])
+        }
+        None => width_of(&line[..indent]),
+    }
+}
+
 /// Greedy word wrap of one safe line into `rows`.
 fn wrap_line(line: &str, width: usize, rows: &mut Vec<String>) {
     let mut row = String::new();
     let mut row_width = 0;
-    for word in line.split_word_bounds() {
+    for word in words(line) {
         let word_width = word.width();
         if row_width + word_width <= width {
             row.push_str(word);
@@ -59,6 +109,23 @@ fn wrap_line(line: &str, width: usize, rows: &mut Vec<String>) {
     rows.push(row);
 }
 
+/// `line` cut into runs of spaces and runs of anything else (a word keeps its punctuation:
+/// `problem(s)` never wraps inside).
+fn words(line: &str) -> impl Iterator<Item = &str> {
+    let mut rest = line;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let space = first == ' ';
+        let end = rest
+            .char_indices()
+            .find(|(_, c)| (*c == ' ') != space)
+            .map_or(rest.len(), |(i, _)| i);
+        let (word, tail) = rest.split_at(end);
+        rest = tail;
+        Some(word)
+    })
+}
+
 /// The display width of `text`.
 pub fn width_of(text: &str) -> usize {
     text.width()
@@ -79,5 +146,21 @@ mod tests {
             assert!(width_of(&row) <= 4, "{row}");
         }
         assert_eq!(wrap_plain("x", 0), ["x"]);
+    }
+
+    #[test]
+    fn hanging_rows_continue_under_their_column() {
+        let rows = wrap_hanging("  skills  ok  3 available, 1 shadowed; 0 problem(s)", 34);
+        assert_eq!(
+            rows,
+            [
+                "  skills  ok  3 available, 1",
+                "              shadowed; 0",
+                "              problem(s)"
+            ]
+        );
+        let rows = wrap_hanging("    tools: one, two, three, four", 20);
+        assert_eq!(rows, ["    tools: one, two,", "    three, four"]);
+        assert_eq!(wrap_hanging("short", 20), ["short"]);
     }
 }

@@ -12,6 +12,8 @@ use crate::theme::{Role, Theme};
 
 /// Result lines shown before a result is folded.
 pub const FOLDED_RESULT_LINES: usize = 6;
+/// Rows of each message a sampling question shows.
+const SAMPLING_ROWS: usize = 4;
 /// Argument lines shown on a card (the approval shows them all).
 const ARGUMENT_LINES: usize = 3;
 
@@ -169,7 +171,7 @@ impl ToolCard {
                 lines.push(Line::from(vec![
                     Span::raw("    "),
                     Span::styled(
-                        "y once · a for this session · n deny · r redirect",
+                        "y run once · a for this session · n or esc deny · r redirect",
                         theme.style(Role::Accent),
                     ),
                 ]));
@@ -216,13 +218,33 @@ fn fold_line(hidden: usize, what: &str, theme: &Theme) -> Line<'static> {
     ])
 }
 
-/// `{"a":1}` as `a: 1`, one key per line, or the text as it came when it is not an object.
+/// A flat JSON object (`{"a":1,"b":"x"}`) as `a: 1` and `b: x`, one key per line; anything
+/// else (nested values, invalid JSON) as the model wrote it.
 fn compact_arguments(arguments: &str) -> String {
     let trimmed = arguments.trim();
     if trimmed.is_empty() || trimmed == "{}" {
         return String::new();
     }
-    trimmed.to_owned()
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(trimmed)
+    else {
+        return trimmed.to_owned();
+    };
+    let flat = map.values().all(|v| {
+        !matches!(
+            v,
+            serde_json::Value::Object(_) | serde_json::Value::Array(_)
+        )
+    });
+    if !flat {
+        return trimmed.to_owned();
+    }
+    map.iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(text) => format!("{k}: {text}"),
+            other => format!("{k}: {other}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn progress_text(done: f64, total: Option<f64>, message: Option<&str>) -> String {
@@ -255,6 +277,8 @@ pub struct FormView {
     pub values: Vec<String>,
     /// The field being edited.
     pub focus: usize,
+    /// Why the last Enter did not send the form.
+    pub problem: Option<String>,
 }
 
 /// What a key did to a form.
@@ -290,6 +314,7 @@ impl FormView {
             request,
             values,
             focus: 0,
+            problem: None,
         }
     }
 
@@ -298,6 +323,9 @@ impl FormView {
         use crossterm::event::{KeyCode, KeyModifiers};
         let fields = self.request.fields.len();
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if key.code != KeyCode::Enter {
+            self.problem = None;
+        }
         match key.code {
             KeyCode::Esc => return FormOutcome::Cancel,
             KeyCode::Char('d') if ctrl => return FormOutcome::Decline,
@@ -306,10 +334,19 @@ impl FormView {
             }
             KeyCode::BackTab | KeyCode::Up => self.focus = self.focus.saturating_sub(1),
             KeyCode::Enter => {
-                if self.request.kind == QuestionKind::Sampling || self.focus + 1 >= fields {
+                if self.request.kind == QuestionKind::Sampling {
                     return FormOutcome::Accept(self.answers());
                 }
-                self.focus += 1;
+                if self.focus + 1 < fields {
+                    self.focus += 1;
+                } else if let Some(missing) = self.first_missing() {
+                    // A required field left blank: go there instead of sending.
+                    self.focus = missing;
+                    self.problem = Some("this field is required".to_owned());
+                } else {
+                    return FormOutcome::Accept(self.answers());
+                }
+                return FormOutcome::Editing;
             }
             _ if self.request.kind == QuestionKind::Sampling => {}
             KeyCode::Left | KeyCode::Right => self.cycle(key.code == KeyCode::Right),
@@ -331,6 +368,15 @@ impl FormView {
             _ => {}
         }
         FormOutcome::Editing
+    }
+
+    /// The first required field left blank.
+    fn first_missing(&self) -> Option<usize> {
+        self.request
+            .fields
+            .iter()
+            .zip(&self.values)
+            .position(|(f, v)| f.required && v.trim().is_empty())
     }
 
     fn focused_kind(&self) -> Option<FieldKind> {
@@ -393,16 +439,30 @@ impl FormView {
         }
         if request.kind == QuestionKind::Sampling {
             for message in &request.messages {
-                let text = format!("{:?}: {}", message.role, message.text);
-                for row in wrap_plain(&text, width.saturating_sub(6).max(1))
-                    .into_iter()
-                    .take(4)
-                {
+                let role = match message.role {
+                    rho_component::SamplingRole::User => "user",
+                    rho_component::SamplingRole::Assistant => "assistant",
+                };
+                let text = format!("{role}: {}", message.text);
+                let rows = wrap_plain(&text, width.saturating_sub(6).max(1));
+                for row in rows.iter().take(SAMPLING_ROWS) {
                     lines.push(indent(vec![Span::styled(
                         format!("  {row}"),
                         theme.style(Role::Dim),
                     )]));
                 }
+                if rows.len() > SAMPLING_ROWS {
+                    lines.push(indent(vec![Span::styled(
+                        format!("  … {} more lines", rows.len() - SAMPLING_ROWS),
+                        theme.style(Role::Dim),
+                    )]));
+                }
+            }
+            if let Some(max) = request.max_tokens {
+                lines.push(indent(vec![Span::styled(
+                    format!("at most {max} tokens"),
+                    theme.style(Role::Dim),
+                )]));
             }
             lines.push(indent(vec![Span::styled(
                 "enter allow · ctrl+d refuse · esc cancel the turn",
@@ -412,6 +472,12 @@ impl FormView {
         }
         for (i, (field, value)) in request.fields.iter().zip(&self.values).enumerate() {
             lines.extend(field_lines(field, value, i == self.focus, width, theme));
+        }
+        if let Some(problem) = &self.problem {
+            lines.push(indent(vec![Span::styled(
+                problem.clone(),
+                theme.style(Role::Error),
+            )]));
         }
         lines.push(indent(vec![Span::styled(
             "tab next · enter submit · ctrl+d decline · esc cancel the turn",
@@ -431,6 +497,7 @@ fn field_lines(
     let name = field.title.as_deref().unwrap_or(&field.name);
     let marker = if focused { "› " } else { "  " };
     let required = if field.required { " *" } else { "" };
+    let typed = !matches!(field.kind, FieldKind::Boolean | FieldKind::Choice);
     let shown = match field.kind {
         FieldKind::Boolean => match value {
             "true" => "yes".to_owned(),
@@ -456,7 +523,7 @@ fn field_lines(
             format!(
                 "{}{}",
                 terminal_safe(&shown),
-                if focused { "▏" } else { "" }
+                if focused && typed { "▏" } else { "" }
             ),
             theme.style(Role::User),
         ),

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::markdown;
-use crate::text::wrap_plain;
+use crate::text::wrap_hanging;
 use crate::theme::{Role, Theme};
 use crate::tool_card::ToolCard;
 
@@ -38,7 +38,7 @@ impl Cell {
     fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let inner = width.saturating_sub(2).max(1);
         let prefixed = |text: &str, first: &'static str, role: Role| -> Vec<Line<'static>> {
-            wrap_plain(text, inner)
+            wrap_hanging(text, inner)
                 .into_iter()
                 .enumerate()
                 .map(|(i, row)| {
@@ -200,6 +200,10 @@ impl Transcript {
 
     /// Scrolls towards older output by `rows`.
     pub fn scroll_up(&mut self, rows: usize, theme: &Theme) {
+        if self.bottom_top(theme) == 0 {
+            // Everything fits: there is nothing to scroll to.
+            return;
+        }
         let top = self.top_row(theme);
         self.anchor = Some(top.saturating_sub(rows));
     }

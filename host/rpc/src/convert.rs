@@ -382,6 +382,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                 tools: s.tools.clone(),
                 added_tools: s.added_tools(),
                 ping_failure: s.last_ping_failure(),
+                auth: e.auth.get(&s.id).cloned(),
             })
             .collect(),
         tools: e.tools,

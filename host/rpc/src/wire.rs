@@ -444,6 +444,8 @@ pub struct ServerWire {
     pub added_tools: Vec<String>,
     /// The latest failed keep-alive ping.
     pub ping_failure: Option<String>,
+    /// For an OAuth server, its login state (`logged in, expires in 55m`, `needs login`, ...).
+    pub auth: Option<String>,
 }
 
 /// One diagnostic.

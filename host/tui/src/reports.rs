@@ -52,6 +52,9 @@ pub fn mcp(
         if let Some(detail) = detail {
             text.push_str(&format!("\n    error: {detail}"));
         }
+        if let Some(auth) = extensions.auth.get(&server.id) {
+            text.push_str(&format!("\n    oauth: {auth}"));
+        }
         if !server.tools.is_empty() {
             text.push_str(&format!("\n    tools: {}", server.tools.join(", ")));
         }

@@ -202,6 +202,9 @@ pub struct Extensions {
     pub servers: Vec<MountedServer>,
     /// Exported names of the session's tools.
     pub tools: Vec<String>,
+    /// The login state of each OAuth server (`logged in, expires in 55m`, `needs login`, ...),
+    /// by server identity, from the credential store alone (never a token).
+    pub auth: std::collections::BTreeMap<String, String>,
     /// Everything refused, shadowed or failed.
     pub diagnostics: Vec<Diagnostic>,
 }

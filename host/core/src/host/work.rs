@@ -457,8 +457,30 @@ impl Work {
             skills: self.tools.skills.clone(),
             servers: self.tools.servers.clone(),
             tools: self.tools.specs().into_iter().map(|s| s.name).collect(),
+            auth: self.auth_states(),
             diagnostics,
         }
+    }
+
+    /// Each OAuth server's login state, from the credential store.
+    fn auth_states(&self) -> std::collections::BTreeMap<String, String> {
+        let store = rho_config::CredentialStore::new(self.registry.paths.credentials_dir());
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.registry
+            .servers
+            .iter()
+            .filter(|slot| {
+                slot.spec
+                    .as_ref()
+                    .is_some_and(|spec| rho_mcp::oauth::oauth_of(spec).is_some())
+            })
+            .map(|slot| {
+                let state = rho_mcp::oauth::auth_state(&store, &slot.id, now);
+                (slot.id.clone(), state.to_string())
+            })
+            .collect()
     }
 
     async fn list_models(&self) -> Response {

@@ -2,6 +2,7 @@
 //! does (operations out, host events and keys in), fixtures for what a host reports, and
 //! [`screen`], a frame drawn on a test terminal as text.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -449,6 +450,7 @@ pub fn extensions() -> Extensions {
         )],
         servers: vec![everything()],
         tools: tools().into_iter().map(|t| t.name).collect(),
+        auth: BTreeMap::new(),
         diagnostics: Vec::new(),
     }
 }
@@ -469,6 +471,7 @@ pub fn three_servers() -> Extensions {
         ),
         server("sqlite", "stdio", ServerStatus::Disabled, &[]),
     ];
+    extensions.auth = BTreeMap::from([("github".to_owned(), "needs login".to_owned())]);
     extensions.diagnostics = vec![
         Diagnostic::new(
             Severity::Error,

@@ -330,3 +330,26 @@ fn a_signal_restores_the_terminal_and_stops_the_servers() {
         assert!(!alive, "server process {server} outlived rho");
     }
 }
+
+#[test]
+fn prompt_arguments_are_suggested_by_the_server() {
+    let sandbox = everything();
+    let model = model(
+        &sandbox,
+        &json!([{"content": "completed", "expect": {"last_message_contains": "Engineering"}}]),
+    );
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    tmux.type_text("/mcp:everything:completable-prompt ");
+    // The arguments it takes, then the server's suggestions for the value being typed.
+    tmux.wait_for("argument · ");
+    tmux.type_text("department=E");
+    tmux.wait_for("department=Engineering");
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("› /mcp:everything:completable-prompt department=Engineering");
+    // The second argument's suggestions depend on the first.
+    tmux.type_text("name=");
+    tmux.wait_for("name=Alice");
+    tmux.keys(&["Down", "Tab", "Enter"]);
+    tmux.wait_for("completed");
+    quit(&tmux);
+}

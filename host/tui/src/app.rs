@@ -51,7 +51,15 @@ enum Purpose {
     Models,
     Compact,
     Session,
+    /// Suggestions for one prompt argument.
+    Completion(CompletionKey),
 }
+
+/// What one completion request asks: `(command, argument, value typed so far)`.
+type CompletionKey = (String, String, String);
+
+/// Completion answers kept at most (the oldest half goes when full).
+const COMPLETION_CACHE: usize = 256;
 
 /// A command whose answer is a report in the conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +129,10 @@ pub struct App {
     conversation_loaded: bool,
     /// The user redirected a call of the running turn (its batch was abandoned).
     redirected: bool,
+    /// Servers' suggestions for prompt arguments, by what was asked.
+    completions: Vec<(CompletionKey, Vec<String>)>,
+    /// The completion request in flight (at most one).
+    completing: Option<CompletionKey>,
     next_id: RequestId,
     pending: BTreeMap<RequestId, Purpose>,
     outbox: Vec<(RequestId, Operation)>,
@@ -154,6 +166,8 @@ impl App {
             user_denials: Vec::new(),
             conversation_loaded: false,
             redirected: false,
+            completions: Vec::new(),
+            completing: None,
             next_id: 1,
             pending: BTreeMap::new(),
             outbox: Vec::new(),
@@ -233,6 +247,9 @@ impl App {
             HostEvent::Session(event) => self.on_session_event(event),
             HostEvent::Reply { id, result } => {
                 let purpose = self.pending.remove(&id).unwrap_or(Purpose::Quiet);
+                if matches!(purpose, Purpose::Completion(_)) {
+                    self.completing = None;
+                }
                 match result {
                     Ok(response) => self.on_response(purpose, response),
                     Err(error) => {
@@ -431,6 +448,14 @@ impl App {
                     text.push_str(&format!("\n  {provider}: {error}"));
                 }
                 self.notice(text);
+            }
+            (Purpose::Completion(key), Response::Completions(values)) => {
+                self.completing = None;
+                if self.completions.len() >= COMPLETION_CACHE {
+                    self.completions.drain(..COMPLETION_CACHE / 2);
+                }
+                self.completions.push((key, values));
+                self.update_palette();
             }
             (_, Response::Doctor(checks)) => self.notice(crate::reports::doctor(&checks)),
             (_, Response::Compacted(_)) => self.notice("the history was replaced by a summary"),
@@ -697,6 +722,11 @@ impl App {
             KeyCode::Up => palette.move_selection(false),
             KeyCode::Down => palette.move_selection(true),
             KeyCode::Esc => self.palette = None,
+            // Suggestions for an argument are taken with Tab; Enter still sends the message.
+            KeyCode::Enter if *kind == TokenKind::Word => {
+                self.palette = None;
+                return false;
+            }
             KeyCode::Tab | KeyCode::Enter => {
                 let kind = *kind;
                 let Some(entry) = palette.selected().cloned() else {
@@ -712,9 +742,17 @@ impl App {
     }
 
     fn accept_entry(&mut self, kind: TokenKind, entry: &Entry, enter: bool) {
-        let Some(token) = self.composer.token_at_cursor() else {
-            return;
+        let token = match (kind, self.composer.token_at_cursor()) {
+            (TokenKind::Word, _) => None,
+            (_, Some(token)) => Some(token),
+            (_, None) => return,
         };
+        let token = token.unwrap_or_else(|| crate::composer::Token {
+            kind: TokenKind::Word,
+            start: 0,
+            end: 0,
+            text: String::new(),
+        });
         match kind {
             TokenKind::Slash => {
                 // A command with nothing to add runs at once on Enter.
@@ -725,6 +763,17 @@ impl App {
                 }
                 self.composer
                     .replace_token(&token, &format!("{} ", entry.insert));
+            }
+            TokenKind::Word => {
+                let Some(word) = self.composer.word_at_cursor() else {
+                    return;
+                };
+                let with = match entry.kind {
+                    EntryKind::Argument => entry.insert.clone(),
+                    _ => format!("{} ", entry.insert),
+                };
+                self.composer.replace_token(&word, &with);
+                self.update_palette();
             }
             TokenKind::At if entry.kind == EntryKind::Template => {
                 self.composer.replace_token(&token, &entry.insert);
@@ -743,7 +792,10 @@ impl App {
 
     fn update_palette(&mut self) {
         let Some(token) = self.composer.token_at_cursor() else {
-            self.palette = None;
+            self.palette = self
+                .argument_entries()
+                .filter(|entries| !entries.is_empty())
+                .map(|entries| (TokenKind::Word, Palette::new(entries, "")));
             return;
         };
         let query = token.text.trim_start_matches(['/', '@']).to_owned();
@@ -756,6 +808,7 @@ impl App {
         let entries = match token.kind {
             TokenKind::Slash => self.slash_entries(),
             TokenKind::At => self.resource_entries(),
+            TokenKind::Word => Vec::new(),
         };
         self.palette = Some((token.kind, Palette::new(entries, &query)));
     }
@@ -775,6 +828,92 @@ impl App {
             server: None,
         }));
         entries
+    }
+
+    /// For the word at the cursor after a prompt command: the arguments not given yet, or
+    /// the server's suggestions for the value being typed (`name=va…`; for a prompt of one
+    /// argument, the word itself). Suggestions come from the cache; a miss asks the server
+    /// (one request at a time, never waited for) and shows what arrives.
+    fn argument_entries(&mut self) -> Option<Vec<Entry>> {
+        let word = self.composer.word_at_cursor()?;
+        let buffer = self.composer.buffer().to_owned();
+        let command = buffer.split_whitespace().next()?.to_owned();
+        if word.start == 0 || !command.starts_with(rho_core::host::PROMPT_COMMAND_PREFIX) {
+            return None;
+        }
+        let prompt = self.prompts.iter().find(|p| p.command == command)?.clone();
+        let arguments = &prompt.prompt.arguments;
+        let (argument, value, prefix) = match (word.text.split_once('='), arguments.as_slice()) {
+            (Some((name, value)), _) => (name.to_owned(), value.to_owned(), format!("{name}=")),
+            (None, [only]) => (only.name.clone(), word.text.clone(), String::new()),
+            (None, _) => {
+                // Argument names not given yet.
+                let given: Vec<&str> = buffer
+                    .split_whitespace()
+                    .filter_map(|w| w.split_once('=').map(|(k, _)| k))
+                    .collect();
+                return Some(
+                    arguments
+                        .iter()
+                        .filter(|a| !given.contains(&a.name.as_str()))
+                        .filter(|a| a.name.starts_with(&word.text))
+                        .map(|a| Entry {
+                            insert: format!("{}=", a.name),
+                            description: format!(
+                                "{}{}",
+                                if a.required { "required · " } else { "" },
+                                a.description.clone().unwrap_or_default()
+                            ),
+                            kind: EntryKind::Argument,
+                            server: Some(prompt.server.clone()),
+                        })
+                        .collect(),
+                );
+            }
+        };
+        if !arguments.iter().any(|a| a.name == argument) {
+            return None;
+        }
+        let key = (command.clone(), argument.clone(), value.clone());
+        let Some(values) = self
+            .completions
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+        else {
+            if self.completing.is_none() {
+                let others = buffer
+                    .split_whitespace()
+                    .skip(1)
+                    .filter_map(|w| w.split_once('='))
+                    .filter(|(k, _)| *k != argument)
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect();
+                self.completing = Some(key.clone());
+                self.send(
+                    Operation::Complete {
+                        command,
+                        argument,
+                        value,
+                        arguments: others,
+                    },
+                    Purpose::Completion(key),
+                );
+            }
+            return Some(Vec::new());
+        };
+        Some(
+            values
+                .into_iter()
+                .map(|v| Entry {
+                    insert: format!("{prefix}{v}"),
+                    description: format!("suggested by {}", prompt.server),
+                    kind: EntryKind::Value,
+                    server: Some(prompt.server.clone()),
+                })
+                .collect(),
+        )
     }
 
     fn resource_entries(&self) -> Vec<Entry> {
@@ -1033,6 +1172,9 @@ impl App {
             None if self.form_open() => {
                 "a server asks: answer on the card · pgup/pgdn scroll · ctrl+c stops the turn"
                     .to_owned()
+            }
+            None if matches!(self.palette, Some((TokenKind::Word, _))) => {
+                "↑/↓ choose · tab takes a suggestion · enter sends · esc close".to_owned()
             }
             None if self.palette.is_some() => {
                 "↑/↓ choose · tab complete · enter run · esc close".to_owned()

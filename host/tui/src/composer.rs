@@ -99,6 +99,9 @@ pub enum TokenKind {
     Slash,
     /// An `@resource`: a whitespace-delimited word starting with `@`.
     At,
+    /// Any whitespace-delimited word (a prompt command's `name=value` argument), from
+    /// [`Composer::word_at_cursor`]; its text is the whole word.
+    Word,
 }
 
 /// The word at the cursor that a palette completes, from [`Composer::token_at_cursor`].
@@ -674,6 +677,30 @@ impl Composer {
         })
     }
 
+    /// The whitespace-delimited word the cursor is in or at the end of ([`TokenKind::Word`],
+    /// the whole word as its text); an empty word at the cursor when it follows whitespace.
+    /// `None` inside a placeholder's reach.
+    pub fn word_at_cursor(&self) -> Option<Token> {
+        let cursor = self.cursor;
+        let (seg_start, seg_end) = self.segment(cursor);
+        let before = self.buf.get(seg_start..cursor)?;
+        let after = self.buf.get(cursor..seg_end)?;
+        let start = before
+            .char_indices()
+            .rev()
+            .find(|(_, c)| c.is_whitespace())
+            .map_or(seg_start, |(i, c)| seg_start + i + c.len_utf8());
+        let end = after
+            .find(char::is_whitespace)
+            .map_or(seg_end, |i| cursor + i);
+        Some(Token {
+            kind: TokenKind::Word,
+            start,
+            end,
+            text: self.buf.get(start..end)?.to_owned(),
+        })
+    }
+
     /// Replaces `token`'s range with `with` (the whole word: include the sigil if it should
     /// stay), the cursor after it. Does nothing if the buffer no longer holds `token` there as
     /// a whole word (it changed since [`Composer::token_at_cursor`]) or the text would grow
@@ -690,12 +717,13 @@ impl Composer {
 
     /// Whether `token` is still a whole word of the buffer, at its place.
     fn holds(&self, token: &Token) -> bool {
-        let sigil = match token.kind {
-            TokenKind::Slash => '/',
-            TokenKind::At => '@',
-        };
         let word = self.buf.get(token.start..token.end);
-        if word.and_then(|word| word.strip_prefix(sigil)) != Some(token.text.as_str()) {
+        let text = match token.kind {
+            TokenKind::Slash => word.and_then(|word| word.strip_prefix('/')),
+            TokenKind::At => word.and_then(|word| word.strip_prefix('@')),
+            TokenKind::Word => word,
+        };
+        if text != Some(token.text.as_str()) {
             return false;
         }
         if token.kind == TokenKind::Slash && token.start != 0 {

@@ -27,6 +27,10 @@ pub enum EntryKind {
     Resource,
     /// A server's resource template (inserted as text, to be filled in).
     Template,
+    /// An argument a prompt command takes (`name=`).
+    Argument,
+    /// A value a server suggests for a prompt argument.
+    Value,
 }
 
 /// One choice.
@@ -197,6 +201,8 @@ impl Palette {
                 EntryKind::Prompt => "prompt · ",
                 EntryKind::Resource => "resource · ",
                 EntryKind::Template => "template · ",
+                EntryKind::Argument => "argument · ",
+                EntryKind::Value => "",
             };
             let room = usize::from(area.width).saturating_sub(2 + name_width + 2);
             let description = fit(

@@ -878,3 +878,46 @@ fn form_refuses_a_blank_required_field() {
     };
     assert_eq!(answers.get("name").map(String::as_str), Some("Ada"));
 }
+
+/// After a prompt command the palette offers its arguments, then the server's suggestions for
+/// the value being typed: one request at a time, answers cached, Tab takes one.
+#[test]
+fn prompt_argument_suggestions() {
+    let mut h = Harness::started();
+    h.type_text("/mcp:everything:args-prompt ");
+    insta::assert_snapshot!("prompt_arguments", h.screen(80, 12));
+    h.type_text("city=Pa");
+    // The first keystroke of the value asked; the ones typed while it was in flight did not.
+    let ops = h.operations();
+    let [
+        (
+            id,
+            Operation::Complete {
+                argument, value, ..
+            },
+        ),
+    ] = ops.as_slice()
+    else {
+        panic!("one request expected: {ops:?}");
+    };
+    assert_eq!((argument.as_str(), value.as_str()), ("city", ""));
+    h.reply(*id, Response::Completions(vec!["Boston".to_owned()]));
+    // That answer was for ``; `Pa` is asked now.
+    let ops = h.operations();
+    let [(id, Operation::Complete { value, .. })] = ops.as_slice() else {
+        panic!("one request expected: {ops:?}");
+    };
+    assert_eq!(value, "Pa");
+    h.reply(
+        *id,
+        Response::Completions(vec!["Paris".to_owned(), "Pasadena".to_owned()]),
+    );
+    assert!(h.sent().is_empty(), "an answer in the cache asks nothing");
+    insta::assert_snapshot!("prompt_argument_values", h.screen(80, 12));
+    h.key(KeyCode::Tab);
+    let screen = h.screen(80, 12);
+    assert!(
+        screen.contains("› /mcp:everything:args-prompt city=Paris"),
+        "{screen}"
+    );
+}

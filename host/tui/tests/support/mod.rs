@@ -10,9 +10,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::{Buffer, CellWidth};
 use rho_component::{
-    Choice, Diagnostic, DiagnosticCode, FieldKind, FormField, RiskLevel, SamplingMessage,
-    SamplingRole, ServerPrompt, ServerResource, Severity, SkillMeta, SkillSource, ToolOrigin,
-    ToolSpec,
+    Choice, Diagnostic, DiagnosticCode, FieldKind, FormField, PromptArgument, RiskLevel,
+    SamplingMessage, SamplingRole, ServerPrompt, ServerResource, Severity, SkillMeta, SkillSource,
+    ToolOrigin, ToolSpec,
 };
 use rho_core::host::{
     Extensions, HostError, HostEvent, HostState, Operation, PromptCommand, PromptReply, RequestId,
@@ -495,7 +495,20 @@ pub fn prompts() -> Vec<PromptCommand> {
             name: "args-prompt".to_owned(),
             title: None,
             description: Some("a prompt with arguments".to_owned()),
-            arguments: Vec::new(),
+            arguments: vec![
+                PromptArgument {
+                    name: "city".to_owned(),
+                    title: None,
+                    description: Some("the city".to_owned()),
+                    required: true,
+                },
+                PromptArgument {
+                    name: "state".to_owned(),
+                    title: None,
+                    description: Some("the state".to_owned()),
+                    required: false,
+                },
+            ],
         },
     )]
 }

@@ -353,3 +353,28 @@ fn prompt_arguments_are_suggested_by_the_server() {
     tmux.wait_for("completed");
     quit(&tmux);
 }
+
+#[test]
+fn workspace_files_come_after_resources_in_the_at_palette() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.project.join("README.md"), "# demo\n").unwrap();
+    std::fs::create_dir_all(sandbox.project.join("target")).unwrap();
+    std::fs::write(sandbox.project.join("target/readme-build.txt"), "x").unwrap();
+    std::fs::write(sandbox.project.join(".gitignore"), "target/\n").unwrap();
+    let model = model(
+        &sandbox,
+        &json!([{"content": "read it", "expect": {"last_message_contains": "@README.md"}}]),
+    );
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    tmux.type_text("look at @readm");
+    let screen = tmux.wait_for("README.md");
+    assert!(
+        !screen.contains("readme-build"),
+        "an ignored file is offered: {screen}"
+    );
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("› look at @README.md");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("read it");
+    quit(&tmux);
+}

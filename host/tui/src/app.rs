@@ -133,6 +133,8 @@ pub struct App {
     completions: Vec<(CompletionKey, Vec<String>)>,
     /// The completion request in flight (at most one).
     completing: Option<CompletionKey>,
+    /// The workspace's files (relative paths), for the `@` palette.
+    workspace_files: Vec<String>,
     next_id: RequestId,
     pending: BTreeMap<RequestId, Purpose>,
     outbox: Vec<(RequestId, Operation)>,
@@ -168,6 +170,7 @@ impl App {
             redirected: false,
             completions: Vec::new(),
             completing: None,
+            workspace_files: Vec::new(),
             next_id: 1,
             pending: BTreeMap::new(),
             outbox: Vec::new(),
@@ -223,6 +226,12 @@ impl App {
         self.next_id += 1;
         self.pending.insert(id, purpose);
         self.outbox.push((id, operation));
+    }
+
+    /// The workspace's files, listed in the background, for the `@` palette (after the
+    /// servers' resources).
+    pub fn set_workspace_files(&mut self, files: Vec<String>) {
+        self.workspace_files = files;
     }
 
     /// Shows a notice from outside the session (the embedding program's).
@@ -778,6 +787,11 @@ impl App {
             TokenKind::At if entry.kind == EntryKind::Template => {
                 self.composer.replace_token(&token, &entry.insert);
             }
+            TokenKind::At if entry.kind == EntryKind::File => {
+                // The path stays in the message, for the model to read with its tools.
+                self.composer
+                    .replace_token(&token, &format!("@{} ", entry.insert));
+            }
             TokenKind::At => {
                 self.composer.replace_token(&token, "");
                 if let Some(server) = &entry.server {
@@ -917,6 +931,12 @@ impl App {
     }
 
     fn resource_entries(&self) -> Vec<Entry> {
+        let files = self.workspace_files.iter().map(|path| Entry {
+            insert: path.clone(),
+            description: "file".to_owned(),
+            kind: EntryKind::File,
+            server: None,
+        });
         self.resources
             .iter()
             .map(|(server, resource)| Entry {
@@ -929,6 +949,7 @@ impl App {
                 },
                 server: Some(server.clone()),
             })
+            .chain(files)
             .collect()
     }
 

@@ -36,7 +36,7 @@ const CLOSE_BUDGET: Duration = Duration::from_secs(5);
 pub type Started = (SessionHost, HostHandle, mpsc::Receiver<HostEvent>);
 
 /// How a session starts on screen.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// The session was resumed (`--continue`, `--session`): show its conversation.
     pub resumed: bool,
@@ -44,6 +44,8 @@ pub struct Options {
     pub theme: Theme,
     /// When the process started (for `first_frame_ms`).
     pub started_at: Instant,
+    /// The workspace, whose files the `@` palette offers.
+    pub workspace: std::path::PathBuf,
 }
 
 /// A terminal event and when it was read.
@@ -63,7 +65,8 @@ pub async fn run(
     let mut tty = terminal::enter()?;
     let _restore = RestoreOnDrop;
     let mut keys = spawn_input_thread();
-    let mut screen = Screen::new(options);
+    let mut files = spawn_file_walk(options.workspace.clone());
+    let mut screen = Screen::new(&options);
     screen.app.start(options.resumed);
     screen.draw(&mut tty)?;
     tracing::debug!(
@@ -84,6 +87,7 @@ pub async fn run(
                 None => return Ok(()),
             },
             Some(notice) = notices.recv() => screen.notice(notice),
+            Some(list) = files.recv() => screen.app.set_workspace_files(list),
             () = screen.frame_due() => screen.draw(&mut tty)?,
         }
     };
@@ -120,6 +124,7 @@ pub async fn run(
                 None => host_open = false,
             },
             Some(notice) = notices.recv() => screen.notice(notice),
+            Some(list) = files.recv() => screen.app.set_workspace_files(list),
             () = screen.frame_due() => screen.draw(&mut tty)?,
             // The footer's "press again" hints expire.
             () = tokio::time::sleep(Duration::from_millis(500)), if !screen.dirty => {
@@ -147,7 +152,7 @@ struct Screen {
 }
 
 impl Screen {
-    fn new(options: Options) -> Self {
+    fn new(options: &Options) -> Self {
         Self {
             app: App::new(options.theme),
             started_at: options.started_at,
@@ -214,6 +219,15 @@ fn apply_input(app: &mut App, event: Event) {
         Event::Paste(text) => app.on_paste(&text),
         _ => {}
     }
+}
+
+/// The workspace's files, listed on a blocking thread (one message, then the channel closes).
+fn spawn_file_walk(workspace: std::path::PathBuf) -> mpsc::Receiver<Vec<String>> {
+    let (tx, rx) = mpsc::channel(1);
+    tokio::task::spawn_blocking(move || {
+        let _ = tx.blocking_send(crate::workspace_files::list(&workspace));
+    });
+    rx
 }
 
 /// Terminal events with the time they were read, from a thread of their own (crossterm's

@@ -21,5 +21,6 @@ pub mod text;
 pub mod theme;
 pub mod tool_card;
 pub mod transcript;
+pub mod workspace_files;
 
 pub use event_loop::{Options, Started, run};

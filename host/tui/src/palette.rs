@@ -31,6 +31,8 @@ pub enum EntryKind {
     Argument,
     /// A value a server suggests for a prompt argument.
     Value,
+    /// A file of the workspace.
+    File,
 }
 
 /// One choice.
@@ -95,17 +97,18 @@ impl Palette {
         }
         query.clone_into(&mut self.query);
         let query = query.to_lowercase();
-        let mut scored: Vec<(u8, usize)> = self
+        // Files come after everything else: a workspace holds far more of them.
+        let mut scored: Vec<(bool, u8, usize)> = self
             .entries
             .iter()
             .enumerate()
             .filter_map(|(i, e)| {
                 let target = e.insert.trim_start_matches(['/', '@']).to_lowercase();
-                score(&target, &query).map(|s| (s, i))
+                score(&target, &query).map(|s| (e.kind == EntryKind::File, s, i))
             })
             .collect();
-        scored.sort_by_key(|&(s, i)| (s, i));
-        self.matches = scored.into_iter().map(|(_, i)| i).collect();
+        scored.sort_unstable();
+        self.matches = scored.into_iter().map(|(_, _, i)| i).collect();
         self.selected = 0;
     }
 
@@ -202,7 +205,7 @@ impl Palette {
                 EntryKind::Resource => "resource · ",
                 EntryKind::Template => "template · ",
                 EntryKind::Argument => "argument · ",
-                EntryKind::Value => "",
+                EntryKind::Value | EntryKind::File => "",
             };
             let room = usize::from(area.width).saturating_sub(2 + name_width + 2);
             let description = fit(

@@ -53,6 +53,7 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
             resumed,
             theme: rho_tui::theme::Theme::from_env(),
             started_at,
+            workspace: ctx.paths.project.cwd.clone(),
         };
         rho_tui::run(SessionHost::start(options), notices, stop, screen).await
     })?;

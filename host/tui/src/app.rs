@@ -53,6 +53,8 @@ enum Purpose {
     Session,
     /// Suggestions for one prompt argument.
     Completion(CompletionKey),
+    /// A resource read ahead for an attachment: `(server, uri)`.
+    Read(String, String),
 }
 
 /// What one completion request asks: `(command, argument, value typed so far)`.
@@ -69,6 +71,15 @@ enum Report {
     Mcp,
     Plugins,
     Skills,
+}
+
+/// A resource picked with `@` for the next message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Attachment {
+    server: String,
+    uri: String,
+    /// The host is still reading it.
+    reading: bool,
 }
 
 /// How a turn ended, for the cards still open.
@@ -121,7 +132,9 @@ pub struct App {
     /// The composer's text becomes the redirect message of the pending approval.
     redirecting: bool,
     /// Resources picked with `@`, sent with the next message: `(server, uri)`.
-    attachments: Vec<(String, String)>,
+    attachments: Vec<Attachment>,
+    /// A message sent while an attachment was still being read: it goes once they all are.
+    waiting_message: Option<String>,
     armed: Option<Armed>,
     /// Tools the user denied whose `ToolDenied` has not arrived yet.
     user_denials: Vec<String>,
@@ -164,6 +177,7 @@ impl App {
             approval: None,
             redirecting: false,
             attachments: Vec::new(),
+            waiting_message: None,
             armed: None,
             user_denials: Vec::new(),
             conversation_loaded: false,
@@ -258,6 +272,18 @@ impl App {
                 let purpose = self.pending.remove(&id).unwrap_or(Purpose::Quiet);
                 if matches!(purpose, Purpose::Completion(_)) {
                     self.completing = None;
+                }
+                if let (Purpose::Read(server, uri), Err(error)) = (&purpose, &result) {
+                    // A resource that cannot be read leaves the message, with the reason.
+                    self.attachments
+                        .retain(|a| !(a.server == *server && a.uri == *uri));
+                    self.error(format!("{uri} was not attached: {}", error.message));
+                    // A message that waited for it comes back to the message box: sending
+                    // it without the resource is the user's call.
+                    if let Some(text) = self.waiting_message.take() {
+                        self.composer.set_text(&text);
+                    }
+                    return;
                 }
                 match result {
                     Ok(response) => self.on_response(purpose, response),
@@ -457,6 +483,14 @@ impl App {
                     text.push_str(&format!("\n  {provider}: {error}"));
                 }
                 self.notice(text);
+            }
+            (Purpose::Read(server, uri), Response::ResourceRead { .. }) => {
+                for attachment in &mut self.attachments {
+                    if attachment.server == server && attachment.uri == uri {
+                        attachment.reading = false;
+                    }
+                }
+                self.send_waiting_message();
             }
             (Purpose::Completion(key), Response::Completions(values)) => {
                 self.completing = None;
@@ -795,9 +829,23 @@ impl App {
             TokenKind::At => {
                 self.composer.replace_token(&token, "");
                 if let Some(server) = &entry.server {
-                    let attachment = (server.clone(), entry.insert.clone());
-                    if !self.attachments.contains(&attachment) {
-                        self.attachments.push(attachment);
+                    let known = self
+                        .attachments
+                        .iter()
+                        .any(|a| a.server == *server && a.uri == entry.insert);
+                    if !known {
+                        self.attachments.push(Attachment {
+                            server: server.clone(),
+                            uri: entry.insert.clone(),
+                            reading: true,
+                        });
+                        self.send(
+                            Operation::ReadResource {
+                                server: server.clone(),
+                                uri: entry.insert.clone(),
+                            },
+                            Purpose::Read(server.clone(), entry.insert.clone()),
+                        );
                     }
                 }
             }
@@ -980,6 +1028,7 @@ impl App {
             }
             KeyCode::Esc if !self.attachments.is_empty() => {
                 self.attachments.clear();
+                self.send_waiting_message();
             }
             KeyCode::PageUp => {
                 let page = self.transcript.page();
@@ -1010,6 +1059,7 @@ impl App {
             }
             KeyCode::Backspace if self.composer.is_empty() && !self.attachments.is_empty() => {
                 self.attachments.pop();
+                self.send_waiting_message();
             }
             _ => {
                 self.armed = armed;
@@ -1017,6 +1067,16 @@ impl App {
             }
         }
         true
+    }
+
+    /// Sends the message that waited for its attachments, once none is being read.
+    fn send_waiting_message(&mut self) {
+        if self.attachments.iter().any(|a| a.reading) {
+            return;
+        }
+        if let Some(text) = self.waiting_message.take() {
+            self.submit(text);
+        }
     }
 
     /// What Enter sends: a redirect, a steer, a command, or a prompt.
@@ -1042,14 +1102,22 @@ impl App {
             self.send(Operation::Steer(text), Purpose::Quiet);
             return;
         }
+        if self.attachments.iter().any(|a| a.reading) {
+            // Sent once every attachment is read (or dropped for failing).
+            self.waiting_message = Some(text);
+            return;
+        }
         let mut shown = text.trim_end().to_owned();
-        for (_, uri) in &self.attachments {
-            shown.push_str(&format!(" [resource: {uri}]"));
+        for attachment in &self.attachments {
+            shown.push_str(&format!(" [resource: {}]", attachment.uri));
         }
         self.transcript.push(Cell::User(shown));
         self.transcript.scroll_to_bottom();
         let text = self.skill_message(text.trim_end().to_owned());
-        let attachments = std::mem::take(&mut self.attachments);
+        let attachments = std::mem::take(&mut self.attachments)
+            .into_iter()
+            .map(|a| (a.server, a.uri))
+            .collect();
         self.running = true;
         self.send(
             Operation::Prompt {
@@ -1144,7 +1212,10 @@ impl App {
             let text: Vec<String> = self
                 .attachments
                 .iter()
-                .map(|(_, uri)| format!("[resource: {}]", terminal_safe(uri)))
+                .map(|a| {
+                    let reading = if a.reading { " · reading" } else { "" };
+                    format!("[resource: {}{reading}]", terminal_safe(&a.uri))
+                })
                 .collect();
             let line = Line::from(vec![
                 Span::styled(text.join(" "), theme.style(Role::Accent)),
@@ -1184,6 +1255,9 @@ impl App {
         let hint = match self.armed {
             Some(Armed::Quit(_)) => "ctrl+c again to quit".to_owned(),
             Some(Armed::Stop(_)) => "esc again to stop the turn".to_owned(),
+            None if self.waiting_message.is_some() => {
+                "the message goes once its attachments are read · backspace drops one".to_owned()
+            }
             None if self.redirecting => {
                 "type what the model should do instead · enter sends · esc back".to_owned()
             }

@@ -234,6 +234,7 @@ fn at_palette_and_attachment_chip() {
     h.type_text("summarise @");
     insta::assert_snapshot!("at_palette", h.screen(80, 24));
     h.key(KeyCode::Tab);
+    read_ahead(&mut h);
     insta::assert_snapshot!("attachment_chip", h.screen(80, 24));
     h.key(KeyCode::Enter);
     let (_, operation) = h.one_operation();
@@ -709,6 +710,7 @@ fn attachment_sent() {
     h.type_text("summarise @res");
     h.key(KeyCode::Down);
     h.key(KeyCode::Tab);
+    read_ahead(&mut h);
     h.key(KeyCode::Enter);
     let (_, operation) = h.one_operation();
     assert_eq!(
@@ -919,5 +921,62 @@ fn prompt_argument_suggestions() {
     assert!(
         screen.contains("› /mcp:everything:args-prompt city=Paris"),
         "{screen}"
+    );
+}
+
+/// A picked resource is read at once: the chip says so, a message sent meanwhile waits for it,
+/// and a failed read drops the chip with the reason and gives the message back.
+#[test]
+fn attachments_are_read_when_picked() {
+    let mut h = Harness::started();
+    h.type_text("summarise @res");
+    h.key(KeyCode::Tab);
+    let ops = h.operations();
+    let [(id, Operation::ReadResource { server, uri })] = ops.as_slice() else {
+        panic!("expected a read: {ops:?}");
+    };
+    assert_eq!(server, "everything");
+    let (id, uri) = (*id, uri.clone());
+    insta::assert_snapshot!("attachment_reading", h.screen(80, 10));
+    h.key(KeyCode::Enter);
+    assert!(h.sent().is_empty(), "sent before the attachment was read");
+    h.reply(
+        id,
+        Response::ResourceRead {
+            uri: uri.clone(),
+            bytes: 12,
+            truncated: false,
+        },
+    );
+    let sent = h.sent();
+    assert!(
+        matches!(sent.as_slice(), [Operation::Prompt { message, attachments }]
+            if message == "summarise" && attachments == &[("everything".to_owned(), uri.clone())]),
+        "{sent:?}"
+    );
+
+    let mut h = Harness::started();
+    h.type_text("summarise @res");
+    h.key(KeyCode::Tab);
+    let (id, _) = h.one_operation();
+    h.key(KeyCode::Enter);
+    h.fail(id, HostError::invalid_params("resource not found"));
+    assert!(h.sent().is_empty(), "sent without its attachment");
+    insta::assert_snapshot!("attachment_failed", h.screen(80, 10));
+}
+
+/// Answers the read the pick of a resource asked for.
+fn read_ahead(h: &mut Harness) {
+    let (id, operation) = h.one_operation();
+    let Operation::ReadResource { uri, .. } = operation else {
+        panic!("expected a read: {operation:?}");
+    };
+    h.reply(
+        id,
+        Response::ResourceRead {
+            uri,
+            bytes: 10,
+            truncated: false,
+        },
     );
 }

@@ -76,6 +76,16 @@ pub enum Operation {
     ListPrompts,
     /// Every connected server's resources and resource templates.
     ListResources,
+    /// Reads a resource now, for the next prompt that attaches it (a front-end shows it as
+    /// being read, and a failure before the message is sent). The host keeps what it read
+    /// until that prompt; an attachment the prompt names that was not read ahead is read
+    /// then.
+    ReadResource {
+        /// The server.
+        server: String,
+        /// The resource URI.
+        uri: String,
+    },
     /// Suggestions for one argument of a prompt command (immediate: answered while a turn
     /// runs, from the server's answer or the cache; never an error).
     Complete {
@@ -118,6 +128,7 @@ impl Operation {
                         .sum::<usize>()
             }
             Self::Steer(text) | Self::SetModel(text) => text.len(),
+            Self::ReadResource { server, uri } => server.len() + uri.len(),
             Self::ResumeSession(path) => path.as_os_str().len(),
             _ => 0,
         }
@@ -254,6 +265,15 @@ pub enum Response {
     Prompts(Vec<PromptCommand>),
     /// `ListResources`: `(server, resource)`, resources before templates per server.
     Resources(Vec<(String, ServerResource)>),
+    /// `ReadResource`: what was read, as the next prompt will attach it.
+    ResourceRead {
+        /// The URI read.
+        uri: String,
+        /// Bytes of text it adds to the message.
+        bytes: usize,
+        /// Whether the text was cut at the server's output cap.
+        truncated: bool,
+    },
     /// `Complete`: suggested values, best first (empty when there are none).
     Completions(Vec<String>),
 }

@@ -69,7 +69,12 @@ pub(crate) struct Work {
     fixed_provider: Option<Arc<dyn Provider>>,
     pub(crate) outbox: Arc<Outbox>,
     pub(crate) desk: Arc<Desk>,
+    /// Resources read ahead for the next prompt, by `(server, uri)`.
+    read_ahead: Vec<((String, String), rho_component::ResourceAttachment)>,
 }
+
+/// Resources kept read ahead at most (the oldest goes first).
+const MAX_READ_AHEAD: usize = 16;
 
 impl Work {
     /// Chooses the provider (no network), mounts the tool set and opens the session.
@@ -93,6 +98,7 @@ impl Work {
             fixed_provider: options.fixed_provider,
             outbox,
             desk,
+            read_ahead: Vec::new(),
         };
         let (provider, model, window) = work.choose(None);
         // Only what rho would answer is declared: forms where a person answers questions,
@@ -215,6 +221,21 @@ impl Work {
                 &self.registry.paths.project.cwd,
             ))),
             Operation::ListExtensions => Ok(Response::Extensions(Box::new(self.extensions()))),
+            Operation::ReadResource { server, uri } => {
+                let attachment = self.read_resource(&server, &uri).await?;
+                let response = Response::ResourceRead {
+                    uri: attachment.uri.clone(),
+                    bytes: attachment.text.len(),
+                    truncated: attachment.truncated,
+                };
+                let key = (server, uri);
+                self.read_ahead.retain(|(k, _)| *k != key);
+                if self.read_ahead.len() >= MAX_READ_AHEAD {
+                    self.read_ahead.remove(0);
+                }
+                self.read_ahead.push((key, attachment));
+                Ok(response)
+            }
             Operation::Doctor => {
                 let ambient = self.ambient.clone();
                 Ok(Response::Doctor(
@@ -310,9 +331,15 @@ impl Work {
                 images: Vec::new(),
             },
         };
+        // What was read ahead (`ReadResource`) is used once; the rest is read now.
+        let mut ahead = std::mem::take(&mut self.read_ahead);
         let mut read = Vec::with_capacity(attachments.len());
         for (server, uri) in attachments {
-            read.push(self.read_resource(server, uri).await?);
+            let key = (server.clone(), uri.clone());
+            match ahead.iter().position(|(k, _)| *k == key) {
+                Some(at) => read.push(ahead.swap_remove(at).1),
+                None => read.push(self.read_resource(server, uri).await?),
+            }
         }
         server_prompts::attach(&mut input, read);
         let approver = DeskApprover(self.desk.clone());

@@ -7,7 +7,7 @@
 
 use rho_component::naming::ExportedNames;
 use rho_e2e::tmux::Tmux;
-use rho_e2e::{FakeModel, Sandbox, rho_bin};
+use rho_e2e::{FakeModel, Sandbox, make_mcp, make_plugin, rho_bin, write_script};
 use serde_json::{Value, json};
 
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
@@ -376,5 +376,56 @@ fn workspace_files_come_after_resources_in_the_at_palette() {
     tmux.wait_for("› look at @README.md");
     tmux.keys(&["Enter"]);
     tmux.wait_for("read it");
+    quit(&tmux);
+}
+
+#[test]
+fn an_untrusted_project_plugin_is_asked_about_on_screen() {
+    let sandbox = Sandbox::new();
+    let fake = env!("CARGO_BIN_EXE_fake-mcp");
+    let dir = sandbox.project_plugins().join("pp");
+    make_plugin(&dir, "pp");
+    let marker = sandbox.outside("marks").join("started");
+    write_script(
+        &dir.join("bin/server"),
+        &format!(
+            "#!/bin/sh\necho started >> '{}'\nexec '{fake}' --mode ok\n",
+            marker.display()
+        ),
+    );
+    make_mcp(
+        &dir,
+        r#"{"srv": {"type": "stdio", "command": "./bin/server"}}"#,
+    );
+    let model = model(&sandbox, &json!([]));
+    let started = || std::fs::read_to_string(&marker).map_or(0, |t| t.lines().count());
+
+    // Declined: nothing runs, and the next start asks again.
+    let tmux = tui_starting(&sandbox, &model, &["--ephemeral"]);
+    let screen = tmux.wait_for("The project plugin pp is not trusted yet");
+    assert!(screen.contains("MCP server pp/srv: runs "), "{screen}");
+    assert!(screen.contains("bin/server"), "{screen}");
+    tmux.keys(&["n"]);
+    tmux.wait_for("fake-model-1");
+    assert_eq!(started(), 0, "an untrusted server ran");
+    quit(&tmux);
+    drop(tmux);
+
+    // Trusted: it starts, and it is remembered as `rho plugins trust` does.
+    let tmux = tui_starting(&sandbox, &model, &["--ephemeral"]);
+    tmux.wait_for("The project plugin pp is not trusted yet");
+    tmux.keys(&["y"]);
+    tmux.wait_for("mcp 1 up");
+    assert_eq!(started(), 1);
+    quit(&tmux);
+    drop(tmux);
+    let trust = sandbox
+        .rho(&["plugins", "inspect", "pp", "--json"])
+        .ok()
+        .json();
+    assert_eq!(trust["trust"], "trusted", "{trust:#}");
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    let screen = tmux.wait_for("mcp 1 up");
+    assert!(!screen.contains("not trusted yet"), "{screen}");
     quit(&tmux);
 }

@@ -148,6 +148,9 @@ pub struct App {
     completing: Option<CompletionKey>,
     /// The workspace's files (relative paths), for the `@` palette.
     workspace_files: Vec<String>,
+    /// The embedding program's yes/no question on screen, and the answer once given.
+    confirm: Option<(String, Vec<String>)>,
+    confirm_answer: Option<bool>,
     next_id: RequestId,
     pending: BTreeMap<RequestId, Purpose>,
     outbox: Vec<(RequestId, Operation)>,
@@ -185,6 +188,8 @@ impl App {
             completions: Vec::new(),
             completing: None,
             workspace_files: Vec::new(),
+            confirm: None,
+            confirm_answer: None,
             next_id: 1,
             pending: BTreeMap::new(),
             outbox: Vec::new(),
@@ -240,6 +245,17 @@ impl App {
         self.next_id += 1;
         self.pending.insert(id, purpose);
         self.outbox.push((id, operation));
+    }
+
+    /// Shows a yes/no question of the embedding program (`y` yes, `n` or Esc no); the answer
+    /// comes out of [`App::take_confirm_answer`].
+    pub fn ask_confirm(&mut self, title: &str, details: &[String]) {
+        self.confirm = Some((title.to_owned(), details.to_vec()));
+    }
+
+    /// The answer to the question on screen, once given.
+    pub fn take_confirm_answer(&mut self) -> Option<bool> {
+        self.confirm_answer.take()
     }
 
     /// The workspace's files, listed in the background, for the `@` palette (after the
@@ -632,6 +648,9 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return;
         }
+        if self.confirm_key(key) {
+            return;
+        }
         if self.form_key(key) || self.approval_key(key) || self.picker_key(key) {
             return;
         }
@@ -646,6 +665,29 @@ impl App {
             }
             Outcome::Unchanged | Outcome::Ignored => {}
         }
+    }
+
+    fn confirm_key(&mut self, key: KeyEvent) -> bool {
+        if self.confirm.is_none() {
+            return false;
+        }
+        let answer = match key.code {
+            KeyCode::Char('y') => Some(true),
+            KeyCode::Char('n') | KeyCode::Esc => Some(false),
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.quit = true;
+                Some(false)
+            }
+            _ => None,
+        };
+        if let Some(answer) = answer {
+            if let Some((title, _)) = self.confirm.take() {
+                let said = if answer { "yes" } else { "no" };
+                self.notice(format!("{title} {said}"));
+            }
+            self.confirm_answer = Some(answer);
+        }
+        true
     }
 
     /// Keys that work whatever is asked: scrolling, and ctrl+c to stop the turn.
@@ -1208,6 +1250,9 @@ impl App {
         if let Some(picker) = &self.picker {
             render_picker(picker, body, buf, &theme);
         }
+        if let Some((title, details)) = &self.confirm {
+            render_confirm(title, details, body, buf, &theme);
+        }
         if chips > 0 {
             let text: Vec<String> = self
                 .attachments
@@ -1239,7 +1284,9 @@ impl App {
                 .transcript
                 .cells()
                 .any(|c| matches!(c, Cell::Tool(card) if card.question.is_some()));
-        if let Some(cursor) = cursor.filter(|_| !busy && self.picker.is_none()) {
+        if let Some(cursor) =
+            cursor.filter(|_| !busy && self.picker.is_none() && self.confirm.is_none())
+        {
             frame.set_cursor_position(cursor);
         }
     }
@@ -1255,6 +1302,7 @@ impl App {
         let hint = match self.armed {
             Some(Armed::Quit(_)) => "ctrl+c again to quit".to_owned(),
             Some(Armed::Stop(_)) => "esc again to stop the turn".to_owned(),
+            None if self.confirm.is_some() => "answer the question above: y or n".to_owned(),
             None if self.waiting_message.is_some() => {
                 "the message goes once its attachments are read · backspace drops one".to_owned()
             }
@@ -1376,6 +1424,42 @@ fn render_picker(picker: &Picker, body: Rect, buf: &mut ratatui::buffer::Buffer,
         ]);
         let y = area.y + 1 + u16::try_from(row).unwrap_or(0);
         buf.set_line(area.x, y, &line, area.width);
+    }
+}
+
+fn render_confirm(
+    title: &str,
+    details: &[String],
+    body: Rect,
+    buf: &mut ratatui::buffer::Buffer,
+    theme: &Theme,
+) {
+    let width = body.width.saturating_sub(4).max(1);
+    let mut lines = vec![Line::from(Span::styled(
+        format!(" {}", terminal_safe(title)),
+        theme.style(Role::Warning),
+    ))];
+    for detail in details {
+        for row in crate::text::wrap_hanging(detail, width) {
+            lines.push(Line::from(Span::styled(
+                format!("   {row}"),
+                theme.style(Role::Text),
+            )));
+        }
+    }
+    lines.push(Line::from(Span::styled(
+        " y yes · n or esc no",
+        theme.style(Role::Accent),
+    )));
+    let height = u16::try_from(lines.len())
+        .unwrap_or(body.height)
+        .min(body.height);
+    let area = Rect::new(body.x, body.bottom() - height, body.width, height);
+    ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
+    let skip = lines.len().saturating_sub(usize::from(height));
+    for (row, line) in lines.iter().skip(skip).enumerate() {
+        let y = area.y + u16::try_from(row).unwrap_or(0);
+        buf.set_line(area.x, y, line, area.width);
     }
 }
 

@@ -48,20 +48,46 @@ pub struct Options {
     pub workspace: std::path::PathBuf,
 }
 
+/// A yes/no question from the embedding program, asked before the session starts (a project
+/// plugin to trust, say); the answer goes back through `answer` (`false` when the user leaves
+/// without answering).
+#[derive(Debug)]
+pub struct Confirm {
+    /// What is asked, one line.
+    pub title: String,
+    /// What the user should know to answer (each line shown as it is, made terminal-safe).
+    pub details: Vec<String>,
+    /// Where the answer goes.
+    pub answer: tokio::sync::oneshot::Sender<bool>,
+}
+
+/// What the embedding program sends the screen besides the host's events.
+#[derive(Debug)]
+pub struct Embedding {
+    /// Lines to show as notices (an OAuth login's address, say).
+    pub notices: mpsc::UnboundedReceiver<String>,
+    /// Questions to ask, one at a time.
+    pub confirms: mpsc::UnboundedReceiver<Confirm>,
+}
+
 /// A terminal event and when it was read.
 type Input = (Instant, Event);
 
 /// Opens the screen, waits for `start` (the host starting its servers) while already drawing
 /// and taking keys, then runs the session until the user leaves or `stop` fires (a signal);
-/// lets the host close every server and restores the terminal. `notices` are lines the
-/// embedding program wants shown (an OAuth login's address, say). A host that fails to
-/// start is an error after the terminal is restored.
+/// lets the host close every server and restores the terminal. `embedding` carries notices
+/// and questions from the program that runs the screen (its `start` may wait for the
+/// answers). A host that fails to start is an error after the terminal is restored.
 pub async fn run(
     start: impl Future<Output = Result<Started, String>>,
-    mut notices: mpsc::UnboundedReceiver<String>,
+    embedding: Embedding,
     stop: CancelSignal,
     options: Options,
 ) -> std::io::Result<()> {
+    let Embedding {
+        mut notices,
+        mut confirms,
+    } = embedding;
     let mut tty = terminal::enter()?;
     let _restore = RestoreOnDrop;
     let mut keys = spawn_input_thread();
@@ -87,9 +113,15 @@ pub async fn run(
                 None => return Ok(()),
             },
             Some(notice) = notices.recv() => screen.notice(notice),
+            Some(confirm) = confirms.recv(), if screen.confirm.is_none() => {
+                screen.app.ask_confirm(&confirm.title, &confirm.details);
+                screen.confirm = Some(confirm.answer);
+                screen.dirty = true;
+            }
             Some(list) = files.recv() => screen.app.set_workspace_files(list),
             () = screen.frame_due() => screen.draw(&mut tty)?,
         }
+        screen.deliver_answer();
     };
     let (host, handle, mut events) = started.map_err(std::io::Error::other)?;
     let host_task = tokio::spawn(host.run(stop.clone()));
@@ -149,6 +181,8 @@ struct Screen {
     last_frame: Instant,
     /// When the oldest input not yet on screen was read.
     input_since: Option<Instant>,
+    /// Where the answer to the question on screen goes.
+    confirm: Option<tokio::sync::oneshot::Sender<bool>>,
 }
 
 impl Screen {
@@ -159,6 +193,16 @@ impl Screen {
             dirty: true,
             last_frame: Instant::now() - FRAME_INTERVAL,
             input_since: None,
+            confirm: None,
+        }
+    }
+
+    /// Sends the answer to the question on screen, once the user gave it.
+    fn deliver_answer(&mut self) {
+        if let Some(answer) = self.app.take_confirm_answer() {
+            if let Some(sender) = self.confirm.take() {
+                let _ = sender.send(answer);
+            }
         }
     }
 

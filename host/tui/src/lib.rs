@@ -23,4 +23,4 @@ pub mod tool_card;
 pub mod transcript;
 pub mod workspace_files;
 
-pub use event_loop::{Options, Started, run};
+pub use event_loop::{Confirm, Embedding, Options, Started, run};

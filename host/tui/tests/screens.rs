@@ -980,3 +980,25 @@ fn read_ahead(h: &mut Harness) {
         },
     );
 }
+
+/// The embedding program's question (a project plugin to trust), answered with y or n.
+#[test]
+fn a_question_from_the_program() {
+    let mut h = Harness::started();
+    h.app.ask_confirm(
+        "The project plugin pp is not trusted yet. Trust it, so these run?",
+        &[
+            "from /srv/demo/.agents/plugins/pp".to_owned(),
+            "MCP server pp/srv: runs /srv/demo/.agents/plugins/pp/bin/server --stdio".to_owned(),
+            "WASM component stats: workspace read, env [], risk read".to_owned(),
+        ],
+    );
+    insta::assert_snapshot!("confirm_trust", h.screen(80, 14));
+    h.type_text("x");
+    assert_eq!(h.app.take_confirm_answer(), None, "another key answered");
+    h.key(KeyCode::Char('y'));
+    assert_eq!(h.app.take_confirm_answer(), Some(true));
+    h.app.ask_confirm("Trust qq?", &[]);
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.take_confirm_answer(), Some(false));
+}

@@ -1,15 +1,19 @@
 //! Plain `rho` on a terminal: the interactive session (`rho-tui`) over the same session host
 //! `rho rpc` drives. The screen opens while the host starts its servers. Logs go to
 //! `$RHO_HOME/logs/rho.log`; the screen is the session's, so an OAuth login's address is shown
-//! as a notice in it rather than printed.
+//! as a notice in it rather than printed, and a project plugin that would run something
+//! untrusted is asked about on screen first (answered as `rho plugins trust` would be).
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use rho_component::{McpTransport, Scope, StdioCommand};
+use rho_core::Registry;
 use rho_core::host::{SessionHost, SessionStart};
 use rho_mcp::oauth::{Browser, BrowserFuture, Handover, LoginPolicy, SystemBrowser};
-use tokio::sync::mpsc;
+use rho_plugins::PluginRecord;
+use tokio::sync::{mpsc, oneshot};
 
 use super::rpc::{host_options, stop_on_signals};
 use super::runtime;
@@ -33,8 +37,83 @@ impl Browser for ScreenBrowser {
     }
 }
 
+/// The project plugins of `registry` that would run something but are not trusted (never
+/// trusted, or changed since).
+fn untrusted(registry: &Registry) -> Vec<&PluginRecord> {
+    registry
+        .plugins
+        .loaded()
+        .filter(|record| record.scope == Scope::Project)
+        .filter(|record| !registry.trust.state(record).allows_start())
+        .collect()
+}
+
+/// What a plugin would run, for the question: its servers' commands and URLs, its WASM
+/// components' capabilities.
+fn what_it_runs(record: &PluginRecord) -> Vec<String> {
+    let mut lines = vec![format!("from {}", record.path().display())];
+    for spec in &record.package.mcp_servers {
+        let target = match &spec.transport {
+            McpTransport::Stdio(stdio) => {
+                let command = match &stdio.command {
+                    StdioCommand::Bare(name) => name.clone(),
+                    StdioCommand::Path(path) => path.display().to_string(),
+                };
+                std::iter::once(command)
+                    .chain(stdio.args.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+            McpTransport::StreamableHttp(http) => http.url.clone(),
+        };
+        lines.push(format!("MCP server {}: runs {target}", spec.id));
+    }
+    for component in &record.package.tool_components {
+        lines.push(format!(
+            "WASM component {}: workspace {}, env [{}], risk {}",
+            component.name,
+            component.workspace.as_str(),
+            component.env.join(", "),
+            component.risk
+        ));
+    }
+    lines
+}
+
+/// Asks about each untrusted project plugin on screen; trusts those the user says yes to.
+/// Whether any was trusted.
+async fn ask_trust(
+    ctx: &Context,
+    registry: &Registry,
+    confirms: &mpsc::UnboundedSender<rho_tui::Confirm>,
+) -> bool {
+    let mut trusted_any = false;
+    for record in untrusted(registry) {
+        let (answer, answered) = oneshot::channel();
+        let question = rho_tui::Confirm {
+            title: format!(
+                "The project plugin {} is not trusted yet. Trust it, so these run?",
+                record.name
+            ),
+            details: what_it_runs(record),
+            answer,
+        };
+        if confirms.send(question).is_err() || !answered.await.unwrap_or(false) {
+            continue;
+        }
+        let trusted = rho_plugins::TrustStore::load(&ctx.paths.trust_file())
+            .and_then(|mut store| store.trust(record));
+        match trusted {
+            Ok(()) => trusted_any = true,
+            Err(e) => tracing::warn!("cannot trust {}: {e}", record.name),
+        }
+    }
+    trusted_any
+}
+
 pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<ExitCode> {
     let (notices_tx, notices) = mpsc::unbounded_channel();
+    let (confirms_tx, confirms) = mpsc::unbounded_channel();
     // A person is at the terminal: a login may open their browser (not in CI), and they can
     // answer servers' forms on the tool cards.
     let login = match LoginPolicy::for_run(true) {
@@ -43,8 +122,7 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
             notices: notices_tx,
         })),
     };
-    let options = host_options(ctx, args, login, true);
-    let resumed = !matches!(options.start, SessionStart::New);
+    let resumed = args.session.is_some() || args.continue_session;
     let runtime = runtime()?;
     runtime.block_on(async move {
         let stop = rho_component::CancelSignal::new();
@@ -55,7 +133,19 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
             started_at,
             workspace: ctx.paths.project.cwd.clone(),
         };
-        rho_tui::run(SessionHost::start(options), notices, stop, screen).await
+        let start = async move {
+            let mut registry = ctx.registry();
+            if ask_trust(ctx, &registry, &confirms_tx).await {
+                // Trusted now: load again so its servers and tools mount.
+                registry = ctx.registry();
+            }
+            drop(confirms_tx);
+            let options = host_options(ctx, registry, args, login, true);
+            debug_assert_eq!(resumed, !matches!(options.start, SessionStart::New));
+            SessionHost::start(options).await
+        };
+        let embedding = rho_tui::Embedding { notices, confirms };
+        rho_tui::run(start, embedding, stop, screen).await
     })?;
     // The terminal reader thread may still be blocked in read(2); nothing is left to do.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));

@@ -12,15 +12,15 @@ use super::runtime;
 use crate::cli::RpcArgs;
 use crate::context::Context;
 
-/// The host of a session run with these flags; `login` says whether an OAuth login may open
+/// The host of a session run with these flags over `registry`; `login` says whether an OAuth login may open
 /// a browser, `accepts_questions` whether a person can answer servers' forms.
 pub(super) fn host_options(
     ctx: &Context,
+    registry: rho_core::Registry,
     args: RpcArgs,
     login: rho_mcp::oauth::LoginPolicy,
     accepts_questions: bool,
 ) -> HostOptions {
-    let registry = ctx.registry();
     for d in &registry.diagnostics {
         tracing::warn!(code = d.code.as_str(), "{}", d.message);
     }
@@ -80,7 +80,7 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
     // (plain `rho` with piped input), and only then may a login open a browser.
     let login = rho_mcp::oauth::LoginPolicy::for_run(std::io::stderr().is_terminal());
     let accepts_questions = args.accept_questions;
-    let options = host_options(ctx, args, login, accepts_questions);
+    let options = host_options(ctx, ctx.registry(), args, login, accepts_questions);
     let runtime = runtime()?;
     runtime.block_on(async move {
         let (host, handle, events) = SessionHost::start(options)

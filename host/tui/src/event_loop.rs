@@ -199,10 +199,10 @@ impl Screen {
 
     /// Sends the answer to the question on screen, once the user gave it.
     fn deliver_answer(&mut self) {
-        if let Some(answer) = self.app.take_confirm_answer() {
-            if let Some(sender) = self.confirm.take() {
-                let _ = sender.send(answer);
-            }
+        if let Some(answer) = self.app.take_confirm_answer()
+            && let Some(sender) = self.confirm.take()
+        {
+            let _ = sender.send(answer);
         }
     }
 

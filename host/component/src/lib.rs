@@ -45,8 +45,8 @@ pub use skill::SkillMeta;
 pub use source::{Scope, SkillSource};
 pub use terminal_text::terminal_safe;
 pub use tool::{
-    ProgressSink, RiskLevel, Tool, ToolContext, ToolFuture, ToolImage, ToolOrigin, ToolOutput,
-    ToolProgress, ToolSpec,
+    ProgressSink, RiskLevel, SERVER_HINT_PREFIX, Tool, ToolContext, ToolFuture, ToolImage,
+    ToolOrigin, ToolOutput, ToolProgress, ToolSpec, server_hints,
 };
 pub use wasm_component::{
     DEFAULT_WASM_MAX_OUTPUT_BYTES, DEFAULT_WASM_MEMORY, DEFAULT_WASM_TIMEOUT, MAX_WASM_MEMORY,

@@ -104,6 +104,19 @@ pub struct ToolSpec {
     pub origin: ToolOrigin,
 }
 
+/// How a tool description carries each of its server's annotations, one per line
+/// (`Server hint: read-only (readOnlyHint: true)`): written by the MCP runtime, shown as
+/// notices on the tool's cards. Hints come from a server rho does not control: they inform and
+/// never relax an approval.
+pub const SERVER_HINT_PREFIX: &str = "Server hint: ";
+
+/// The server hints in a tool description, without their prefix.
+pub fn server_hints(description: &str) -> impl Iterator<Item = &str> {
+    description
+        .lines()
+        .filter_map(|line| line.strip_prefix(SERVER_HINT_PREFIX))
+}
+
 /// An image kept from a result for a model that accepts images.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolImage {

@@ -33,7 +33,8 @@ pub fn exported_description(server: &str, tool: &ServerTool) -> String {
     ] {
         if let Some(value) = hint(key) {
             out.push_str(&format!(
-                "\nServer hint: {} ({key}: {value})",
+                "\n{}{} ({key}: {value})",
+                rho_component::SERVER_HINT_PREFIX,
                 if value { yes } else { no }
             ));
         }

@@ -4,7 +4,9 @@
 //! question about it ([`FormView`]), drawn on the card that caused it.
 
 use ratatui::text::{Line, Span};
-use rho_component::{FieldKind, FormField, RiskLevel, ToolOrigin, ToolSpec, terminal_safe};
+use rho_component::{
+    FieldKind, FormField, RiskLevel, ToolOrigin, ToolSpec, server_hints, terminal_safe,
+};
 use rho_core::session::{QuestionKind, QuestionRequest};
 
 use crate::text::wrap_plain;
@@ -58,6 +60,8 @@ pub struct ToolCard {
     pub label: String,
     /// The tool's spec says it only reads.
     pub read_only: bool,
+    /// What the tool's server says of it (its annotations), shown as notices.
+    pub hints: Vec<String>,
     /// The arguments as the model wrote them.
     pub arguments: String,
     /// Where it is.
@@ -81,6 +85,9 @@ impl ToolCard {
             name: name.to_owned(),
             label,
             read_only: spec.is_some_and(|s| s.risk == RiskLevel::Read),
+            hints: spec
+                .map(|s| server_hints(&s.description).map(str::to_owned).collect())
+                .unwrap_or_default(),
             arguments: arguments.to_owned(),
             state: CardState::Requested,
             expanded: false,
@@ -150,6 +157,18 @@ impl ToolCard {
             }
             wrapped.len() - shown
         };
+        // The server's own words about the tool: notices, never a permission.
+        if !self.is_finished() {
+            for hint in &self.hints {
+                body(
+                    &format!("server says: {hint}"),
+                    Role::Dim,
+                    Some(1),
+                    "    ",
+                    &mut lines,
+                );
+            }
+        }
         let arguments = compact_arguments(&self.arguments);
         let awaiting = matches!(self.state, CardState::AwaitingApproval { .. });
         if !arguments.is_empty() {

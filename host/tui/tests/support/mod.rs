@@ -351,7 +351,15 @@ pub fn tool(name: &str, description: &str, risk: RiskLevel, origin: ToolOrigin) 
 pub fn everything_tool(tool_name: &str, risk: RiskLevel) -> ToolSpec {
     tool(
         &format!("everything_{tool_name}"),
-        &format!("the everything server's {tool_name}"),
+        &format!(
+            "the everything server's {tool_name}\n{}{}",
+            rho_component::SERVER_HINT_PREFIX,
+            if risk == RiskLevel::Read {
+                "read-only (readOnlyHint: true)"
+            } else {
+                "may modify its environment (readOnlyHint: false)"
+            }
+        ),
         risk,
         ToolOrigin::Mcp {
             server: "everything".to_owned(),

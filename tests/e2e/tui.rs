@@ -429,3 +429,28 @@ fn an_untrusted_project_plugin_is_asked_about_on_screen() {
     assert!(!screen.contains("not trusted yet"), "{screen}");
     quit(&tmux);
 }
+
+#[test]
+fn a_resize_rewraps_the_conversation_and_80x24_stays_usable() {
+    let sandbox = Sandbox::new();
+    let long = "a long answer that wraps differently at every width ".repeat(6);
+    let model = model(&sandbox, &json!([{"content": long}]));
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    tmux.type_text("wrap please");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("wraps differently");
+    let wide = tmux.screen();
+    tmux.resize(80, 24);
+    let narrow = tmux.wait_until("the status line at 80 columns", |s| {
+        s.lines().count() <= 24 && s.lines().last().is_some_and(|l| l.contains("fake-model-1"))
+    });
+    assert_ne!(wide, narrow);
+    for line in narrow.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
+    // The whole answer is still there, wrapped to the new width.
+    let words: usize = narrow.matches("wraps").count();
+    assert_eq!(words, 6, "{narrow}");
+    assert!(narrow.contains("› wrap please"), "{narrow}");
+    quit(&tmux);
+}

@@ -13,6 +13,7 @@
 //! adapter crates produce these values and the registry consumes them.
 
 mod cancel;
+mod civil_time;
 mod diagnostic;
 pub mod endpoint;
 mod mcp_server;
@@ -27,6 +28,7 @@ mod tool;
 mod wasm_component;
 
 pub use cancel::{CancelSignal, Cancelled};
+pub use civil_time::CivilTime;
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use mcp_server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,

@@ -1463,24 +1463,12 @@ fn render_confirm(
     }
 }
 
-/// Seconds since the epoch as a UTC `YYYY-MM-DD HH:MM` (civil-from-days, no time zone data).
+/// Seconds since the epoch as a UTC `YYYY-MM-DD HH:MM`.
 fn day(seconds: u64) -> String {
-    let days = i64::try_from(seconds / 86_400).unwrap_or(0);
-    let minutes = (seconds % 86_400) / 60;
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let t = rho_component::CivilTime::from_unix(seconds);
     format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        minutes / 60,
-        minutes % 60
+        "{:04}-{:02}-{:02} {:02}:{:02}",
+        t.year, t.month, t.day, t.hour, t.minute
     )
 }
 

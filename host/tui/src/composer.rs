@@ -658,21 +658,12 @@ impl Composer {
                 });
             }
         }
-        let before = self.buf.get(seg_start..cursor)?;
-        let after = self.buf.get(cursor..seg_end)?;
-        let start = before
-            .char_indices()
-            .rev()
-            .find(|(_, c)| c.is_whitespace())
-            .map_or(seg_start, |(i, c)| seg_start + i + c.len_utf8());
-        let end = after
-            .find(char::is_whitespace)
-            .map_or(seg_end, |i| cursor + i);
-        let text = self.buf.get(start..end)?.strip_prefix('@')?;
+        let word = self.word_at_cursor()?;
+        let text = word.text.strip_prefix('@')?;
         Some(Token {
             kind: TokenKind::At,
-            start,
-            end,
+            start: word.start,
+            end: word.end,
             text: text.to_owned(),
         })
     }

@@ -233,3 +233,168 @@ fn daemons_escaping_the_process_group_are_stopped_too() {
         processes_with(&marker)
     );
 }
+
+/// No byte of `text` could act on a terminal: no escape, bell or carriage return.
+fn assert_terminal_safe(what: &str, text: &str) {
+    for bad in ['\u{1b}', '\u{7}', '\r', '\u{9b}'] {
+        assert!(!text.contains(bad), "{what} holds {bad:?}: {text:?}");
+    }
+}
+
+#[test]
+fn a_servers_hostile_error_reaches_the_terminal_escaped() {
+    let sb = Sandbox::new();
+    sb.write_config(&fake("hostile", "hostile-error", ""));
+    let run = sb.rho(&["mcp", "call", "hostile", "echo"]).code(1);
+    assert_terminal_safe("stderr", &run.stderr);
+    assert_terminal_safe("stdout", &run.stdout);
+    // What the server said is still there to read, escaped.
+    assert!(run.stderr.contains("refused"), "{}", run.stderr);
+    assert!(run.stderr.contains("\\u{1b}]0;pwned"), "{}", run.stderr);
+    // With every log line on: logs are made safe too, and carry no colour on a pipe.
+    let run = sb
+        .rho_env(&[("RHO_LOG", "trace")], &["mcp", "call", "hostile", "echo"])
+        .code(1);
+    assert_terminal_safe("stderr with RHO_LOG=trace", &run.stderr);
+    assert!(run.stderr.lines().count() > 3, "{}", run.stderr);
+}
+
+/// Starts `rho mcp call` on a server that never answers, waits until the call reached it,
+/// sends `signal`, and checks that rho told the server, stopped it and left with 128 + the
+/// signal's number within a few seconds.
+fn signal_during_call(signal: &str, number: i32) {
+    let sb = Sandbox::new();
+    let marker = format!("sig{number}.{}", std::process::id());
+    let record = sb.outside(&marker).join("methods.log");
+    sb.write_config(&format!(
+        "[mcp.servers.slow]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"slow-call\", \"--record\", {:?}]\ncall_timeout_sec = 600\n",
+        record.to_str().unwrap()
+    ));
+    let mut child = std::process::Command::new(rho_bin())
+        .arg("--cwd")
+        .arg(&sb.project)
+        .args(["mcp", "call", "slow", "echo"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("RHO_HOME", &sb.rho_home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&record).is_ok_and(|log| log.contains("tools/call")) {
+        assert!(
+            Instant::now() < deadline,
+            "the call never reached the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!processes_with(&marker).is_empty(), "the server runs");
+    let sent = Instant::now();
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "rho did not stop on SIG{signal}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(128 + number), "SIG{signal}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        processes_with(&marker).is_empty(),
+        "SIG{signal} left the server running: {:?}",
+        processes_with(&marker)
+    );
+    let log = std::fs::read_to_string(&record).unwrap();
+    assert!(
+        log.contains("notifications/cancelled"),
+        "the server was told the call is cancelled: {log}"
+    );
+}
+
+#[test]
+fn sigterm_to_mcp_call_cancels_and_stops_the_server() {
+    signal_during_call("TERM", 15);
+}
+
+#[test]
+fn sighup_to_mcp_call_cancels_and_stops_the_server() {
+    signal_during_call("HUP", 1);
+}
+
+#[test]
+fn sigint_to_mcp_call_cancels_and_stops_the_server() {
+    signal_during_call("INT", 2);
+}
+
+/// A `rho rpc` whose servers are still starting (a server that never answers `initialize`)
+/// when its terminal goes away.
+#[test]
+fn sighup_while_rpc_starts_its_servers_stops_them() {
+    let sb = Sandbox::new();
+    let marker = format!("hup-start.{}", std::process::id());
+    let record = sb.outside(&marker).join("methods.log");
+    sb.write_config(&format!(
+        "[mcp.servers.mute]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"never-answer\", \"--record\", {:?}]\nstartup_timeout_sec = 120\n",
+        record.to_str().unwrap()
+    ));
+    let mut child = std::process::Command::new(rho_bin())
+        .arg("--cwd")
+        .arg(&sb.project)
+        .args([
+            "rpc",
+            "--ephemeral",
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("RHO_HOME", &sb.rho_home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // The handshake's first request (`server/discover`, then `initialize`) reached the server.
+    while !std::fs::read_to_string(&record).is_ok_and(|log| !log.is_empty()) {
+        assert!(Instant::now() < deadline, "the server never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "rho rpc did not stop on SIGHUP");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(129));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        processes_with(&marker).is_empty(),
+        "SIGHUP left the server running: {:?}",
+        processes_with(&marker)
+    );
+}

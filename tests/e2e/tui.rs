@@ -241,7 +241,13 @@ fn prompt_commands_and_resources_come_from_the_palettes() {
     let screen = tmux.wait_for("/mcp:everything:args-prompt");
     assert!(screen.contains("prompt ·"), "{screen}");
     tmux.type_text("thing:args-prompt city=Paris state=Texas");
-    tmux.keys(&["Escape", "Enter"]);
+    // Esc closes the palette. Enter only once it is closed: ESC and CR arriving in one read
+    // are Alt+Enter to a terminal parser.
+    tmux.keys(&["Escape"]);
+    tmux.wait_until("the palette to close", |screen| {
+        !screen.contains("prompt ·")
+    });
+    tmux.keys(&["Enter"]);
     tmux.wait_for("prompt used");
     tmux.type_text("summarize @architecture");
     tmux.wait_for("resource · everything · architecture.md");

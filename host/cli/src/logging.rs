@@ -4,8 +4,15 @@
 //! rho; `rmcp`'s own logs are off because rho reports every server failure itself). rmcp's
 //! OAuth module is capped at `info` whatever `RHO_LOG` says: its debug lines quote
 //! authorization codes.
+//!
+//! Every field of every record (the message too) goes through
+//! [`rho_component::terminal_safe`]: a server's error quoted in a log line cannot move the
+//! cursor, retitle the terminal or overwrite the line with a carriage return. Colour is used
+//! only when stderr is a terminal and `NO_COLOR` is not set; a log file never has any.
 
+use std::fmt;
 use std::fs::{File, OpenOptions};
+use std::io::IsTerminal;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -24,10 +31,15 @@ pub fn init(logs_dir: Option<&Path>) {
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_target(true);
+        .with_target(true)
+        .fmt_fields(safe_fields());
     match logs_dir {
         None => {
-            let _ = builder.with_writer(std::io::stderr).try_init();
+            let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            let _ = builder
+                .with_ansi(colour)
+                .with_writer(std::io::stderr)
+                .try_init();
         }
         Some(dir) => {
             let Some(file) = open_log(dir) else { return };
@@ -37,6 +49,26 @@ pub fn init(logs_dir: Option<&Path>) {
                 .with_writer(move || LogWriter(Arc::clone(&file)))
                 .try_init();
         }
+    }
+}
+
+/// The field formatter: `message name=value …`, each value made terminal-safe.
+fn safe_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + 'static {
+    use tracing_subscriber::field::MakeExt;
+    tracing_subscriber::fmt::format::debug_fn(write_field).delimited(" ")
+}
+
+/// Writes one field: the message as it reads, any other as `name=value` (strings quoted).
+fn write_field(
+    writer: &mut tracing_subscriber::fmt::format::Writer<'_>,
+    field: &tracing::field::Field,
+    value: &dyn fmt::Debug,
+) -> fmt::Result {
+    let text = rho_component::terminal_safe(&format!("{value:?}"));
+    if field.name() == "message" {
+        writer.write_str(&text)
+    } else {
+        write!(writer, "{}={text}", field.name())
     }
 }
 

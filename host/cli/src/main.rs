@@ -5,6 +5,7 @@ mod commands;
 mod context;
 mod logging;
 mod output;
+mod runtime;
 
 use std::process::ExitCode;
 
@@ -23,6 +24,10 @@ fn main() -> ExitCode {
     match commands::run(cli, started_at) {
         Ok(code) => code,
         Err(e) => {
+            // A signal ended the command after it stopped what it started: the status says which.
+            if let Some(runtime::Ended(signal)) = e.chain().find_map(|c| c.downcast_ref()) {
+                return signal.exit_code();
+            }
             output::error_line(&format!("error: {e:#}"));
             ExitCode::from(1)
         }

@@ -8,8 +8,11 @@ use std::path::Path;
 use rho_component::Diagnostic;
 use serde_json::Value;
 
-/// Writes `text` to stdout. A closed pipe (`rho ... | head`) is not an error.
+/// Writes `text` to stdout, made terminal-safe line by line (whatever a caller forgot to clean,
+/// no escape sequence or carriage return gets through). A closed pipe (`rho ... | head`) is not
+/// an error.
 pub fn out(text: &str) {
+    let text = rho_component::terminal_safe_lines(text);
     let mut stdout = std::io::stdout().lock();
     let _ = stdout
         .write_all(text.as_bytes())
@@ -30,14 +33,16 @@ pub fn json_write<T: serde::Serialize + ?Sized>(value: &T) {
         .and_then(|()| stdout.flush());
 }
 
-/// Writes one line to stderr.
+/// Writes one line to stderr, terminal-safe (an error may quote what a server said).
 pub fn error_line(text: &str) {
+    let text = rho_component::terminal_safe_lines(text);
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "{text}");
 }
 
-/// Writes `text` to stderr as it is (no newline added): progress lines redrawn in place.
+/// Writes `text` to stderr, terminal-safe, with no newline added.
 pub fn error_text(text: &str) {
+    let text = rho_component::terminal_safe_lines(text);
     let mut stderr = std::io::stderr().lock();
     let _ = stderr
         .write_all(text.as_bytes())

@@ -16,6 +16,19 @@ pub fn terminal_safe(text: &str) -> String {
     out
 }
 
+/// [`terminal_safe`] for text of several lines: each line made safe, the line breaks (`\n`,
+/// and `\r\n` read as one) kept. A lone `\r`, which would overwrite the line, is escaped.
+pub fn terminal_safe_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&terminal_safe(line.strip_suffix('\r').unwrap_or(line)));
+    }
+    out
+}
+
 /// Characters that change how the text around them looks without showing themselves: the
 /// zero-width space, the direction marks, embeddings, overrides and isolates, the invisible
 /// operators, the byte-order mark and the tag characters. The zero-width joiner and
@@ -42,5 +55,21 @@ mod tests {
         assert_eq!(terminal_safe("tab\there é"), "tab here é");
         // Joiners stay: an emoji sequence is one picture.
         assert_eq!(terminal_safe("👩\u{200D}💻"), "👩\u{200D}💻");
+    }
+
+    #[test]
+    fn lines_keep_their_breaks_and_lose_their_tricks() {
+        assert_eq!(terminal_safe_lines("a\nb\r\nc\n"), "a\nb\nc\n");
+        assert_eq!(
+            terminal_safe_lines("ok\rfake\n\u{1b}]0;title\u{7}"),
+            "ok\\u{d}fake\n\\u{1b}]0;title\\u{7}"
+        );
+        assert_eq!(terminal_safe_lines(""), "");
+    }
+
+    #[test]
+    fn making_text_safe_twice_changes_nothing() {
+        let once = terminal_safe_lines("a\u{1b}[2Jb\rc\nd");
+        assert_eq!(terminal_safe_lines(&once), once);
     }
 }

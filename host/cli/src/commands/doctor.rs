@@ -7,16 +7,16 @@ use std::process::ExitCode;
 use rho_core::doctor::{CheckStatus, Servers};
 use rho_core::{MountOptions, ProviderFlags};
 
-use super::runtime;
 use crate::context::Context;
 use crate::output::{clean, json_write, out, table};
+use crate::runtime;
 
 pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
     let registry = ctx.registry();
     let flags = ProviderFlags::default();
     let ambient = |name: &str| std::env::var(name).ok();
-    let rows = runtime()?.block_on(async {
-        if connect && registry.startable_servers().count() > 0 {
+    let rows = runtime::run(|_| async {
+        let rows = if connect && registry.startable_servers().count() > 0 {
             let set = registry
                 .mount(&MountOptions {
                     connect_mcp: true,
@@ -34,8 +34,9 @@ pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
                 by_choice: !connect,
             };
             rho_core::doctor::checks(&registry, servers, &flags, &ambient).await
-        }
-    });
+        };
+        Ok(rows)
+    })?;
     let failed = rows.iter().any(|r| r.status == CheckStatus::Error);
     if ctx.json {
         json_write(&serde_json::json!({ "checks": rows, "ok": !failed }));

@@ -15,10 +15,10 @@ use rho_mcp::oauth::{Browser, BrowserFuture, Handover, LoginPolicy, SystemBrowse
 use rho_plugins::PluginRecord;
 use tokio::sync::{mpsc, oneshot};
 
-use super::rpc::{host_options, stop_on_signals};
-use super::runtime;
+use super::rpc::host_options;
 use crate::cli::RpcArgs;
 use crate::context::Context;
+use crate::runtime;
 
 /// The system browser, with its message shown in the session instead of printed.
 struct ScreenBrowser {
@@ -123,10 +123,9 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
         })),
     };
     let resumed = args.session.is_some() || args.continue_session;
-    let runtime = runtime()?;
-    runtime.block_on(async move {
-        let stop = rho_component::CancelSignal::new();
-        stop_on_signals(&stop);
+    // A signal raises `stop`: the screen leaves, restoring the terminal, and the host closes
+    // its servers.
+    runtime::run(|stop| async move {
         let screen = rho_tui::Options {
             resumed,
             theme: rho_tui::theme::Theme::from_env(),
@@ -145,9 +144,7 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
             SessionHost::start(options).await
         };
         let embedding = rho_tui::Embedding { notices, confirms };
-        rho_tui::run(start, embedding, stop, screen).await
-    })?;
-    // The terminal reader thread may still be blocked in read(2); nothing is left to do.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    Ok(ExitCode::SUCCESS)
+        rho_tui::run(start, embedding, stop, screen).await?;
+        Ok(ExitCode::SUCCESS)
+    })
 }

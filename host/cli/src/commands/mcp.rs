@@ -16,10 +16,10 @@ use rho_core::{ServerSlot, SlotState};
 use rho_mcp::oauth::{Browser, LoginPolicy, PasteBrowser, SystemBrowser};
 use serde::Serialize;
 
-use super::runtime;
 use crate::cli::McpCommand;
 use crate::context::Context;
 use crate::output::{clean, error_text, first_line, json_write, out, table, truncate};
+use crate::runtime;
 
 pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -70,13 +70,16 @@ fn login(ctx: &Context, id: &str, no_browser: bool, scopes: &[String]) -> anyhow
     let slots = load_slots(ctx)?;
     let spec = startable(&slots, id)?;
     let store = credentials(ctx);
-    let report = runtime()?.block_on(async {
+    let report = runtime::run(|_| async {
         let browser: &dyn Browser = if no_browser {
             &PasteBrowser
         } else {
             &SystemBrowser
         };
-        rho_mcp::oauth::login(&spec, &store, browser, scopes, &rho_mcp::process_ambient).await
+        Ok(
+            rho_mcp::oauth::login(&spec, &store, browser, scopes, &rho_mcp::process_ambient)
+                .await?,
+        )
     })?;
     if ctx.json {
         json_write(&serde_json::json!({
@@ -603,10 +606,10 @@ fn connect_all(
     if targets.is_empty() {
         return Ok(()); // zero-server fast path: no runtime, no task, no process
     }
-    let runtime = runtime()?;
     let mut progress =
         live.then(|| ConnectProgress::start(targets.iter().map(|(index, spec)| (*index, spec))));
-    let mut results = runtime.block_on(async {
+    // A signal drops the connections, which stops their servers.
+    let mut results = runtime::run(|_| async {
         let mut set = tokio::task::JoinSet::new();
         for (index, spec) in targets {
             set.spawn(connect_one(index, spec, access.clone()));
@@ -632,8 +635,8 @@ fn connect_all(
                 }
             }
         }
-        results
-    });
+        Ok(results)
+    })?;
     // Exported names are assigned in listing order, not in the order servers happened to answer.
     results.sort_by_key(|(index, _)| *index);
     let mut names = rho_mcp::ExportedNames::default();
@@ -878,15 +881,18 @@ fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Resu
     // A person at a terminal may log in when the server needs it.
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let access = oauth_access(ctx, LoginPolicy::for_run(interactive));
-    runtime()?.block_on(async move {
+    runtime::run(|stop| async move {
         // A call needs the tools only: the server's prompts and resources stay unlisted.
         let options = rho_mcp::ClientOptions {
             skip_offers: true,
             oauth: Some(access),
             ..rho_mcp::ClientOptions::default()
         };
-        let connection =
-            rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &options).await?;
+        // A signal while connecting drops the connection, which stops the server.
+        let connection = tokio::select! {
+            connected = rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &options) => connected?,
+            () = stop.cancelled() => bail!("stopped while connecting"),
+        };
         let mut names = rho_mcp::ExportedNames::default();
         let exported: Vec<(String, String)> = connection
             .tools
@@ -905,18 +911,23 @@ fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Resu
         let printer = tokio::spawn(async move {
             while let Some(p) = progress_rx.recv().await {
                 let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-                let message = p.message.map(|m| format!(" {}", clean(&m))).unwrap_or_default();
+                let message = p
+                    .message
+                    .map(|m| format!(" {}", clean(&m)))
+                    .unwrap_or_default();
                 crate::output::error_line(&format!("progress {}{total}{message}", p.progress));
             }
         });
+        // A signal cancels the call (the server is told), then the connection closes.
         let cancel = rho_mcp::Cancel::new();
-        let on_ctrl_c = cancel.clone();
+        let on_signal = cancel.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_ctrl_c.cancel();
-            }
+            stop.cancelled().await;
+            on_signal.cancel();
         });
-        let result = connection.call_tool(&raw, arguments, Some(progress_tx), cancel).await;
+        let result = connection
+            .call_tool(&raw, arguments, Some(progress_tx), cancel)
+            .await;
         connection.close().await;
         let _ = printer.await;
         let result = result?;
@@ -932,18 +943,21 @@ fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Resu
                 "image": rendered.image.as_ref().map(|i| serde_json::json!({"mime_type": i.mime_type, "bytes": i.data.len()})),
             }));
         } else {
-            let mut text = clean_block(&rendered.text);
+            let mut text = rho_component::terminal_safe_lines(&rendered.text);
             text.push('\n');
             if let Some(image) = &rendered.image {
-                text.push_str(&format!("[image kept for display: {}, {} encoded bytes]\n", image.mime_type, image.data.len()));
+                text.push_str(&format!(
+                    "[image kept for display: {}, {} encoded bytes]\n",
+                    image.mime_type,
+                    image.data.len()
+                ));
             }
             out(&text);
         }
-        Ok(if rendered.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        Ok(if rendered.is_error {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
     })
-}
-
-/// Terminal-safe multi-line text.
-fn clean_block(text: &str) -> String {
-    text.lines().map(clean).collect::<Vec<_>>().join("\n")
 }

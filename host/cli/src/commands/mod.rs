@@ -41,12 +41,3 @@ pub fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCode>
         Command::Rpc(args) => rpc::run(&ctx, args),
     }
 }
-
-/// The one tokio runtime of a command that runs sessions or talks to servers (commands that do
-/// not, such as `mcp list` without `--connect`, never build it).
-pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?)
-}

@@ -230,17 +230,12 @@ fn component_tools(ctx: &Context, record: &PluginRecord) -> Vec<Result<Component
     if record.package.tool_components.is_empty() {
         return Vec::new();
     }
-    let runtime = match super::runtime() {
-        Ok(runtime) => runtime,
-        Err(e) => return vec![Err(e.to_string()); record.package.tool_components.len()],
-    };
-    runtime.block_on(async {
+    let count = record.package.tool_components.len();
+    let loaded = crate::runtime::run(|_| async {
         let cache = ctx.paths.rho_home.join("cache").join("wasm");
         let host = match rho_wasm::WasmHost::new(Some(cache)) {
             Ok(host) => host,
-            Err(e) => {
-                return vec![Err(e.to_string()); record.package.tool_components.len()];
-            }
+            Err(e) => return Ok(vec![Err(e.to_string()); count]),
         };
         let mut out = Vec::new();
         for spec in &record.package.tool_components {
@@ -278,8 +273,9 @@ fn component_tools(ctx: &Context, record: &PluginRecord) -> Vec<Result<Component
                 ComponentTools { tools, rejected }
             }));
         }
-        out
-    })
+        Ok(out)
+    });
+    loaded.unwrap_or_else(|e| vec![Err(e.to_string()); count])
 }
 
 fn inspect_json(

@@ -7,10 +7,10 @@ use rho_component::{ToolContext, ToolOrigin, ToolSpec};
 use rho_core::MountOptions;
 use serde_json::{Value, json};
 
-use super::runtime;
 use crate::cli::ToolsCommand;
 use crate::context::Context;
 use crate::output::{clean, diagnostic_line, diagnostics_json, first_line, json_out, out, table};
+use crate::runtime;
 
 pub fn run(ctx: &Context, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -52,7 +52,7 @@ fn tool_json(spec: &ToolSpec) -> Value {
 
 fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
     let registry = ctx.registry();
-    let set = runtime()?.block_on(async {
+    let set = runtime::run(|_| async {
         let set = registry.mount(&mount_options(connect_mcp)).await;
         let specs: Vec<ToolSpec> = set.specs();
         let servers: Vec<(String, String, Option<String>)> = set
@@ -68,8 +68,8 @@ fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
             .collect();
         let diagnostics = set.diagnostics.clone();
         set.close().await;
-        (specs, servers, diagnostics)
-    });
+        Ok((specs, servers, diagnostics))
+    })?;
     let (specs, servers, diagnostics) = set;
     if ctx.json {
         json_out(&json!({
@@ -133,7 +133,7 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
     let extra_roots = registry.config.agent.extra_roots.clone();
     let hidden_env = registry.secret_variables();
     let json = ctx.json;
-    runtime()?.block_on(async move {
+    runtime::run(|stop| async move {
         let set = registry.mount(&mount_options(connect_mcp)).await;
         let Some(tool) = set.get(name) else {
             let failed: Vec<String> = set
@@ -152,11 +152,11 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
         let mut context = ToolContext::new(workspace);
         context.extra_roots = extra_roots;
         context.hidden_env = hidden_env;
+        // A signal cancels the call; the tool stops what it started.
         let cancel = context.cancel.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
+            stop.cancelled().await;
+            cancel.cancel();
         });
         let output = tool.call(arguments, &context).await;
         drop(tool);
@@ -170,12 +170,7 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
                 "structured_content": output.structured,
             }));
         } else {
-            let mut text: String = output
-                .text
-                .lines()
-                .map(clean)
-                .collect::<Vec<_>>()
-                .join("\n");
+            let mut text = rho_component::terminal_safe_lines(&output.text);
             text.push('\n');
             out(&text);
         }

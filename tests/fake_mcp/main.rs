@@ -8,6 +8,10 @@
 //! the request to reading its response); `completions` declares prompts and completions, lists
 //! one prompt `pick` with an argument `item`, and answers `completion/complete` with three values
 //! built from what was typed plus `#N`, N counting the completion requests it has answered.
+//!
+//! `many-tools` lists `--count <N>` tools (`t0`, `t1`, ...) in one page; `many-offers` declares
+//! prompts and resources and lists `--count <N>` of each (and of resource templates), one page
+//! each: servers that offer far more than rho keeps.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a stdio server owns both streams
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test tool
 
@@ -26,6 +30,7 @@ fn main() {
     };
     let mode = arg("--mode").unwrap_or_else(|| "ok".into());
     let record = arg("--record");
+    let count: usize = arg("--count").and_then(|n| n.parse().ok()).unwrap_or(0);
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     let mut lines = stdin.lock().lines();
@@ -104,6 +109,16 @@ fn main() {
             "tools/list" if mode == "list-changed" => {
                 reply(json!({"tools": [tool("echo"), tool("retired")]}))
             }
+            "tools/list" if mode == "many-tools" => reply(json!({"tools": numbered(count, tool)})),
+            "prompts/list" if mode == "many-offers" => {
+                reply(json!({"prompts": numbered(count, |name| json!({"name": name}))}))
+            }
+            "resources/list" if mode == "many-offers" => reply(
+                json!({"resources": numbered(count, |name| json!({"uri": format!("fake://{name}"), "name": name}))}),
+            ),
+            "resources/templates/list" if mode == "many-offers" => reply(
+                json!({"resourceTemplates": numbered(count, |name| json!({"uriTemplate": format!("fake://{name}/{{id}}"), "name": name}))}),
+            ),
             "tools/list" => reply(tools_list(&mode, &message)),
             "tools/call" => {
                 let name = message["params"]["name"].as_str().unwrap_or("").to_owned();
@@ -162,6 +177,7 @@ fn capabilities(mode: &str) -> Value {
     match mode {
         "elicit-loop" => json!({"tools": {}}),
         "completions" => json!({"tools": {}, "prompts": {}, "completions": {}}),
+        "many-offers" => json!({"tools": {}, "prompts": {}, "resources": {}}),
         _ => json!({"tools": {"listChanged": true}, "logging": {}}),
     }
 }
@@ -217,6 +233,11 @@ fn elicit_loop(
         }
     }
     json!({"content": [{"type": "text", "text": format!("rtt_us={}", rtts.join(","))}]})
+}
+
+/// `count` items built by `item` from the names `t0`, `t1`, ...
+fn numbered(count: usize, item: impl Fn(&str) -> Value) -> Vec<Value> {
+    (0..count).map(|n| item(&format!("t{n}"))).collect()
 }
 
 fn tool(name: &str) -> Value {

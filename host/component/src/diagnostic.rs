@@ -87,6 +87,9 @@ pub enum DiagnosticCode {
     /// An enabled MCP server did not start, finish its handshake or list its tools within its
     /// budget; only that server is left out of the session.
     McpServerFailed,
+    /// A connected MCP server offers more tools than rho exports from one server; the first
+    /// ones are mounted and the rest left out (the message says how many).
+    McpToolsCapped,
     /// Two tools would be exported under the same name; the one from the lower-precedence
     /// source is not mounted.
     ToolNameCollision,
@@ -127,6 +130,7 @@ impl DiagnosticCode {
         Self::StateFileInvalid,
         Self::ConfigInvalid,
         Self::McpServerFailed,
+        Self::McpToolsCapped,
         Self::ToolNameCollision,
         Self::PluginUntrusted,
         Self::ExtensionInvalid,
@@ -159,6 +163,7 @@ impl DiagnosticCode {
             Self::StateFileInvalid => "state-file-invalid",
             Self::ConfigInvalid => "config-invalid",
             Self::McpServerFailed => "mcp-server-failed",
+            Self::McpToolsCapped => "mcp-tools-capped",
             Self::ToolNameCollision => "tool-name-collision",
             Self::PluginUntrusted => "plugin-untrusted",
             Self::ExtensionInvalid => "extension-invalid",

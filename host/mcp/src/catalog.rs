@@ -1,7 +1,9 @@
 //! The prompts and resources a server offers, listed at connect and held for the session so
 //! matching a slash command or an `@` costs no round-trip, and re-listed by the connection
 //! itself when the server sends `notifications/prompts/list_changed` or
-//! `notifications/resources/list_changed`.
+//! `notifications/resources/list_changed`. Each list keeps the first of each name (URI) and at
+//! most [`MAX_SERVER_PROMPTS`] prompts and [`MAX_SERVER_RESOURCES`] resources and templates;
+//! what is left out is counted in a warning.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,7 +14,14 @@ use rmcp::service::Peer;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::paging::all_pages;
+use crate::paging::{Kept, all_pages, keep_first};
+
+/// At most this many prompts of one server are offered (as slash commands).
+pub const MAX_SERVER_PROMPTS: usize = 1_000;
+
+/// At most this many resources and resource templates (together, resources first) of one
+/// server are offered (as `@` attachments).
+pub const MAX_SERVER_RESOURCES: usize = 10_000;
 
 /// Which list changed.
 #[derive(Debug, Clone, Copy)]
@@ -109,16 +118,17 @@ async fn list_prompts(
 ) -> Result<Vec<ServerPrompt>, String> {
     let listed = all_pages(server, "prompts/list", budget, |params| async move {
         let page = peer.list_prompts(params).await?;
-        let items = page
-            .prompts
-            .iter()
-            .filter_map(|p| serde_json::to_value(p).ok())
-            .filter_map(|p| prompt(&p))
-            .collect();
-        Ok((items, page.next_cursor))
+        Ok((page.prompts, page.next_cursor))
     })
     .await?;
-    Ok(dedup(listed, |p| p.name.clone()))
+    let kept = keep_first(
+        listed,
+        MAX_SERVER_PROMPTS,
+        |p| Some(p.name.clone()),
+        |p| prompt(&serde_json::to_value(p).ok()?),
+    )
+    .await;
+    Ok(report(kept, server, "prompts", MAX_SERVER_PROMPTS))
 }
 
 /// Resources, then templates (`template: true`).
@@ -127,15 +137,9 @@ async fn list_resources(
     server: &str,
     budget: Duration,
 ) -> Result<Vec<ServerResource>, String> {
-    let mut all = all_pages(server, "resources/list", budget, |params| async move {
+    let resources = all_pages(server, "resources/list", budget, |params| async move {
         let page = peer.list_resources(params).await?;
-        let items = page
-            .resources
-            .iter()
-            .filter_map(|r| serde_json::to_value(r).ok())
-            .filter_map(|r| resource(&r, false))
-            .collect();
-        Ok((items, page.next_cursor))
+        Ok((page.resources, page.next_cursor))
     })
     .await?;
     let templates = all_pages(
@@ -144,27 +148,40 @@ async fn list_resources(
         budget,
         |params| async move {
             let page = peer.list_resource_templates(params).await?;
-            let items = page
-                .resource_templates
-                .iter()
-                .filter_map(|r| serde_json::to_value(r).ok())
-                .filter_map(|r| resource(&r, true))
-                .collect();
-            Ok((items, page.next_cursor))
+            Ok((page.resource_templates, page.next_cursor))
         },
     )
     .await?;
-    all.extend(templates);
-    Ok(dedup(all, |r| (r.uri.clone(), r.template)))
+    let mut kept = keep_first(
+        resources,
+        MAX_SERVER_RESOURCES,
+        |r| Some(r.uri.clone()),
+        |r| resource(&serde_json::to_value(r).ok()?, false),
+    )
+    .await;
+    let room = MAX_SERVER_RESOURCES.saturating_sub(kept.items.len());
+    let templates = keep_first(
+        templates,
+        room,
+        |r| Some(r.uri_template.clone()),
+        |r| resource(&serde_json::to_value(r).ok()?, true),
+    )
+    .await;
+    kept.items.extend(templates.items);
+    kept.left_out += templates.left_out;
+    kept.duplicates += templates.duplicates;
+    Ok(report(kept, server, "resources", MAX_SERVER_RESOURCES))
 }
 
-/// Keeps the first of items with the same key (a server listing one twice).
-fn dedup<T, K: Ord>(items: Vec<T>, key: impl Fn(&T) -> K) -> Vec<T> {
-    let mut seen = std::collections::BTreeSet::new();
-    items
-        .into_iter()
-        .filter(|item| seen.insert(key(item)))
-        .collect()
+/// The items kept, after a warning for what was left out or repeated.
+fn report<T>(kept: Kept<T>, server: &str, what: &str, cap: usize) -> Vec<T> {
+    if kept.duplicates > 0 {
+        tracing::warn!(target: "rho::mcp", server, duplicates = kept.duplicates, "duplicate {what}; the first of each is kept");
+    }
+    if kept.left_out > 0 {
+        tracing::warn!(target: "rho::mcp", server, left_out = kept.left_out, "MCP server `{server}` offers more {what} than the {cap} rho keeps from one server: {} are not offered", kept.left_out);
+    }
+    kept.items
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -241,10 +258,5 @@ mod tests {
             resource(&json!({"uri": "x://a"}), false).unwrap().name,
             "x://a"
         );
-    }
-
-    #[test]
-    fn the_first_of_duplicates_is_kept() {
-        assert_eq!(dedup(vec![1, 2, 1, 3], |n| *n), vec![1, 2, 3]);
     }
 }

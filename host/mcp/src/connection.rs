@@ -55,6 +55,9 @@ pub struct Connection {
     /// fixed when the connection is made (a session's tool set never grows mid-session);
     /// definitions may be revised by [`Connection::reconcile_tools`].
     pub tools: Vec<ServerTool>,
+    /// Tools the server listed beyond [`crate::MAX_SERVER_TOOLS`] (after `allow`/`deny` and
+    /// duplicates), left out of [`Connection::tools`]; `0` when none were.
+    pub tools_left_out: usize,
     /// Tools the server withdrew after a `tools/list_changed`; calling them fails clearly.
     pub(crate) withdrawn: std::collections::BTreeSet<String>,
     /// Tools the server added after the connection was made; they need a restart.
@@ -105,6 +108,9 @@ pub async fn connect(
 /// allow, `tools/list`, and the prompts and resources of a server that declares them. A
 /// failure or timeout after the handshake closes the session (bounded) before returning; a
 /// failed prompt or resource listing only leaves that list empty.
+///
+/// At most [`crate::MAX_CONCURRENT_STARTS`] servers start at once in a process; the budget
+/// counts from when this one gets its slot (an OAuth login, before it, has its own bounds).
 pub async fn connect_with(
     spec: &McpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
@@ -120,6 +126,8 @@ pub async fn connect_with(
         }
         None => None,
     };
+    // Held until the start is over (connected, failed or timed out, and closed if it failed).
+    let _slot = crate::start_slots::start_slot().await;
     let started = Instant::now();
     let budget = spec.startup_timeout;
     let attempt = || {
@@ -323,6 +331,7 @@ async fn handshake(
         process,
         summary,
         tools: Vec::new(),
+        tools_left_out: 0,
         withdrawn: std::collections::BTreeSet::new(),
         added: Vec::new(),
         completions: Completions::default(),
@@ -383,7 +392,9 @@ impl Connection {
         {
             set_log_level(&self.service, &self.spec, level).await;
         }
-        self.tools = self.list_tools().await?;
+        let kept = self.list_tools().await?;
+        self.tools = kept.items;
+        self.tools_left_out = kept.left_out;
         Ok(())
     }
 

@@ -5,7 +5,8 @@
 //! negotiates the protocol era automatically (2026-07-28 `server/discover`, falling back to the
 //! 2025-11-25 `initialize` handshake) declaring only what the session can answer
 //! ([`ClientOptions`]: the workspace root, forms, sampling), lists its tools, prompts and
-//! resources (pages guarded), and keeps the session for:
+//! resources (pages guarded, at most [`MAX_SERVER_TOOLS`], [`MAX_SERVER_PROMPTS`] and
+//! [`MAX_SERVER_RESOURCES`] kept), and keeps the session for:
 //!
 //! - [`Connection::call_tool_with`]: progress token, cancellation, a call budget that stands
 //!   still while the user answers a question, and questions (`elicitation/create`,
@@ -13,6 +14,10 @@
 //!   [`rho_component::Asker`];
 //! - [`Connection::get_prompt`], [`Connection::read_resource`] and [`Connection::complete`]
 //!   for slash commands, `@` attachments and argument suggestions.
+//!
+//! At most [`MAX_CONCURRENT_STARTS`] servers start at once in a process, each within its own
+//! budget from when it starts; the first start raises the open-file limit
+//! ([`raise_open_file_limit`]).
 //!
 //! [`render_result`] turns a tool result into what the model reads, and [`ExportedNames`]
 //! assigns `mcp__<server>__<tool>` names. `rmcp` types never leave this crate: results cross as
@@ -43,10 +48,12 @@ mod request;
 mod resources;
 mod sampling;
 mod standalone;
+mod start_slots;
 mod stdio;
 mod tool_description;
 mod tools;
 
+pub use catalog::{MAX_SERVER_PROMPTS, MAX_SERVER_RESOURCES};
 pub use completion::{COMPLETION_CACHE_ENTRIES, COMPLETION_TIMEOUT, MAX_COMPLETION_VALUES};
 pub use connection::{
     Cancel, Connection, PingStatus, ServerSummary, connect, connect_with, process_ambient,
@@ -59,10 +66,13 @@ pub use export_names::{
 pub use handler::Progress;
 pub use instructions::{INSTRUCTIONS_MAX_BYTES, instructions_section};
 pub use options::ClientOptions;
-pub use paging::MAX_LIST_PAGES;
+pub use paging::{MAX_LIST_PAGES, MAX_LISTED_ITEMS};
 pub use render::{IMAGE_ASSET_BUDGET, ImageAsset, RenderedResult, human_size, render_result};
 pub use request::MAX_INPUT_ROUNDS;
 pub use standalone::STANDALONE_STREAM_WAIT;
+pub use start_slots::{
+    MAX_CONCURRENT_STARTS, OPEN_FILE_TARGET, OpenFileLimit, raise_open_file_limit,
+};
 pub use stdio::SHUTDOWN_GRACE;
 pub use tool_description::exported_description;
-pub use tools::{ServerTool, ToolChanges};
+pub use tools::{MAX_SERVER_TOOLS, ServerTool, ToolChanges, tools_left_out_message};

@@ -144,6 +144,9 @@ pub(crate) fn spawn(
         message: e.to_string(),
     })?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    if let Some(pid) = pgid {
+        servers(|live| live.insert(pid));
+    }
     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
         return Err(McpError::Spawn {
             server: spec.id.clone(),
@@ -278,6 +281,9 @@ impl ServerProcess {
                 let _ = self.child.wait().await;
             }
         }
+        if let Some(pid) = self.pid {
+            servers(|live| live.remove(&pid));
+        }
         // Grandchildren left in the group (npx -> node) go too, and so do processes that left
         // the group but still carry this server's instance marker.
         self.signal_group(Signal::Kill);
@@ -300,6 +306,9 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
+        if let Some(pid) = self.pid {
+            servers(|live| live.remove(&pid));
+        }
         if self.pgid.is_some() {
             self.signal_group(Signal::Kill);
             kill_marked(&self.marker, self.pid);
@@ -322,15 +331,33 @@ pub(crate) fn become_subreaper() {
     }
 }
 
+/// Runs `f` on the process ids of the servers rho started and has not stopped yet.
+fn servers<T>(f: impl FnOnce(&mut std::collections::HashSet<i32>) -> T) -> T {
+    static LIVE: std::sync::Mutex<Option<std::collections::HashSet<i32>>> =
+        std::sync::Mutex::new(None);
+    let mut live = LIVE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    f(live.get_or_insert_with(Default::default))
+}
+
 /// SIGKILLs (and reaps) rho's own children whose environment holds `marker` exactly: processes
-/// a server left behind outside its process group. Only rho's children are examined (a few
-/// files), never every process on the machine. Escaping both the group and the marker
-/// (`setsid` plus a cleared environment) is the residual case.
+/// a server left behind outside its process group. Only rho's children are examined, and
+/// not the servers still running (each has its own marker), so stopping 2,000 servers reads
+/// a few files each rather than 2,000; never every process on the machine. Escaping both
+/// the group and the marker (`setsid` plus a cleared environment) is the residual case.
 fn kill_marked(marker: &str, own: Option<i32>) {
     #[cfg(target_os = "linux")]
     {
         let needle = marker.as_bytes();
-        for pid in own_children().into_iter().filter(|p| Some(*p) != own) {
+        let children = own_children();
+        let children: Vec<i32> = servers(|live| {
+            children
+                .into_iter()
+                .filter(|p| Some(*p) != own && !live.contains(p))
+                .collect()
+        });
+        for pid in children {
             let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
                 continue;
             };

@@ -1,13 +1,22 @@
-//! A connection's tools: listed at connect (allow/deny applied, pages guarded), and reconciled
-//! after `notifications/tools/list_changed` with the fixed set the session started with.
+//! A connection's tools: listed at connect (allow/deny applied, pages guarded, at most
+//! [`MAX_SERVER_TOOLS`] kept), and reconciled after `notifications/tools/list_changed` with the
+//! fixed set the session started with.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 
 use crate::McpError;
 use crate::connection::{Connection, connect_error};
-use crate::paging::all_pages;
+use crate::paging::{Kept, all_pages, keep_first};
+
+/// At most this many tools of one server are exported (counted after `allow`/`deny` and
+/// duplicates, in the server's order); the rest are left out with a warning that says how
+/// many. A bound on what one server costs (memory, start-up time, the model's tool list):
+/// model APIs take a few hundred tools per request at most (OpenAI's takes 128), so a server
+/// offering more is narrowed with `[tools] allow` anyway.
+pub const MAX_SERVER_TOOLS: usize = 1_000;
 
 /// One tool as the server declared it (after `allow`/`deny`).
 #[derive(Debug, Clone)]
@@ -56,17 +65,42 @@ impl Connection {
     }
 
     /// Re-lists the tools and reconciles them with the fixed set of this connection
-    /// (`docs/mcp.md`, "Tool lists that change").
+    /// (`docs/mcp.md`, "Tool lists that change"). Linear in what the server lists; at most
+    /// [`MAX_SERVER_TOOLS`] added tools are recorded.
     pub async fn reconcile_tools(&mut self) -> Result<ToolChanges, McpError> {
-        let fresh = self.list_tools().await?;
+        let listed = self.listed_tools().await?;
+        let fixed: HashMap<String, usize> = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), i))
+            .collect();
+        let mut fresh: Vec<Option<Value>> = vec![None; self.tools.len()];
+        let spec = &self.spec;
+        let added = keep_first(
+            listed,
+            MAX_SERVER_TOOLS,
+            |tool| {
+                let name = tool.name.as_ref();
+                spec.tools.allows(name).then(|| name.to_owned())
+            },
+            |tool| match fixed.get(tool.name.as_ref()) {
+                Some(&i) => {
+                    fresh[i] = Some(definition(&tool));
+                    None
+                }
+                None => Some(server_tool(&tool)),
+            },
+        )
+        .await;
         let mut changes = ToolChanges::default();
-        for tool in &mut self.tools {
-            match fresh.iter().find(|f| f.name == tool.name) {
-                Some(new) => {
-                    if self.withdrawn.remove(&tool.name) || new.definition != tool.definition {
+        for (tool, fresh) in self.tools.iter_mut().zip(fresh) {
+            match fresh {
+                Some(definition) => {
+                    if self.withdrawn.remove(&tool.name) || definition != tool.definition {
                         changes.revised.push(tool.name.clone());
                     }
-                    tool.definition = new.definition.clone();
+                    tool.definition = definition;
                 }
                 None => {
                     if self.withdrawn.insert(tool.name.clone()) {
@@ -75,10 +109,7 @@ impl Connection {
                 }
             }
         }
-        self.added = fresh
-            .into_iter()
-            .filter(|f| !self.tools.iter().any(|t| t.name == f.name))
-            .collect();
+        self.added = added.items;
         changes.added = self.added.iter().map(|t| t.name.clone()).collect();
         if !changes.is_empty() {
             tracing::info!(target: "rho::mcp", server = self.spec.id.as_str(), revised = changes.revised.len(), withdrawn = changes.withdrawn.len(), added = changes.added.len(), "tool list reconciled");
@@ -86,9 +117,35 @@ impl Connection {
         Ok(changes)
     }
 
-    /// Lists every tool, following pages with a guard against repeated cursors. Duplicate
-    /// names keep the first; `allow`/`deny` apply.
-    pub async fn list_tools(&self) -> Result<Vec<ServerTool>, McpError> {
+    /// Lists the tools to export: every page (guarded against repeated cursors), duplicate
+    /// names keep the first, `allow`/`deny` apply, and at most [`MAX_SERVER_TOOLS`] are kept
+    /// (`left_out` counts the rest, with a warning naming the server).
+    pub(crate) async fn list_tools(&self) -> Result<Kept<ServerTool>, McpError> {
+        let listed = self.listed_tools().await?;
+        let spec = &self.spec;
+        let kept = keep_first(
+            listed,
+            MAX_SERVER_TOOLS,
+            |tool| {
+                let name = tool.name.as_ref();
+                spec.tools.allows(name).then(|| name.to_owned())
+            },
+            |tool| Some(server_tool(&tool)),
+        )
+        .await;
+        let server = spec.id.as_str();
+        if kept.duplicates > 0 {
+            tracing::warn!(target: "rho::mcp", server, duplicates = kept.duplicates, "duplicate tool names; the first of each is kept");
+        }
+        if kept.left_out > 0 {
+            tracing::warn!(target: "rho::mcp", server, kept = kept.items.len(), left_out = kept.left_out, "{}", tools_left_out_message(server, kept.left_out));
+        }
+        Ok(kept)
+    }
+
+    /// Every tool the server lists, as it listed them (pages followed, an OAuth server's
+    /// refused token renewed once).
+    async fn listed_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
         self.client.tools_changed.store(false, Ordering::Relaxed);
         let server = self.spec.id.as_str();
         // The challenge of an OAuth server that refused the listing's token.
@@ -119,20 +176,24 @@ impl Connection {
             self.reauthorize(&challenge).await?;
             listed = list().await;
         }
-        let listed = listed.map_err(|message| connect_error(&self.spec, message))?;
-        let mut tools: Vec<ServerTool> = Vec::new();
-        for tool in listed {
-            let name = tool.name.to_string();
-            if tools.iter().any(|t| t.name == name) {
-                tracing::warn!(target: "rho::mcp", server, tool = name.as_str(), "duplicate tool name; the first is kept");
-                continue;
-            }
-            if !self.spec.tools.allows(&name) {
-                continue;
-            }
-            let definition = serde_json::to_value(&tool).unwrap_or(Value::Null);
-            tools.push(ServerTool { name, definition });
-        }
-        Ok(tools)
+        listed.map_err(|message| connect_error(&self.spec, message))
+    }
+}
+
+/// What a diagnostic says of a server whose tools beyond [`MAX_SERVER_TOOLS`] were left out.
+pub fn tools_left_out_message(server: &str, left_out: usize) -> String {
+    format!(
+        "MCP server `{server}` offers more tools than the {MAX_SERVER_TOOLS} rho exports from one server: {left_out} are left out (narrow them with `[tools] allow`)"
+    )
+}
+
+fn definition(tool: &rmcp::model::Tool) -> Value {
+    serde_json::to_value(tool).unwrap_or(Value::Null)
+}
+
+fn server_tool(tool: &rmcp::model::Tool) -> ServerTool {
+    ServerTool {
+        name: tool.name.to_string(),
+        definition: definition(tool),
     }
 }

@@ -1,7 +1,10 @@
 //! The fixed tool set of a session: built-in tools, `activate_skill` (when skills exist) and
-//! the tools of every MCP server that started within its budget. Servers start in parallel;
+//! the tools of every MCP server that started within its budget. Servers start in parallel
+//! (at most `rho_mcp::MAX_CONCURRENT_STARTS` at a time, each budget counted from its own start);
 //! one that fails is reported ([`ServerStatus::Failed`], `mcp-server-failed`) and leaves the
-//! rest untouched. With no startable server nothing MCP-related runs at all.
+//! rest untouched, and one that offers more than `rho_mcp::MAX_SERVER_TOOLS` tools is mounted
+//! with the first of them (`mcp-tools-capped`). With no startable server nothing MCP-related
+//! runs at all.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -486,6 +489,15 @@ impl Registry {
                 }
             };
             server.status = ServerStatus::Connected;
+            if connection.tools_left_out > 0 {
+                set.diagnostics.push(
+                    Diagnostic::warning(
+                        DiagnosticCode::McpToolsCapped,
+                        rho_mcp::tools_left_out_message(&spec.id, connection.tools_left_out),
+                    )
+                    .with_component(spec.id.clone()),
+                );
+            }
             server.protocol_version = Some(connection.summary.protocol_version.clone());
             server.server_info = connection.summary.server_info.clone();
             server.instructions = connection.summary.instructions.clone();

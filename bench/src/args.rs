@@ -9,6 +9,10 @@ use crate::Error;
 const DEFAULT_SIZES: [usize; 4] = [250, 500, 1000, 2000];
 /// Servers started in parallel by `mcp-startup` when `--servers` is not given (the 10).
 const DEFAULT_SERVERS: usize = 10;
+/// Milliseconds between typed keys in `tui-keys` when `--key-ms` is not given (the 15).
+const DEFAULT_KEY_MS: u64 = 15;
+/// Messages in the resumed session of `tui-resume` when `--messages` is not given.
+const DEFAULT_MESSAGES: usize = 2000;
 
 /// What to run.
 #[derive(Debug)]
@@ -35,6 +39,14 @@ pub enum Command {
     /// `rho mcp list --connect` with a stored OAuth token against a configured header, and
     /// the token requests of a refresh.
     OauthConnect(Options),
+    /// The interactive rho's first frame on a pty against `rho plugins list` through the same
+    /// wrapper.
+    TuiFirstFrame(Options),
+    /// Keystroke-to-frame latency of the interactive rho while a reply streams, against the
+    /// same with nothing streaming; and its idle CPU.
+    TuiKeys(Options),
+    /// Resuming a long session in the interactive rho against an empty one.
+    TuiResume(Options),
     /// Hidden baseline mode: read every file under a root, print the byte count.
     ReadFiles(PathBuf),
     /// Hidden baseline mode: start and exit.
@@ -71,6 +83,10 @@ pub struct Options {
     pub fake_model: Option<PathBuf>,
     /// `--browser`: the `rho-test-browser` that logs in (oauth-connect; default: next to rho).
     pub browser: Option<PathBuf>,
+    /// `--key-ms`: milliseconds between typed keys (tui-keys only).
+    pub key_ms: u64,
+    /// `--messages`: messages in the resumed session (tui-resume only).
+    pub messages: usize,
 }
 
 /// The command-specific options a command accepts (all take `--rho`, `--runs`, `--warmup`).
@@ -81,6 +97,8 @@ struct Accepts {
     servers: bool,
     fake_model: bool,
     browser: bool,
+    key_ms: bool,
+    messages: bool,
     /// The `--warmup` default when it is not 3.
     warmup: Option<usize>,
 }
@@ -180,6 +198,33 @@ pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
             },
         )
         .map(Command::OauthConnect),
+        // A start takes a few milliseconds; the four commands rotate.
+        "tui-first-frame" => options(argv, 21, Accepts::default()).map(Command::TuiFirstFrame),
+        // A run is a whole session of 200 keys idle and 200 while a reply streams, about 12 s;
+        // the first session (page cache, fake-model's first connection) is warm-up.
+        "tui-keys" => options(
+            argv,
+            3,
+            Accepts {
+                fake_model: true,
+                key_ms: true,
+                warmup: Some(1),
+                ..Accepts::default()
+            },
+        )
+        .map(Command::TuiKeys),
+        // A run is one resume of each session with 30 PageUp keys, about 2 s each.
+        "tui-resume" => options(
+            argv,
+            11,
+            Accepts {
+                fake_model: true,
+                messages: true,
+                warmup: Some(2),
+                ..Accepts::default()
+            },
+        )
+        .map(Command::TuiResume),
         "read-files" => {
             let root = argv
                 .next()
@@ -218,6 +263,8 @@ fn options(
         servers: DEFAULT_SERVERS,
         fake_model: None,
         browser: None,
+        key_ms: DEFAULT_KEY_MS,
+        messages: DEFAULT_MESSAGES,
     };
     let mut argv = argv.peekable();
     while let Some(arg) = argv.next() {
@@ -242,6 +289,8 @@ fn options(
             "--fake" if accepts.fake => options.fake = Some(PathBuf::from(value()?)),
             "--servers" if accepts.servers => options.servers = positive(&name, value()?)?,
             "--browser" if accepts.browser => options.browser = Some(PathBuf::from(value()?)),
+            "--key-ms" if accepts.key_ms => options.key_ms = positive(&name, value()?)? as u64,
+            "--messages" if accepts.messages => options.messages = positive(&name, value()?)?,
             "--fake-model" if accepts.fake_model => {
                 options.fake_model = Some(PathBuf::from(value()?));
             }
@@ -394,6 +443,43 @@ mod tests {
         ));
         assert!(matches!(
             parse_str(&["question-round-trip", "--servers", "2"]),
+            Err(Error::Usage(_))
+        ));
+    }
+
+    #[test]
+    fn tui_commands_take_their_options() {
+        let Ok(Command::TuiFirstFrame(o)) = parse_str(&["tui-first-frame"]) else {
+            panic!("expected tui-first-frame");
+        };
+        assert_eq!((o.runs, o.warmup), (21, 3));
+        assert!(matches!(
+            parse_str(&["tui-first-frame", "--fake-model", "/x"]),
+            Err(Error::Usage(_))
+        ));
+        let Ok(Command::TuiKeys(o)) = parse_str(&["tui-keys"]) else {
+            panic!("expected tui-keys");
+        };
+        assert_eq!((o.runs, o.warmup, o.key_ms), (3, 1, 15));
+        let Ok(Command::TuiKeys(o)) =
+            parse_str(&["tui-keys", "--key-ms=40", "--fake-model", "/x/fake-model"])
+        else {
+            panic!("expected tui-keys");
+        };
+        assert_eq!(
+            (o.key_ms, o.fake_model),
+            (40, Some(PathBuf::from("/x/fake-model")))
+        );
+        assert!(matches!(
+            parse_str(&["tui-keys", "--messages", "5"]),
+            Err(Error::Usage(_))
+        ));
+        let Ok(Command::TuiResume(o)) = parse_str(&["tui-resume", "--messages", "500"]) else {
+            panic!("expected tui-resume");
+        };
+        assert_eq!((o.runs, o.warmup, o.messages), (11, 2, 500));
+        assert!(matches!(
+            parse_str(&["tui-resume", "--key-ms", "5"]),
             Err(Error::Usage(_))
         ));
     }

@@ -1,5 +1,6 @@
 //! A small JSON reader, enough to check what `rho plugins list --json` printed without pulling a
-//! JSON crate into the bench. Numbers are recognised but not converted; nothing here needs them.
+//! JSON crate into the bench, and a string writer for the JSON files the benchmarks generate.
+//! Numbers are recognised but not converted; nothing here needs them.
 
 /// Nesting deeper than this is refused rather than risking the stack.
 const MAX_DEPTH: usize = 128;
@@ -363,6 +364,23 @@ fn skip_value(doc: &[u8], pos: usize) -> Option<usize> {
     }
 }
 
+/// A JSON string literal.
+pub fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,5 +429,12 @@ mod tests {
         assert_eq!(member_span(doc, "missing"), None);
         assert_eq!(member_span(b"[1]", "body"), None);
         assert_eq!(member_span(br#"{"body":{"#, "body"), None);
+    }
+
+    #[test]
+    fn json_strings_round_trip() {
+        let text = "a \"b\" \\ c\nd\te\u{1}";
+        let doc = parse(json_string(text).as_bytes()).unwrap();
+        assert_eq!(doc.as_str(), Some(text));
     }
 }

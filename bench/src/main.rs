@@ -13,8 +13,13 @@
 //! header carrying the same token),
 //! `question-round-trip` (a server's form question through `rho rpc` and back against the bench
 //! as the server's own client) and `complete-cached` (a cached `complete` against `abort` with
-//! nothing running). `read-files`, `noop` and `ready-line` are the hidden baseline modes the
-//! bench re-executes itself in.
+//! nothing running); for the interactive session on a pty (through util-linux `script`, the
+//! shared pieces in `tui`): `tui-first-frame` (spawn to the first frame against
+//! `rho plugins list` through the same wrapper), `tui-keys` (keystroke-to-frame latency while a
+//! reply streams against the same with nothing streaming, and idle CPU) and `tui-resume` (a
+//! 2,000-message session's first frame, paging and peak RSS against an empty session).
+//! `read-files`, `noop` and `ready-line` are the hidden baseline modes the bench re-executes
+//! itself in.
 //! Results are recorded in `docs/benchmarks.md`; the MCP `tools/call` benchmark is a bench
 //! target of `rho-mcp` (only that crate may use `rmcp`).
 
@@ -41,6 +46,10 @@ mod scratch;
 mod startup;
 mod stats;
 mod toml_text;
+mod tui;
+mod tui_first_frame;
+mod tui_keys;
+mod tui_resume;
 
 use std::process::ExitCode;
 
@@ -88,6 +97,16 @@ commands:
   oauth-connect  median wall time of `rho mcp list --connect --json` to an OAuth-protected
                  server with a stored token, against the same server and token through a
                  configured header; and the token requests of 5 refreshes
+  tui-first-frame
+                 median time from spawning the interactive rho on a 120x40 pty (util-linux
+                 script) to its first frame on screen, in an empty project and in
+                 examples/demo-project, against `rho plugins list` through the same wrapper;
+                 and rho's own first_frame_ms from its log
+  tui-keys       p50/p99 keystroke-to-frame latency (rho's input_to_frame_us) of 200 keys
+                 typed while a reply streams at about 1,000 tokens/s from fake-model, against
+                 the same keys with nothing streaming; and idle CPU after the reply
+  tui-resume     first frame of a resumed 2,000-message session (conversation_frame_ms), the
+                 draw time of 30 PageUp frames and peak RSS (VmHWM), against an empty session
   corpus DIR N   write a corpus of N plugins to DIR/home (and an empty DIR/project), for
                  profiling by hand with HOME=DIR/home rho --cwd DIR/project plugins list --json
   help           print this text
@@ -97,22 +116,27 @@ options:
   --runs N       timed runs per measurement (default: 21 for plugins-list and mcp-list, 51 for
                  startup and rpc-ready, 31 for mcp-startup, 200 turns for rpc-turn, 200
                  questions for question-round-trip, 1000 requests of each kind for
-                 complete-cached)
+                 complete-cached, 21 for tui-first-frame, 3 sessions for tui-keys, 11
+                 resumes of each session for tui-resume)
   --warmup N     untimed runs before them (default: 3; 5 for rpc-ready, 10 turns for rpc-turn,
-                 20 questions for question-round-trip, 100 for complete-cached)
+                 20 questions for question-round-trip, 100 for complete-cached, 1 session for
+                 tui-keys, 2 for tui-resume)
   --sizes LIST   plugins-list only: comma-separated plugin counts (default: 250,500,1000,2000)
   --fake PATH    mcp-startup, question-round-trip and complete-cached: the fake-mcp server
                  (default: `fake-mcp` next to rho)
   --servers N    mcp-startup only: servers started in parallel (default: 10)
   --fake-model PATH
-                 rpc-turn and question-round-trip: the fake-model server (default:
-                 `fake-model` next to rho)
+                 rpc-turn, question-round-trip, tui-keys and tui-resume: the fake-model server
+                 (default: `fake-model` next to rho)
   --browser PATH oauth-connect only: the rho-test-browser that logs in (default: next to rho)
+  --key-ms N     tui-keys only: milliseconds between typed keys (default: 15)
+  --messages N   tui-resume only: messages in the resumed session (default: 2000)
 
 build the binaries first: cargo build --release -p rho-cli -p rho-bench
 (mcp-startup and complete-cached also need: cargo build --release -p rho-e2e --bin fake-mcp;
 rpc-turn: cargo build --release -p rho-e2e --bin fake-model; question-round-trip: both;
-oauth-connect: cargo build --release -p rho-e2e --bin rho-test-browser, and the OAuth peers)
+oauth-connect: cargo build --release -p rho-e2e --bin rho-test-browser, and the OAuth peers;
+tui-keys and tui-resume: fake-model; the tui-* commands need /usr/bin/script from util-linux)
 ";
 
 fn main() -> ExitCode {
@@ -171,6 +195,18 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<(), Error> {
         Command::OauthConnect(options) => {
             warn_if_debug_build();
             oauth_connect::run(&resolve(options)?)
+        }
+        Command::TuiFirstFrame(options) => {
+            warn_if_debug_build();
+            tui_first_frame::run(&resolve(options)?)
+        }
+        Command::TuiKeys(options) => {
+            warn_if_debug_build();
+            tui_keys::run(&resolve(options)?)
+        }
+        Command::TuiResume(options) => {
+            warn_if_debug_build();
+            tui_resume::run(&resolve(options)?)
         }
         Command::ReadFiles(root) => baseline::read_files(&root),
         Command::Noop => Ok(()),

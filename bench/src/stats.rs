@@ -16,39 +16,47 @@ pub struct Summary {
 impl Summary {
     /// Summarizes `runs`; `None` when there are none.
     pub fn of(runs: &[Duration]) -> Option<Self> {
-        let mut ms: Vec<f64> = runs.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-        ms.sort_by(f64::total_cmp);
-        let n = ms.len();
-        let min = *ms.first()?;
-        let median = if n % 2 == 1 {
-            ms[n / 2]
-        } else {
-            (ms[n / 2 - 1] + ms[n / 2]) / 2.0
-        };
-        // Nearest rank: the smallest value with at least 90% of the runs at or below it.
-        let rank = (n * 9).div_ceil(10).max(1);
+        let ms: Vec<f64> = runs.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        if ms.is_empty() {
+            return None;
+        }
         Some(Self {
-            median,
-            min,
-            p90: ms[rank - 1],
+            median: median(&ms),
+            min: ms.iter().copied().reduce(f64::min)?,
+            p90: percentile(&ms, 90),
         })
     }
 }
 
 /// Median and nearest-rank p90 of signed values (differences may be negative).
 pub fn signed(values: &[f64]) -> (f64, f64) {
+    (median(values), percentile(values, 90))
+}
+
+/// The nearest-rank `p`th percentile of `values` (NaN when there are none): the smallest value
+/// with at least `p`% of the values at or below it.
+pub fn percentile(values: &[f64], p: usize) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = (sorted.len() * p).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied().unwrap_or(f64::NAN)
+}
+
+/// The median of `values` (the mean of the two middle ones for an even count; NaN for none).
+pub fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
-    if n == 0 {
-        return (f64::NAN, f64::NAN);
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
     }
-    let median = if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    };
-    (median, sorted[(n * 9).div_ceil(10).max(1) - 1])
+}
+
+/// The largest of `values` (NaN for none).
+pub fn max(values: &[f64]) -> f64 {
+    values.iter().copied().reduce(f64::max).unwrap_or(f64::NAN)
 }
 
 /// `y = intercept + slope * x` fitted by least squares, with its coefficient of determination.
@@ -114,6 +122,19 @@ mod tests {
         assert!((line.intercept - 2.0).abs() < 1e-12);
         assert!((line.r2 - 1.0).abs() < 1e-12);
         assert!(Line::fit(&[(1.0, 1.0)]).is_none());
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let values: Vec<f64> = (1..=200).rev().map(f64::from).collect();
+        assert_eq!(percentile(&values, 50), 100.0);
+        assert_eq!(percentile(&values, 99), 198.0);
+        assert_eq!(percentile(&values, 100), 200.0);
+        assert_eq!(percentile(&[7.0], 99), 7.0);
+        assert!(percentile(&[], 50).is_nan());
+        assert!(median(&[]).is_nan());
+        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), 2.5);
+        assert_eq!(max(&[3.0, 1.0, 10.0, 2.0]), 10.0);
     }
 
     #[test]

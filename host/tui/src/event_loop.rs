@@ -1,7 +1,9 @@
 //! The interactive loop: terminal events (read on their own thread) and host events go into
-//! [`App`]; operations go to the host; a frame is drawn only after something changed, at
-//! most once per [`FRAME_INTERVAL`], after the events that arrived together are all applied
-//! (so a flood of streamed text costs one frame, not one per delta).
+//! [`App`]; operations go to the host; a frame is drawn only after something changed, after
+//! the events that arrived together are all applied (so a flood of streamed text costs one
+//! frame, not one per delta). Host events are drawn at most once per [`FRAME_INTERVAL`]; a
+//! key is drawn at once (with everything else that changed), so typing while a reply
+//! streams never waits for the next paced frame.
 //!
 //! The screen opens before the host has started (its servers start in parallel meanwhile):
 //! the first frame never waits for a server, what is typed meanwhile is kept, and operations
@@ -99,6 +101,11 @@ pub async fn run(
         target: "rho_tui::timing",
         first_frame_ms = options.started_at.elapsed().as_secs_f64() * 1000.0
     );
+    // Load the highlighter's syntaxes now, off the loop, rather than in the middle of the
+    // first frame that shows code (a resumed conversation, a reply streaming in).
+    if options.theme.color {
+        drop(tokio::task::spawn_blocking(crate::markdown::warm_up));
+    }
 
     // The host starts; the screen already answers.
     let start = std::pin::pin!(start);
@@ -221,10 +228,14 @@ impl Screen {
         self.dirty = true;
     }
 
-    /// Ready when a change waits and the frame interval has passed; never otherwise.
+    /// Ready when a change waits: at once for input, else once the frame interval has
+    /// passed; never without a change.
     async fn frame_due(&self) {
         if !self.dirty {
             return std::future::pending().await;
+        }
+        if self.input_since.is_some() {
+            return;
         }
         tokio::time::sleep_until((self.last_frame + FRAME_INTERVAL).into()).await;
     }
@@ -294,4 +305,47 @@ fn spawn_input_thread() -> mpsc::Receiver<Input> {
         }
     });
     rx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn screen_after_a_frame() -> Screen {
+        let mut screen = Screen::new(Options {
+            resumed: false,
+            theme: Theme::plain(),
+            started_at: Instant::now(),
+        });
+        screen.last_frame = Instant::now();
+        screen.dirty = false;
+        screen
+    }
+
+    #[tokio::test]
+    async fn a_key_is_drawn_without_waiting_for_the_frame_interval() {
+        let mut screen = screen_after_a_frame();
+        screen.dirty = true;
+        screen.input_since = Some(Instant::now());
+        let due = tokio::time::timeout(FRAME_INTERVAL / 4, screen.frame_due()).await;
+        assert!(
+            due.is_ok(),
+            "a frame showing a key waited for the frame interval"
+        );
+    }
+
+    #[tokio::test]
+    async fn host_events_are_paced_and_nothing_is_drawn_without_a_change() {
+        let mut screen = screen_after_a_frame();
+        assert!(
+            tokio::time::timeout(FRAME_INTERVAL * 2, screen.frame_due())
+                .await
+                .is_err()
+        );
+        screen.dirty = true;
+        screen.last_frame = Instant::now();
+        let began = Instant::now();
+        screen.frame_due().await;
+        assert!(began.elapsed() >= FRAME_INTERVAL / 2);
+    }
 }

@@ -64,6 +64,12 @@ const QUOTE_BAR: &str = "▌ ";
 /// Columns code blocks are indented by.
 const CODE_INDENT: usize = 2;
 
+/// Loads what highlighting code needs (syntect's syntaxes and theme) if it is not loaded yet,
+/// so that the first code block drawn does not wait for it. Blocks the calling thread.
+pub fn warm_up() {
+    highlight::warm_up();
+}
+
 /// Renders Markdown `source` as lines at most `width` display columns wide (width >= 1; 0 is
 /// taken as 1).
 ///
@@ -71,8 +77,8 @@ const CODE_INDENT: usize = 2;
 /// lists, tables and code renders in about a millisecond (release build). Highlighted code is
 /// cached across calls, so a block already seen costs no highlighting and a block being
 /// streamed only has its new lines highlighted. The first highlighted block of a run loads
-/// syntect's syntaxes and theme (about 20 ms, once); code blocks over 2,000 lines or 128 KiB
-/// are not highlighted.
+/// syntect's syntaxes and theme (about 20 ms, once; [`warm_up`] does it ahead); code blocks
+/// over 2,000 lines or 128 KiB are not highlighted.
 pub fn render(source: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let mut renderer = Renderer::new(usize::from(width.max(1)), theme);
     let options = Options::ENABLE_TABLES

@@ -1,7 +1,9 @@
 //! The conversation view: the cells of the session ([`Cell`]) with their rendered lines cached
 //! per width, and a scroll position that stays where the user put it while new output
-//! arrives. A frame renders only the rows it shows, so its cost does not grow with the
-//! length of the session.
+//! arrives. The position is a cell and a row within it, and the bottom is found by walking
+//! back from the newest cell, so a frame (and a page of scrolling) lays out only the cells it
+//! shows: its cost does not grow with the length of the session, and a resumed session's
+//! older cells are never rendered until the user scrolls to them.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -98,13 +100,21 @@ impl Entry {
     }
 }
 
+/// A row of the conversation: row `row` of cell `entry`, counting the blank row after each
+/// cell. Positions order as the rows do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Position {
+    entry: usize,
+    row: usize,
+}
+
 /// The cells of the session and the scroll position.
 #[derive(Debug, Default)]
 pub struct Transcript {
     entries: Vec<Entry>,
     /// The first row shown when the user scrolled away from the bottom; `None` follows the
     /// newest output.
-    anchor: Option<usize>,
+    anchor: Option<Position>,
     /// Rows and width of the last frame (for paging).
     viewport: (u16, u16),
 }
@@ -205,18 +215,16 @@ impl Transcript {
             return;
         }
         let top = self.top_row(theme);
-        self.anchor = Some(top.saturating_sub(rows));
+        self.anchor = Some(self.back(top, rows, theme));
     }
 
     /// Scrolls towards newer output by `rows`; reaching the bottom follows again.
     pub fn scroll_down(&mut self, rows: usize, theme: &Theme) {
         let Some(anchor) = self.anchor else { return };
-        let next = anchor + rows;
-        if next >= self.bottom_top(theme) {
-            self.anchor = None;
-        } else {
-            self.anchor = Some(next);
-        }
+        let bottom = self.bottom_top(theme);
+        self.anchor = self
+            .forward(anchor, rows, theme)
+            .filter(|next| *next < bottom);
     }
 
     /// Back to following the newest output.
@@ -229,58 +237,194 @@ impl Transcript {
         usize::from(self.viewport.0.saturating_sub(1).max(1))
     }
 
-    fn total_rows(&mut self, width: u16, theme: &Theme) -> usize {
+    /// Rows of cell `entry` at the last frame's width, with the blank row after it.
+    fn height(&mut self, entry: usize, theme: &Theme) -> usize {
+        let width = self.viewport.1;
         self.entries
-            .iter_mut()
-            .map(|e| e.lines(width, theme).len() + 1)
-            .sum()
+            .get_mut(entry)
+            .map_or(0, |e| e.lines(width, theme).len() + 1)
     }
 
-    /// The first row shown when following.
-    fn bottom_top(&mut self, theme: &Theme) -> usize {
-        let (height, width) = self.viewport;
-        self.total_rows(width, theme)
-            .saturating_sub(usize::from(height))
+    /// `rows` rows before `from`, or the first row.
+    fn back(&mut self, from: Position, mut rows: usize, theme: &Theme) -> Position {
+        let mut at = from;
+        loop {
+            if rows <= at.row {
+                at.row -= rows;
+                return at;
+            }
+            if at.entry == 0 {
+                return Position { entry: 0, row: 0 };
+            }
+            rows -= at.row + 1;
+            at.entry -= 1;
+            at.row = self.height(at.entry, theme).saturating_sub(1);
+        }
     }
 
-    fn top_row(&mut self, theme: &Theme) -> usize {
+    /// `rows` rows after `from`; `None` past the last row.
+    fn forward(&mut self, from: Position, mut rows: usize, theme: &Theme) -> Option<Position> {
+        let mut at = from;
+        loop {
+            let height = self.height(at.entry, theme);
+            if at.entry >= self.entries.len() {
+                return None;
+            }
+            if at.row + rows < height {
+                at.row += rows;
+                return Some(at);
+            }
+            rows -= height - at.row;
+            at = Position {
+                entry: at.entry + 1,
+                row: 0,
+            };
+        }
+    }
+
+    /// The first row shown when following: the viewport's height above the end, found by
+    /// laying out only the newest cells that fill it.
+    fn bottom_top(&mut self, theme: &Theme) -> Position {
+        let end = Position {
+            entry: self.entries.len(),
+            row: 0,
+        };
+        self.back(end, usize::from(self.viewport.0), theme)
+    }
+
+    /// The first row shown: the anchor (within its cell, whose height may have changed with
+    /// the width), but never past the bottom.
+    fn top_row(&mut self, theme: &Theme) -> Position {
         let bottom = self.bottom_top(theme);
-        self.anchor.map_or(bottom, |a| a.min(bottom))
+        let Some(mut anchor) = self.anchor else {
+            return bottom;
+        };
+        let height = self.height(anchor.entry, theme);
+        anchor.row = anchor.row.min(height.saturating_sub(1));
+        anchor.min(bottom)
     }
 
     /// Draws the rows in view into `area`; remembers its size for paging.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         self.viewport = (area.height, area.width);
         let top = self.top_row(theme);
-        let mut row = 0usize;
+        if self.anchor.is_some() {
+            // Keep the anchor valid if the width changed its cell's height.
+            self.anchor = Some(top);
+        }
         let mut y = area.y;
-        let end = top + usize::from(area.height);
-        for entry in &mut self.entries {
-            if row >= end {
+        let mut skip = top.row;
+        for entry in self.entries.iter_mut().skip(top.entry) {
+            if y >= area.bottom() {
                 break;
             }
             let lines = entry.lines(area.width, theme);
-            let height = lines.len() + 1;
-            if row + height <= top {
-                row += height;
-                continue;
-            }
-            for line in lines.iter() {
-                if row >= top && row < end {
-                    buf.set_line(area.x, y, line, area.width);
-                    y += 1;
+            for line in lines.iter().skip(skip) {
+                if y >= area.bottom() {
+                    break;
                 }
-                row += 1;
-            }
-            // The blank row between cells.
-            if row >= top && row < end {
+                buf.set_line(area.x, y, line, area.width);
                 y += 1;
             }
-            row += 1;
+            // The blank row between cells.
+            if skip <= lines.len() {
+                y += 1;
+            }
+            skip = skip.saturating_sub(lines.len() + 1);
         }
-        if let Some(anchor) = self.anchor {
-            // Keep the anchor valid if the session shrank (a clear, a compaction).
-            self.anchor = Some(anchor.min(self.bottom_top(theme)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn theme() -> Theme {
+        Theme::plain()
+    }
+
+    /// A transcript of `cells` user messages of one line each (`m0`, `m1`, ...): two rows a
+    /// cell with the blank row.
+    fn transcript(cells: usize) -> Transcript {
+        let mut t = Transcript::default();
+        for n in 0..cells {
+            t.push(Cell::User(format!("m{n}")));
         }
+        t
+    }
+
+    /// The text of each row of a `width`×`height` frame.
+    fn draw(t: &mut Transcript, width: u16, height: u16) -> Vec<String> {
+        let area = Rect::new(0, 0, width, height);
+        let mut buf = Buffer::empty(area);
+        t.render(area, &mut buf, &theme());
+        (0..height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn follows_the_end_and_pages_back_and_forth() {
+        let mut t = transcript(10);
+        assert_eq!(draw(&mut t, 20, 5), ["", "› m8", "", "› m9", ""]);
+        assert!(t.follows());
+        assert_eq!(t.page(), 4);
+        t.scroll_up(t.page(), &theme());
+        assert!(!t.follows());
+        assert_eq!(draw(&mut t, 20, 5), ["", "› m6", "", "› m7", ""]);
+        t.scroll_up(3, &theme());
+        assert_eq!(draw(&mut t, 20, 5), ["› m4", "", "› m5", "", "› m6"]);
+        // New output does not move a view scrolled away from the end.
+        t.push(Cell::User("new".into()));
+        assert_eq!(draw(&mut t, 20, 5), ["› m4", "", "› m5", "", "› m6"]);
+        t.scroll_up(100, &theme());
+        assert_eq!(draw(&mut t, 20, 5), ["› m0", "", "› m1", "", "› m2"]);
+        t.scroll_down(4, &theme());
+        assert_eq!(draw(&mut t, 20, 5), ["› m2", "", "› m3", "", "› m4"]);
+        // Reaching the bottom follows again.
+        t.scroll_down(100, &theme());
+        assert!(t.follows());
+        assert_eq!(draw(&mut t, 20, 5), ["", "› m9", "", "› new", ""]);
+    }
+
+    #[test]
+    fn a_short_transcript_starts_at_the_top() {
+        let mut t = transcript(2);
+        assert_eq!(draw(&mut t, 20, 6), ["› m0", "", "› m1", "", "", ""]);
+        t.scroll_up(3, &theme());
+        assert_eq!(draw(&mut t, 20, 6), ["› m0", "", "› m1", "", "", ""]);
+        t.scroll_down(1, &theme());
+        assert!(t.follows());
+    }
+
+    #[test]
+    fn a_view_inside_a_cell_survives_a_wider_terminal() {
+        let mut t = transcript(10);
+        t.entries[5].cell = Cell::User("one two three four five".into());
+        // At width 8 the cell is five rows and its blank; the view starts at its fourth.
+        draw(&mut t, 8, 4);
+        t.scroll_up(100, &theme());
+        t.scroll_down(10 + 3, &theme());
+        assert_eq!(draw(&mut t, 8, 4), ["  four", "  five", "", "› m6"]);
+        // At width 40 it is one row: the view starts at its last row (the blank one).
+        assert_eq!(draw(&mut t, 40, 4), ["", "› m6", "", "› m7"]);
+        assert!(!t.follows());
+    }
+
+    #[test]
+    fn cells_out_of_view_are_not_laid_out() {
+        let mut t = transcript(2_000);
+        draw(&mut t, 40, 10);
+        let laid_out = |t: &Transcript| t.entries.iter().filter(|e| e.cache.is_some()).count();
+        assert!(laid_out(&t) <= 6, "{} cells laid out", laid_out(&t));
+        t.scroll_up(t.page(), &theme());
+        draw(&mut t, 40, 10);
+        assert!(laid_out(&t) <= 12, "{} cells laid out", laid_out(&t));
     }
 }

@@ -2,7 +2,8 @@
 //! it knows, made terminal-safe.
 //!
 //! The syntax set and the `base16-ocean.dark` theme are loaded once, on the first highlighted
-//! block (loading costs milliseconds; a message without code never pays it). Highlighting is
+//! block or when the interactive loop starts (`warm_up`, on a blocking thread: loading takes
+//! tens of milliseconds, which a frame should not wait for). Highlighting is
 //! the slow part of rendering, and a streaming message is re-rendered whole on every change,
 //! so results are cached: a block whose complete lines were highlighted before (the same
 //! block in the next frame, or the same block at another width) costs a lookup, and a block
@@ -52,6 +53,11 @@ fn assets() -> Option<&'static Assets> {
             })
         })
         .as_ref()
+}
+
+/// Loads the syntax set and the theme if they are not loaded yet.
+pub(super) fn warm_up() {
+    let _ = assets();
 }
 
 /// The lines of a code block with language `lang` (the fence's first word, maybe empty):

@@ -312,10 +312,11 @@ mod tests {
     use super::*;
 
     fn screen_after_a_frame() -> Screen {
-        let mut screen = Screen::new(Options {
+        let mut screen = Screen::new(&Options {
             resumed: false,
             theme: Theme::plain(),
             started_at: Instant::now(),
+            workspace: std::path::PathBuf::from("/nonexistent"),
         });
         screen.last_frame = Instant::now();
         screen.dirty = false;

@@ -210,7 +210,7 @@ impl Transcript {
 
     /// Scrolls towards older output by `rows`.
     pub fn scroll_up(&mut self, rows: usize, theme: &Theme) {
-        if self.bottom_top(theme) == 0 {
+        if self.bottom_top(theme) == (Position { entry: 0, row: 0 }) {
             // Everything fits: there is nothing to scroll to.
             return;
         }

@@ -92,6 +92,13 @@ pub fn path_str(path: &Path) -> String {
 /// [`rho_component::terminal_safe`], under the name the CLI's output code uses).
 pub use rho_component::terminal_safe as clean;
 
+/// Text of several lines (a tool result, a skill body) made safe for a terminal, without its
+/// final line break: the caller ends the block.
+pub fn clean_block(text: &str) -> String {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    rho_component::terminal_safe_lines(text.strip_suffix('\r').unwrap_or(text))
+}
+
 /// `text` cut to at most `max` characters, ending in `…` when cut.
 pub fn truncate(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -153,6 +160,14 @@ pub fn table(rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_block_loses_its_final_break_and_its_tricks() {
+        assert_eq!(clean_block("a\nb\n"), "a\nb");
+        assert_eq!(clean_block("a\r\n\n"), "a\n");
+        assert_eq!(clean_block("x\u{1b}[2J\ry"), "x\\u{1b}[2J\\u{d}y");
+        assert_eq!(clean_block(""), "");
+    }
 
     #[test]
     fn table_pads_columns() {

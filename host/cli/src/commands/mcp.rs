@@ -943,7 +943,7 @@ fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Resu
                 "image": rendered.image.as_ref().map(|i| serde_json::json!({"mime_type": i.mime_type, "bytes": i.data.len()})),
             }));
         } else {
-            let mut text = rho_component::terminal_safe_lines(&rendered.text);
+            let mut text = crate::output::clean_block(&rendered.text);
             text.push('\n');
             if let Some(image) = &rendered.image {
                 text.push_str(&format!(

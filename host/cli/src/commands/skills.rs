@@ -179,7 +179,7 @@ fn show(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
     }
     t.push('\n');
     // The body is Markdown meant for reading; only terminal control characters are neutralized.
-    t.push_str(&rho_component::terminal_safe_lines(&body));
+    t.push_str(&crate::output::clean_block(&body));
     t.push('\n');
     out(&t);
     Ok(ExitCode::SUCCESS)

@@ -170,7 +170,7 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
                 "structured_content": output.structured,
             }));
         } else {
-            let mut text = rho_component::terminal_safe_lines(&output.text);
+            let mut text = crate::output::clean_block(&output.text);
             text.push('\n');
             out(&text);
         }

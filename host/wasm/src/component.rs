@@ -128,6 +128,7 @@ impl LoadedComponent {
         // a bogus length fails without allocating. `WasmStr`/`WasmList` would avoid the copy,
         // but wasmtime 48 runs the guest's post-return (which frees them) before it returns.
         let guarded = {
+            let _ticking = self.runtime.ticker.ticking();
             let store = &mut prepared.store;
             let pre = &self.pre;
             guard::guard(

@@ -34,7 +34,7 @@ pub(crate) struct Runtime {
     pub(crate) engine: Engine,
     linker: Linker<CallState>,
     cache: Option<ArtifactCache>,
-    _ticker: EpochTicker,
+    pub(crate) ticker: EpochTicker,
 }
 
 /// Runs WASM tool components: one per process is enough. Clones share the engine; loading and
@@ -70,7 +70,7 @@ impl WasmHost {
                 engine,
                 linker,
                 cache,
-                _ticker: ticker,
+                ticker,
             }),
         })
     }
@@ -109,6 +109,7 @@ impl WasmHost {
         let mut prepared = store::prepare(&self.runtime.engine, spec, &identity, None, deadline)
             .map_err(list_error)?;
         let guarded = {
+            let _ticking = self.runtime.ticker.ticking();
             let store = &mut prepared.store;
             guard::guard(
                 async {

@@ -55,10 +55,59 @@ fn assets() -> Option<&'static Assets> {
         .as_ref()
 }
 
-/// Loads the syntax set and the theme if they are not loaded yet.
+/// Loads the syntax set and the theme if they are not loaded yet, then parses a few lines of
+/// the languages replies use most: syntect compiles a syntax's patterns when a line first
+/// needs them, which would otherwise land in the frame that shows a reply's first code block.
 pub(super) fn warm_up() {
-    let _ = assets();
+    let Some(assets) = assets() else { return };
+    for (token, sample) in WARM_UP_SAMPLES {
+        let Some(syntax) = assets.syntaxes.find_syntax_by_token(token) else {
+            continue;
+        };
+        let mut state = ParseState::new(syntax);
+        for line in sample.split_inclusive('\n') {
+            if state.parse_line(line, &assets.syntaxes).is_err() {
+                break;
+            }
+        }
+    }
 }
+
+/// What [`warm_up`] parses: a fence's language and lines that reach its common patterns.
+const WARM_UP_SAMPLES: &[(&str, &str)] = &[
+    (
+        "rust",
+        "use std::io;\n/// Doc.\n#[derive(Debug)]\npub struct A<'a> { x: &'a str }\nimpl A<'_> {\n    pub fn f(&self) -> Result<u8, String> { let v = vec![1, 2]; match v.len() { 0 => Ok(0), n => Err(format!(\"{n}\")) } }\n}\n",
+    ),
+    (
+        "python",
+        "import os\n@decorator\nclass A(B):\n    def f(self, x: int = 1) -> str:\n        return f\"{x}\" if x else 'no'  # comment\n",
+    ),
+    (
+        "js",
+        "import { a } from './a.js';\nexport const f = async (x) => { const y = `t${x}`; return /re/.test(y) ? 1 : null; };\nclass C extends D { constructor() { super(); } }\n",
+    ),
+    (
+        "sh",
+        "#!/bin/sh\nset -eu\nfor f in *.txt; do echo \"$f\" | grep -q x && cat \"${f}\"; done\nif [ -n \"$1\" ]; then exit 1; fi\n",
+    ),
+    (
+        "json",
+        "{\"a\": [1, 2.5, true, null], \"b\": {\"c\": \"d\"}}\n",
+    ),
+    (
+        "diff",
+        "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-old\n+new\n context\n",
+    ),
+    (
+        "go",
+        "package main\nimport \"fmt\"\nfunc main() { x := []int{1}; for _, v := range x { fmt.Println(v) } }\n",
+    ),
+    (
+        "c",
+        "#include <stdio.h>\nint main(void) { char *s = \"x\"; /* c */ return printf(\"%s\\n\", s); }\n",
+    ),
+];
 
 /// The lines of a code block with language `lang` (the fence's first word, maybe empty):
 /// one [`Pieces`] per source line, tabs expanded, every run terminal-safe.
@@ -278,4 +327,25 @@ fn map_style(style: SynStyle, theme: &Theme) -> Style {
         out = out.add_modifier(Modifier::ITALIC);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_warm_up_sample_names_a_known_syntax_and_parses() {
+        let assets = assets().unwrap_or_else(|| panic!("the default theme is missing"));
+        for (token, sample) in WARM_UP_SAMPLES {
+            let syntax = assets
+                .syntaxes
+                .find_syntax_by_token(token)
+                .unwrap_or_else(|| panic!("no syntax for {token}"));
+            let mut state = ParseState::new(syntax);
+            for line in sample.split_inclusive('\n') {
+                assert!(state.parse_line(line, &assets.syntaxes).is_ok(), "{token}");
+            }
+        }
+        warm_up();
+    }
 }

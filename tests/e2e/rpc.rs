@@ -1288,7 +1288,7 @@ fn rpc_with_a_fifo_as_session_errors_out_at_once_naming_it() {
     let mut child = Command::new(rho_e2e::rho_bin())
         .arg("--cwd")
         .arg(&sandbox.project)
-        .args(["rpc", "--ephemeral", "--session"])
+        .args(["rpc", "--session"])
         .arg(&fifo)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())

@@ -417,9 +417,10 @@ mod tests {
         let e = promptly(move || read_regular(&link, CAP).unwrap_err());
         assert!(matches!(e, FileError::NotRegular { .. }), "{e}");
         let opened = promptly(move || {
+            use std::os::unix::fs::OpenOptionsExt as _;
             let file = OpenOptions::new()
                 .read(true)
-                .custom_flags_nonblock()
+                .custom_flags(libc::O_NONBLOCK)
                 .open(&fifo)
                 .unwrap();
             RegularFile::from_opened(file, &fifo, CAP).unwrap_err()
@@ -434,17 +435,6 @@ mod tests {
             ),
             "{opened}"
         );
-    }
-
-    trait NonBlock {
-        fn custom_flags_nonblock(&mut self) -> &mut Self;
-    }
-
-    impl NonBlock for OpenOptions {
-        fn custom_flags_nonblock(&mut self) -> &mut Self {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            self.custom_flags(libc::O_NONBLOCK)
-        }
     }
 
     #[test]

@@ -147,11 +147,15 @@ fn open_flags(flags: rustix::fs::OFlags) -> i32 {
     (OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC | flags).bits() as i32
 }
 
+/// Why a link at a credential file's name is refused.
+const SYMLINK_REFUSED: &str =
+    "it is a symbolic link; rho reads and writes credentials only as regular files";
+
 /// The reason an open of `path` failed, in words: a symbolic link is the likely case, and the
 /// error code for it differs between systems.
 fn open_failure(path: &Path, error: &io::Error) -> String {
     if fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
-        "it is a symbolic link; rho reads and writes credentials only as regular files".into()
+        SYMLINK_REFUSED.into()
     } else {
         error.to_string()
     }
@@ -171,12 +175,7 @@ pub(super) fn read_bounded(path: &Path, server: &str) -> Result<Option<FileRead>
         Err(FileError::NotRegular {
             kind: FileKind::Symlink,
             ..
-        }) => {
-            return Err(fail(
-                "it is a symbolic link; rho reads and writes credentials only as regular files"
-                    .into(),
-            ));
-        }
+        }) => return Err(fail(SYMLINK_REFUSED.into())),
         Err(e @ (FileError::NotRegular { .. } | FileError::TooLarge { .. })) => {
             return Err(fail(format!("it is {}", e.problem())));
         }

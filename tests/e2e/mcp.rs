@@ -306,3 +306,77 @@ fn connect_with_json_shows_no_progress_even_on_a_terminal() {
         }
     }
 }
+
+/// `rho --config <path> mcp list`, which must exit within 10 s (else it is killed and the test
+/// fails).
+fn mcp_list_with_config(sb: &Sandbox, config: &std::path::Path) -> Run {
+    let mut child = std::process::Command::new(rho_bin())
+        .arg("--cwd")
+        .arg(&sb.project)
+        .arg("--config")
+        .arg(config)
+        .args(["mcp", "list"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("RHO_HOME", &sb.rho_home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("rho --config {} mcp list hung", config.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_config_that_is_a_fifo_a_device_or_huge_is_refused_naming_it() {
+    let sb = Sandbox::new();
+    let fifo = sb.project.join("fifo.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let zero = sb.project.join("zero.toml");
+    symlink("/dev/zero", &zero);
+    let sparse = sb.project.join("sparse.toml");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    for (path, problem) in [
+        (&fifo, "a FIFO, not a regular file"),
+        (&zero, "a character device, not a regular file"),
+        (&sparse, "larger than the 1 MiB cap"),
+    ] {
+        let run = mcp_list_with_config(&sb, path).code(1);
+        assert!(
+            run.stderr
+                .contains(&format!("cannot read {}: {problem}", path.display())),
+            "{}",
+            run.stderr
+        );
+    }
+    // The default config.toml is held to the same rules.
+    symlink("/dev/zero", sb.rho_home.join("config.toml"));
+    let run = sb.rho(&["mcp", "list"]).code(1);
+    assert!(
+        run.stderr.contains("config.toml: a character device"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1243,3 +1243,118 @@ fn ids_in_flight_cannot_be_reused_by_inline_messages() {
     assert_eq!(response["result"]["reply"], "a b c d");
     assert_eq!(rpc.finish(), 0);
 }
+
+/// Makes a FIFO at `path` (`mkfifo`).
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Waits up to `seconds` for `child` to exit; on a timeout sends SIGTERM, waits 5 s more, and
+/// panics saying whether SIGTERM ended it (a hung child is never left behind).
+fn exit_within(child: &mut std::process::Child, seconds: u64, what: &str) -> i32 {
+    let wait = |child: &mut std::process::Child, seconds| {
+        let deadline = Instant::now() + Duration::from_secs(seconds);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return Some(status.code().unwrap_or(-1));
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    if let Some(code) = wait(child, seconds) {
+        return code;
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let after_term = wait(child, 5);
+    let _ = child.kill();
+    let _ = child.wait();
+    match after_term {
+        Some(_) => panic!("{what}: still running after {seconds} s (SIGTERM ended it)"),
+        None => panic!("{what}: still running after {seconds} s, and SIGTERM did not end it"),
+    }
+}
+
+#[test]
+fn rpc_with_a_fifo_as_session_errors_out_at_once_naming_it() {
+    let sandbox = Sandbox::new();
+    let fifo = sandbox.dir.path().join("session.jsonl");
+    mkfifo(&fifo);
+    let mut child = Command::new(rho_e2e::rho_bin())
+        .arg("--cwd")
+        .arg(&sandbox.project)
+        .args(["rpc", "--session"])
+        .arg(&fifo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("RHO_HOME", &sandbox.rho_home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let code = exit_within(&mut child, 10, "rho rpc --session <fifo>");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "session file {}: a FIFO, not a regular file",
+            fifo.display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn resume_session_refuses_fifos_devices_and_huge_files_at_once_and_sigterm_still_works() {
+    let sandbox = Sandbox::new();
+    let fifo = sandbox.dir.path().join("fifo.jsonl");
+    mkfifo(&fifo);
+    let zero = sandbox.dir.path().join("zero.jsonl");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let sparse = sandbox.dir.path().join("sparse.jsonl");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let mut rpc = Rpc::start_with(&sandbox, &["--ephemeral"]);
+    let cases = [
+        (fifo.as_path(), "a FIFO, not a regular file"),
+        (
+            Path::new("/dev/zero"),
+            "a character device, not a regular file",
+        ),
+        (zero.as_path(), "a character device, not a regular file"),
+        (sparse.as_path(), "larger than the 256 MiB cap"),
+    ];
+    for (id, (path, problem)) in (1..).zip(cases) {
+        let started = Instant::now();
+        rpc.request(id, "resumeSession", json!({"path": path}));
+        let (_, response) = rpc.response(id);
+        assert!(started.elapsed() < Duration::from_secs(5), "{response}");
+        assert_eq!(response["error"]["code"], -32602, "{response}");
+        assert_eq!(
+            response["error"]["message"],
+            format!("session file {}: {problem}", path.display()),
+            "{response}"
+        );
+    }
+    // The loop still serves, and SIGTERM still ends rho.
+    assert_eq!(
+        rpc.call(9, "getState", json!({}))["cwd"],
+        json!(sandbox.project)
+    );
+    let status = Command::new("kill")
+        .args(["-TERM", &rpc.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(exit_within(&mut rpc.child, 5, "rho rpc after SIGTERM"), 0);
+}

@@ -8,9 +8,11 @@
 //! runtime-free [`CancelSignal`]), what servers offer besides tools ([`ServerPrompt`],
 //! [`ServerResource`]) and the questions they ask during a call ([`Form`],
 //! [`SamplingRequest`], answered through an [`Asker`]), and [`terminal_safe`], the one rule for
-//! text that reaches a terminal. It does no IO,
-//! spawns nothing and knows no async runtime; loaders in the
-//! adapter crates produce these values and the registry consumes them.
+//! text that reaches a terminal. Its one piece of IO is [`RegularFile`], the one reader of a
+//! file a user or a package names (regular files only, never a blocking open, capped), so
+//! every crate refuses a FIFO, a device or a huge file the same way. It spawns nothing and
+//! knows no async runtime; loaders in the adapter crates produce these values and the registry
+//! consumes them.
 
 mod cancel;
 mod civil_time;
@@ -20,6 +22,7 @@ mod mcp_server;
 pub mod naming;
 mod permission;
 mod question;
+mod regular_file;
 mod server_offer;
 mod skill;
 mod source;
@@ -40,6 +43,7 @@ pub use question::{
     AskFuture, Asker, Choice, FieldKind, Form, FormAnswer, FormField, SamplingAnswer,
     SamplingMessage, SamplingRequest, SamplingRole,
 };
+pub use regular_file::{FileError, FileKind, OpenRegular, RegularFile, format_size, read_regular};
 pub use server_offer::{
     PromptArgument, PromptMessage, PromptRole, ResourceAttachment, ServerPrompt, ServerResource,
 };

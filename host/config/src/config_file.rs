@@ -180,27 +180,17 @@ pub fn load_config(source: &ConfigSource) -> Result<RhoConfig, ConfigError> {
         ConfigSource::Default(path) => (path, false),
         ConfigSource::Explicit(path) => (path, true),
     };
-    let text = match std::fs::read(path) {
-        Ok(bytes) if bytes.len() as u64 > CONFIG_MAX_BYTES => {
-            return Err(ConfigError::Invalid {
-                path: path.clone(),
-                message: "larger than 1 MiB".into(),
-            });
-        }
-        Ok(bytes) => String::from_utf8(bytes).map_err(|_| ConfigError::Invalid {
-            path: path.clone(),
-            message: "not valid UTF-8".into(),
-        })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
-            return Ok(RhoConfig::default());
-        }
-        Err(error) => {
-            return Err(ConfigError::Read {
-                path: path.clone(),
-                error,
-            });
-        }
+    // Regular files only, capped, never a blocking open: `--config` may name a FIFO or a
+    // link to `/dev/zero`.
+    let bytes = match rho_component::read_regular(path, CONFIG_MAX_BYTES) {
+        Ok(bytes) => bytes,
+        Err(e) if e.is_not_found() && !required => return Ok(RhoConfig::default()),
+        Err(e) => return Err(ConfigError::Read(e)),
     };
+    let text = String::from_utf8(bytes).map_err(|_| ConfigError::Invalid {
+        path: path.clone(),
+        message: "not valid UTF-8".into(),
+    })?;
     parse_config(&text, path)
 }
 
@@ -742,5 +732,50 @@ max_output_bytes = 1000
         assert!(load_config(&default).unwrap().mcp_servers.is_empty());
         let explicit = ConfigSource::Explicit("/nonexistent/rho/config.toml".into());
         assert!(load_config(&explicit).is_err());
+    }
+
+    /// `load_config` on `path` as `--config` and as the default, each within 5 s.
+    fn load_both_promptly(path: &Path) -> [String; 2] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let owned = path.to_path_buf();
+        std::thread::spawn(move || {
+            let explicit = load_config(&ConfigSource::Explicit(owned.clone()));
+            let default = load_config(&ConfigSource::Default(owned));
+            let _ = tx.send([explicit, default].map(|r| match r {
+                Ok(_) => "loaded".to_owned(),
+                Err(e) => e.to_string(),
+            }));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(5))
+            .unwrap_or_else(|_| panic!("loading {} did not return within 5 s", path.display()))
+    }
+
+    #[test]
+    fn fifos_devices_and_huge_files_are_refused_before_reading() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("fifo.toml");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let zero = tmp.path().join("zero.toml");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let sparse = tmp.path().join("sparse.toml");
+        std::fs::File::create(&sparse)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        for (path, problem) in [
+            (&fifo, "a FIFO, not a regular file"),
+            (&zero, "a character device, not a regular file"),
+            (&sparse, "larger than the 1 MiB cap"),
+            (&tmp.path().to_path_buf(), "a directory, not a regular file"),
+        ] {
+            let expected = format!("cannot read {}: {problem}", path.display());
+            assert_eq!(load_both_promptly(path), [expected.clone(), expected]);
+        }
     }
 }

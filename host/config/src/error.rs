@@ -18,14 +18,11 @@ pub enum ConfigError {
         /// The underlying error (part of the message, so not also a `source`).
         error: std::io::Error,
     },
-    /// The configuration file cannot be read.
-    #[error("cannot read {path}: {error}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The IO error (part of the message, so not also a `source`).
-        error: std::io::Error,
-    },
+    /// The configuration file cannot be read: missing (when named with `--config`), not a
+    /// regular file (a FIFO, a device, a directory), larger than its cap, or refused by the
+    /// system. The error names the file.
+    #[error("cannot read {0}")]
+    Read(rho_component::FileError),
     /// The configuration file is not valid (syntax, unknown top-level key, wrong type).
     #[error("{path}: {message}")]
     Invalid {

@@ -493,7 +493,7 @@ fn reads_and_saves_are_bounded_at_64_kib() {
     let path = store.file_of("big").unwrap();
     fs::write(&path, vec![b' '; 64 * 1024 + 1]).unwrap();
     let error = store.load("big").unwrap_err().to_string();
-    assert!(error.contains("larger than 64 KiB"), "{error}");
+    assert!(error.contains("larger than the 64 KiB cap"), "{error}");
 
     let huge = credential("huge", "https://a", json!({"t": "x".repeat(64 * 1024)}));
     let error = store.save(&huge).unwrap_err().to_string();

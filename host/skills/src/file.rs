@@ -1,10 +1,10 @@
 //! Reading `SKILL.md` from disk without ever blocking or reading more than needed.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use rho_component::{SkillMeta, SkillSource};
+use rho_component::{FileError, RegularFile, SkillMeta, SkillSource};
 
 use crate::error::SkillError;
 use crate::frontmatter::{HEAD_MAX_BYTES, SKILL_FILE};
@@ -27,28 +27,18 @@ pub(crate) fn read_capped(file: &mut impl Read, cap: usize) -> io::Result<Vec<u8
     Ok(head)
 }
 
-/// Opens `path` for reading only if it is (or links to) a regular file.
-///
-/// The type is checked before opening, the open never blocks (a FIFO swapped in after the check
-/// opens at once under `O_NONBLOCK`), and the opened descriptor is checked again.
+/// Opens `path` for reading only if it is (or links to) a regular file, through rho's one file
+/// reader ([`RegularFile`]): the type is checked before opening, the open never blocks, and the
+/// opened descriptor is checked again. No cap on the length: callers read only a capped head.
 pub(crate) fn open_regular(path: &Path) -> Result<File, SkillError> {
-    let meta = fs::metadata(path).map_err(|e| SkillError::io(path, e))?;
-    if !meta.is_file() {
-        return Err(SkillError::NotRegularFile { path: path.into() });
+    match RegularFile::open(path, u64::MAX) {
+        Ok(opened) => Ok(opened.into_file()),
+        Err(FileError::NotFound { .. }) => Err(SkillError::NotFound { path: path.into() }),
+        Err(FileError::NotRegular { .. } | FileError::TooLarge { .. }) => {
+            Err(SkillError::NotRegularFile { path: path.into() })
+        }
+        Err(FileError::Io { error, .. }) => Err(SkillError::io(path, error)),
     }
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options.open(path).map_err(|e| SkillError::io(path, e))?;
-    let opened = file.metadata().map_err(|e| SkillError::io(path, e))?;
-    if !opened.is_file() {
-        return Err(SkillError::NotRegularFile { path: path.into() });
-    }
-    Ok(file)
 }
 
 /// The directory made absolute (without resolving links) and its name. A path ending in `..`
@@ -94,6 +84,7 @@ pub fn load_skill_dir(dir: &Path, source: SkillSource) -> Result<SkillMeta, Skil
 
 #[cfg(test)]
 mod tests {
+    use std::fs::OpenOptions;
     use std::process::Command;
     use std::time::{Duration, Instant};
 

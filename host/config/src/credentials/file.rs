@@ -2,10 +2,12 @@
 //! link or block, atomic replacement, and removal by name.
 
 use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{self, Read as _, Write as _};
+use std::io::{self, Write as _};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
+
+use rho_component::{FileError, FileKind, RegularFile};
 
 use crate::ConfigError;
 
@@ -145,56 +147,46 @@ fn open_flags(flags: rustix::fs::OFlags) -> i32 {
     (OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC | flags).bits() as i32
 }
 
+/// Why a link at a credential file's name is refused.
+const SYMLINK_REFUSED: &str =
+    "it is a symbolic link; rho reads and writes credentials only as regular files";
+
 /// The reason an open of `path` failed, in words: a symbolic link is the likely case, and the
 /// error code for it differs between systems.
 fn open_failure(path: &Path, error: &io::Error) -> String {
     if fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
-        "it is a symbolic link; rho reads and writes credentials only as regular files".into()
+        SYMLINK_REFUSED.into()
     } else {
         error.to_string()
     }
 }
 
 /// The bytes of `path` (at most [`CREDENTIAL_MAX_BYTES`]), or `None` when there is no file.
+/// Read through rho's one file reader, with links not followed: a link, FIFO or device planted
+/// at the name is refused without blocking, and the length is checked before any read.
 pub(super) fn read_bounded(path: &Path, server: &str) -> Result<Option<FileRead>, ConfigError> {
     let fail = |reason: String| file_error(server, path, reason);
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
+    let opened = match RegularFile::options(CREDENTIAL_MAX_BYTES as u64)
+        .no_follow()
+        .open(path)
     {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(open_flags(rustix::fs::OFlags::empty()));
-    }
-    let file = match options.open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(fail(open_failure(path, &e))),
+        Ok(opened) => opened,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(FileError::NotRegular {
+            kind: FileKind::Symlink,
+            ..
+        }) => return Err(fail(SYMLINK_REFUSED.into())),
+        Err(e @ (FileError::NotRegular { .. } | FileError::TooLarge { .. })) => {
+            return Err(fail(format!("it is {}", e.problem())));
+        }
+        Err(e) => return Err(fail(e.problem())),
     };
-    let meta = file.metadata().map_err(|e| fail(e.to_string()))?;
-    if let Some(reason) = file_problem(&meta, effective_uid()) {
+    if let Some(reason) = file_problem(opened.metadata(), effective_uid()) {
         return Err(fail(reason.into()));
     }
-    let too_large = || {
-        fail(format!(
-            "it is larger than {} KiB",
-            CREDENTIAL_MAX_BYTES / 1024
-        ))
-    };
-    if meta.len() > CREDENTIAL_MAX_BYTES as u64 {
-        return Err(too_large());
-    }
-    // The size can change between the stat and the read; the cap holds either way.
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(CREDENTIAL_MAX_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(e.to_string()))?;
-    if bytes.len() > CREDENTIAL_MAX_BYTES {
-        return Err(too_large());
-    }
-    Ok(Some(FileRead {
-        bytes,
-        id: file_id(&meta),
-    }))
+    let id = file_id(opened.metadata());
+    let bytes = opened.read_all().map_err(|e| fail(e.problem()))?;
+    Ok(Some(FileRead { bytes, id }))
 }
 
 fn file_id(meta: &Metadata) -> FileId {

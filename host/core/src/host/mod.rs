@@ -197,8 +197,13 @@ impl SessionHost {
                 outbox.deliver(HostEvent::Reply { id, result }).await;
                 continue;
             }
-            let cancel = matches!(operation, Operation::Prompt { .. } | Operation::Compact)
-                .then(CancelSignal::new);
+            // What a stop or `abort` can end: a turn, a compaction, and a resume waiting for
+            // its file.
+            let cancel = matches!(
+                operation,
+                Operation::Prompt { .. } | Operation::Compact | Operation::ResumeSession(_)
+            )
+            .then(CancelSignal::new);
             if let Some(cancel) = &cancel
                 && (std::mem::take(&mut abort_pending)
                     && matches!(operation, Operation::Prompt { .. }))

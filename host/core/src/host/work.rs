@@ -110,8 +110,12 @@ impl Work {
         let dir = work.sessions_dir();
         let tools = work.tools.clone();
         let session = match &options.start {
-            SessionStart::New => Session::new(config, provider, tools, dir.as_deref()),
-            SessionStart::Resume(path) => Session::resume(path, config, provider, tools),
+            SessionStart::New => {
+                Session::new(config, provider, tools, dir.as_deref()).map_err(|e| e.to_string())?
+            }
+            SessionStart::Resume(path) => {
+                resume(path.clone(), config, provider, tools, &CancelSignal::new()).await?
+            }
             SessionStart::Continue => {
                 let latest = list_sessions(
                     &work.registry.sessions_dir(),
@@ -120,12 +124,14 @@ impl Work {
                 .into_iter()
                 .next();
                 match latest {
-                    Some(s) => Session::resume(&s.path, config, provider, tools),
-                    None => Session::new(config, provider, tools, dir.as_deref()),
+                    Some(s) => {
+                        resume(s.path, config, provider, tools, &CancelSignal::new()).await?
+                    }
+                    None => Session::new(config, provider, tools, dir.as_deref())
+                        .map_err(|e| e.to_string())?,
                 }
             }
-        }
-        .map_err(|e| e.to_string())?;
+        };
         work.replace_session(session);
         Ok(work)
     }
@@ -266,13 +272,15 @@ impl Work {
                 } else {
                     self.registry.paths.project.cwd.join(path)
                 };
-                let session = Session::resume(
-                    &path,
+                let session = resume(
+                    path,
                     self.session.config().clone(),
                     self.session.provider().clone(),
                     self.tools.clone(),
+                    &cancel,
                 )
-                .map_err(|e| HostError::invalid_params(e.to_string()))?;
+                .await
+                .map_err(HostError::invalid_params)?;
                 self.replace_session(session);
                 Ok(Response::Session(self.session_info()))
             }
@@ -458,14 +466,16 @@ impl Work {
         let messages = self.session.messages().to_vec();
         let path = self.session.file_path().map(std::path::Path::to_path_buf);
         let provider = self.session.provider().clone();
-        let session = match &path {
-            Some(path) => Session::resume(path, config, provider, tools.clone()),
-            None => Session::new(config, provider, tools.clone(), None).map(|mut s| {
-                s.restore_messages(messages);
-                s
-            }),
+        let session = match path {
+            Some(path) => resume(path, config, provider, tools.clone(), &CancelSignal::new()).await,
+            None => Session::new(config, provider, tools.clone(), None)
+                .map(|mut s| {
+                    s.restore_messages(messages);
+                    s
+                })
+                .map_err(|e| e.to_string()),
         }
-        .map_err(|e| HostError::internal(e.to_string()))?;
+        .map_err(HostError::internal)?;
         let old = std::mem::replace(&mut self.tools, tools);
         drop(old_registry);
         self.entries = crate::provider_entries(&self.registry.config, &self.flags);
@@ -575,6 +585,27 @@ impl Work {
         if let Ok(tools) = Arc::try_unwrap(tools) {
             tools.close().await;
         }
+    }
+}
+
+/// Resumes the session saved at `path` on a blocking thread: the file is read (and checked to
+/// be a regular file of at most `SESSION_MAX_BYTES`) off the host's task, so operations that
+/// answer at once, and a stop, are never held up by the disk. `cancel` (a stop, or `abort`)
+/// ends the wait; the read then finishes on its own and is dropped.
+async fn resume(
+    path: PathBuf,
+    config: SessionConfig,
+    provider: Arc<dyn Provider>,
+    tools: Arc<ToolSet>,
+    cancel: &CancelSignal,
+) -> Result<Session, String> {
+    let read = tokio::task::spawn_blocking(move || Session::resume(&path, config, provider, tools));
+    tokio::select! {
+        joined = read => match joined {
+            Ok(resumed) => resumed.map_err(|e| e.to_string()),
+            Err(e) => Err(format!("resuming the session failed: {e}")),
+        },
+        () = cancel.cancelled() => Err("stopped before the session file was read".into()),
     }
 }
 

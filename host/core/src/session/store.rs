@@ -10,6 +10,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use rho_component::RegularFile;
 use serde::{Deserialize, Serialize};
 
 use crate::provider::{ChatMessage, Role, Usage};
@@ -87,6 +88,10 @@ pub enum StoreError {
         /// The error (part of the message).
         error: std::io::Error,
     },
+    /// The file cannot be opened or read: not a regular file (a FIFO, a device, a directory),
+    /// larger than [`SESSION_MAX_BYTES`], missing or refused by the system.
+    #[error("session file {0}")]
+    File(#[from] rho_component::FileError),
     /// The file is not a rho session.
     #[error("session file {path}: {message}")]
     Invalid {
@@ -141,12 +146,13 @@ impl SessionFile {
             path: path.to_path_buf(),
             error,
         };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(path)
-            .map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
+        // The same checks as `load`: a FIFO or device swapped in between is refused, not opened
+        // for appending (and the open never blocks).
+        let opened = RegularFile::options(SESSION_MAX_BYTES)
+            .append()
+            .open(path)?;
+        let len = opened.len();
+        let mut file = opened.into_file();
         if len > 0 {
             use std::io::{Read, Seek, SeekFrom};
             let mut last = [0u8; 1];
@@ -252,17 +258,9 @@ pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
         path: path.to_path_buf(),
         message,
     };
-    let file = File::open(path).map_err(|error| StoreError::Io {
-        path: path.to_path_buf(),
-        error,
-    })?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if size > SESSION_MAX_BYTES {
-        return Err(invalid(format!(
-            "larger than {} MiB",
-            SESSION_MAX_BYTES / (1024 * 1024)
-        )));
-    }
+    // Regular files only, refused past the cap before reading, never a blocking open: the path
+    // comes from `--session` or `resumeSession` and may name a FIFO or `/dev/zero`.
+    let file = RegularFile::open(path, SESSION_MAX_BYTES)?.reader();
     let mut lines = BufReader::new(file).lines();
     let header = match lines.next() {
         Some(Ok(line)) => serde_json::from_str::<Entry>(&line).ok(),
@@ -515,6 +513,65 @@ mod tests {
         std::fs::write(&path, "{\"hello\":1}\n").unwrap();
         assert!(load(&path).unwrap_err().to_string().contains("header"));
         assert!(list(dir.path(), Path::new("/w")).is_empty());
+    }
+
+    /// `load` and `SessionFile::open` on `path`, each within 5 s, as their error messages.
+    fn refusals_within_seconds(path: &Path) -> [String; 2] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let owned = path.to_path_buf();
+        std::thread::spawn(move || {
+            let loaded = load(&owned).map(|_| ()).map_err(|e| e.to_string());
+            let opened = SessionFile::open(&owned)
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            let _ = tx.send([loaded, opened]);
+        });
+        let results = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .unwrap_or_else(|_| panic!("{} was not refused within 5 s", path.display()));
+        results.map(|r| r.err().unwrap_or_else(|| "accepted".into()))
+    }
+
+    #[test]
+    fn fifos_devices_and_huge_files_are_refused_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.jsonl");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let zero = dir.path().join("zero.jsonl");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let sparse = dir.path().join("sparse.jsonl");
+        File::create(&sparse)
+            .unwrap()
+            .set_len(SESSION_MAX_BYTES + 1)
+            .unwrap();
+        for (path, problem) in [
+            (fifo.as_path(), "a FIFO, not a regular file"),
+            (
+                Path::new("/dev/zero"),
+                "a character device, not a regular file",
+            ),
+            (zero.as_path(), "a character device, not a regular file"),
+            (sparse.as_path(), "larger than the 256 MiB cap"),
+        ] {
+            let expected = format!("session file {}: {problem}", path.display());
+            assert_eq!(refusals_within_seconds(path), [expected.clone(), expected]);
+        }
+        // A FIFO in the sessions directory is left out of the list instead of blocking it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let listed_dir = dir.path().to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(list(&listed_dir, Path::new("/w")).len());
+        });
+        assert_eq!(
+            rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap(),
+            0
+        );
     }
 }
 

@@ -259,6 +259,65 @@ fn a_servers_hostile_error_reaches_the_terminal_escaped() {
     assert!(run.stderr.lines().count() > 3, "{}", run.stderr);
 }
 
+/// `rho <args>` in `sb` with stdin kept open (so EOF never ends it) and output discarded.
+fn spawn_rho(sb: &Sandbox, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(rho_bin())
+        .arg("--cwd")
+        .arg(&sb.project)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("RHO_HOME", &sb.rho_home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until the file at `record` satisfies `ready` (a fake-mcp method log).
+fn wait_for_record(record: &std::path::Path, what: &str, ready: impl Fn(&str) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(record).is_ok_and(|log| ready(&log)) {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends `signal` to `child` and checks that it leaves within 5 s with 128 + `number`, and
+/// that no process with `marker` outlives it.
+fn signal_and_expect_stop(
+    child: &mut std::process::Child,
+    signal: &str,
+    number: i32,
+    marker: &str,
+) {
+    let sent = Instant::now();
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "rho did not stop on SIG{signal}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(128 + number), "SIG{signal}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        processes_with(marker).is_empty(),
+        "SIG{signal} left the server running: {:?}",
+        processes_with(marker)
+    );
+}
+
 /// Starts `rho mcp call` on a server that never answers, waits until the call reached it,
 /// sends `signal`, and checks that rho told the server, stopped it and left with 128 + the
 /// signal's number within a few seconds.
@@ -270,54 +329,12 @@ fn signal_during_call(signal: &str, number: i32) {
         "[mcp.servers.slow]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"slow-call\", \"--record\", {:?}]\ncall_timeout_sec = 600\n",
         record.to_str().unwrap()
     ));
-    let mut child = std::process::Command::new(rho_bin())
-        .arg("--cwd")
-        .arg(&sb.project)
-        .args(["mcp", "call", "slow", "echo"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sb.home)
-        .env("RHO_HOME", &sb.rho_home)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&record).is_ok_and(|log| log.contains("tools/call")) {
-        assert!(
-            Instant::now() < deadline,
-            "the call never reached the server"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = spawn_rho(&sb, &["mcp", "call", "slow", "echo"]);
+    wait_for_record(&record, "the call never reached the server", |log| {
+        log.contains("tools/call")
+    });
     assert!(!processes_with(&marker).is_empty(), "the server runs");
-    let sent = Instant::now();
-    let status = std::process::Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(8);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "rho did not stop on SIG{signal}");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(
-        sent.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        sent.elapsed()
-    );
-    assert_eq!(status.code(), Some(128 + number), "SIG{signal}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(
-        processes_with(&marker).is_empty(),
-        "SIG{signal} left the server running: {:?}",
-        processes_with(&marker)
-    );
+    signal_and_expect_stop(&mut child, signal, number, &marker);
     let log = std::fs::read_to_string(&record).unwrap();
     assert!(
         log.contains("notifications/cancelled"),
@@ -351,50 +368,18 @@ fn sighup_while_rpc_starts_its_servers_stops_them() {
         "[mcp.servers.mute]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"never-answer\", \"--record\", {:?}]\nstartup_timeout_sec = 120\n",
         record.to_str().unwrap()
     ));
-    let mut child = std::process::Command::new(rho_bin())
-        .arg("--cwd")
-        .arg(&sb.project)
-        .args([
+    let mut child = spawn_rho(
+        &sb,
+        &[
             "rpc",
             "--ephemeral",
             "--endpoint",
             "http://127.0.0.1:9/v1",
             "--model",
             "m",
-        ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sb.home)
-        .env("RHO_HOME", &sb.rho_home)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    // The handshake's first request (`server/discover`, then `initialize`) reached the server.
-    while !std::fs::read_to_string(&record).is_ok_and(|log| !log.is_empty()) {
-        assert!(Instant::now() < deadline, "the server never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-HUP", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(8);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "rho rpc did not stop on SIGHUP");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(129));
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(
-        processes_with(&marker).is_empty(),
-        "SIGHUP left the server running: {:?}",
-        processes_with(&marker)
+        ],
     );
+    // The handshake's first request (`server/discover`, then `initialize`) reached the server.
+    wait_for_record(&record, "the server never started", |log| !log.is_empty());
+    signal_and_expect_stop(&mut child, "HUP", 1, &marker);
 }

@@ -261,14 +261,7 @@ fn a_servers_hostile_error_reaches_the_terminal_escaped() {
 
 /// `rho <args>` in `sb` with stdin kept open (so EOF never ends it) and output discarded.
 fn spawn_rho(sb: &Sandbox, args: &[&str]) -> std::process::Child {
-    std::process::Command::new(rho_bin())
-        .arg("--cwd")
-        .arg(&sb.project)
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sb.home)
-        .env("RHO_HOME", &sb.rho_home)
+    sb.command(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -1285,15 +1285,9 @@ fn rpc_with_a_fifo_as_session_errors_out_at_once_naming_it() {
     let sandbox = Sandbox::new();
     let fifo = sandbox.dir.path().join("session.jsonl");
     mkfifo(&fifo);
-    let mut child = Command::new(rho_e2e::rho_bin())
-        .arg("--cwd")
-        .arg(&sandbox.project)
-        .args(["rpc", "--session"])
+    let mut child = sandbox
+        .command(&["rpc", "--session"])
         .arg(&fifo)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("RHO_HOME", &sandbox.rho_home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -403,8 +403,9 @@ pub fn processes_with(marker: &str) -> Vec<String> {
 }
 
 impl Sandbox {
-    /// Runs rho with extra environment variables.
-    pub fn rho_env(&self, env: &[(&str, &str)], args: &[&str]) -> Run {
+    /// `rho --cwd <project> <args>` with only `PATH`, `HOME` and `RHO_HOME` set: the one way
+    /// the tests start rho in a sandbox (stdio left to the caller).
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(rho_bin());
         command
             .arg("--cwd")
@@ -413,8 +414,14 @@ impl Sandbox {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
-            .env("RHO_HOME", &self.rho_home)
-            .stdin(std::process::Stdio::null());
+            .env("RHO_HOME", &self.rho_home);
+        command
+    }
+
+    /// Runs rho with extra environment variables.
+    pub fn rho_env(&self, env: &[(&str, &str)], args: &[&str]) -> Run {
+        let mut command = self.command(args);
+        command.stdin(std::process::Stdio::null());
         for (k, v) in env {
             command.env(k, v);
         }

@@ -509,8 +509,11 @@ pub fn timing_fields(line: &str) -> Option<Vec<(&str, f64)>> {
 /// One drawn frame from the log.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Frame {
-    /// Building and writing the frame (`draw_us`).
+    /// Building and writing the frame (`draw_us`, wall time).
     pub draw_us: f64,
+    /// The drawing thread's CPU time for it (`draw_cpu_us`): `draw_us` less the time rho
+    /// waited for a core or for the terminal to take the bytes.
+    pub draw_cpu_us: Option<f64>,
     /// From the oldest input it shows to the end of its write (`input_to_frame_us`), when it
     /// shows input.
     pub input_to_frame_us: Option<f64>,
@@ -524,6 +527,7 @@ pub fn frames(text: &str) -> Vec<Frame> {
             let get = |name: &str| fields.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
             Some(Frame {
                 draw_us: get("draw_us")?,
+                draw_cpu_us: get("draw_cpu_us"),
                 input_to_frame_us: get("input_to_frame_us"),
             })
         })
@@ -735,7 +739,7 @@ mod tests {
         let log = "x DEBUG rho_tui::timing: first_frame_ms=12.3\n\
                    x WARN rho_mcp: something\n\
                    x DEBUG rho_tui::timing: draw_us=900\n\
-                   x DEBUG rho_tui::timing: draw_us=850 input_to_frame_us=2300\n\
+                   x DEBUG rho_tui::timing: draw_us=850 draw_cpu_us=700 input_to_frame_us=2300\n\
                    x DEBUG rho_tui::timing: conversation_frame_ms=95.1\n";
         assert_eq!(first_field(log, "first_frame_ms"), Some(12.3));
         assert_eq!(first_field(log, "conversation_frame_ms"), Some(95.1));
@@ -747,10 +751,12 @@ mod tests {
             vec![
                 Frame {
                     draw_us: 900.0,
+                    draw_cpu_us: None,
                     input_to_frame_us: None
                 },
                 Frame {
                     draw_us: 850.0,
+                    draw_cpu_us: Some(700.0),
                     input_to_frame_us: Some(2300.0)
                 }
             ]

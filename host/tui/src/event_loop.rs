@@ -11,7 +11,8 @@
 //!
 //! Timing, for `rho-bench` and for anyone curious, goes to the log at debug level under the
 //! target `rho_tui::timing`: `first_frame_ms` (from `Options::started_at`), and for each frame
-//! `draw_us` and, after input, `input_to_frame_us` (from the moment the terminal event was
+//! `draw_us` (wall time), `draw_cpu_us` (the drawing thread's CPU time) and, after input,
+//! `input_to_frame_us` (from the moment the terminal event was
 //! read to the end of the frame's write); `conversation_frame_ms` (from `started_at`) for the
 //! first frame that shows a resumed conversation.
 
@@ -242,9 +243,11 @@ impl Screen {
 
     fn draw(&mut self, tty: &mut Tty) -> std::io::Result<()> {
         let began = Instant::now();
+        let began_cpu = thread_cpu_time();
         let conversation = self.app.take_conversation_loaded();
         tty.draw(|frame| self.app.render(frame))?;
         let now = Instant::now();
+        let draw_cpu_us = thread_cpu_time().saturating_sub(began_cpu).as_micros() as u64;
         if conversation {
             tracing::debug!(
                 target: "rho_tui::timing",
@@ -255,17 +258,29 @@ impl Screen {
             Some(since) => tracing::debug!(
                 target: "rho_tui::timing",
                 draw_us = (now - began).as_micros() as u64,
+                draw_cpu_us,
                 input_to_frame_us = (now - since).as_micros() as u64
             ),
             None => tracing::debug!(
                 target: "rho_tui::timing",
-                draw_us = (now - began).as_micros() as u64
+                draw_us = (now - began).as_micros() as u64,
+                draw_cpu_us
             ),
         }
         self.last_frame = now;
         self.dirty = false;
         Ok(())
     }
+}
+
+/// The CPU time the calling thread has used: a frame's `draw_cpu_us` is what drawing cost rho,
+/// without the time the thread waited for a core or for the terminal.
+fn thread_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        t.tv_sec.unsigned_abs(),
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 
 fn apply_input(app: &mut App, event: Event) {

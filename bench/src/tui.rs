@@ -214,13 +214,15 @@ struct Shared {
 
 /// The answers of an xterm-like terminal to the queries in `bytes` that end after `scanned`:
 /// primary device attributes (`ESC [ c`, which crossterm sends after its keyboard-protocol
-/// query `ESC [ ? u` and waits up to 2 s for) and the cursor position (`ESC [ 6 n`). The
-/// keyboard-protocol query itself gets no answer, as from xterm.
+/// query `ESC [ ? u` and waits up to 2 s for), the cursor position (`ESC [ 6 n`) and device
+/// status (`ESC [ 5 n`, which ends rho's graphics query). The keyboard-protocol, kitty
+/// graphics and cell-size queries get no answer, as from xterm.
 pub fn terminal_replies(bytes: &[u8], scanned: usize) -> Vec<&'static [u8]> {
-    const QUERIES: [(&[u8], &[u8]); 3] = [
+    const QUERIES: [(&[u8], &[u8]); 4] = [
         (b"\x1b[c", b"\x1b[?62;22c"),
         (b"\x1b[0c", b"\x1b[?62;22c"),
         (b"\x1b[6n", b"\x1b[1;1R"),
+        (b"\x1b[5n", b"\x1b[0n"),
     ];
     let from = scanned.saturating_sub(3);
     let mut found: Vec<(usize, &'static [u8])> = Vec::new();

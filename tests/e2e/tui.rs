@@ -2,7 +2,8 @@
 //! OpenAI-compatible server) and the real `@modelcontextprotocol/server-everything`: a turn
 //! with a tool approval, a server's form answered on its tool card, a prompt command, a
 //! resource attached with `@`, a turn stopped with Esc Esc, a session resumed with
-//! `--continue`, and the terminal restored on every way out.
+//! `--continue`, and the terminal restored on every way out. The image tests run rho on a pty
+//! whose other end answers as kitty does (`tests/peers/graphics_terminal.py`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use rho_component::naming::ExportedNames;
@@ -459,4 +460,75 @@ fn a_resize_rewraps_the_conversation_and_80x24_stays_usable() {
     assert_eq!(words, 6, "{narrow}");
     assert!(narrow.contains("› wrap please"), "{narrow}");
     quit(&tmux);
+}
+
+/// Runs rho on the stand-in kitty terminal (`tests/peers/graphics_terminal.py`, a real pty)
+/// for a turn that calls server-everything's `get-tiny-image`; what the terminal saw.
+fn on_a_kitty_terminal(answer_kitty: bool) -> Value {
+    let sandbox = everything();
+    let tool = everything_tool("get-tiny-image");
+    let model = model(
+        &sandbox,
+        &json!([
+            {"tool_calls": [{"name": tool, "arguments": {}}]},
+            {"content": "that was the tiny image"}
+        ]),
+    );
+    let endpoint = model.endpoint();
+    let project = sandbox.project.display().to_string();
+    let terminal = rho_e2e::repo_root().join("tests/peers/graphics_terminal.py");
+    let rho = rho_bin();
+    let output = std::process::Command::new("python3")
+        .arg(&terminal)
+        .args([
+            "--ready",
+            "fake-model-1",
+            "--prompt",
+            "show me the tiny image",
+        ])
+        .args(["--done", "that was the tiny image"])
+        .args(["--answer-kitty", if answer_kitty { "yes" } else { "no" }])
+        .arg("--")
+        .arg(&rho)
+        .args([
+            "--cwd",
+            &project,
+            "--endpoint",
+            &endpoint,
+            "--model",
+            "fake-model-1",
+        ])
+        .env("HOME", &sandbox.home)
+        .env("RHO_HOME", &sandbox.rho_home)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("python3 runs the stand-in terminal");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&output.stdout));
+    })
+}
+
+#[test]
+fn an_image_result_is_drawn_on_a_kitty_terminal() {
+    let seen = on_a_kitty_terminal(true);
+    assert_eq!(seen["prompted"], true, "{seen}");
+    assert_eq!(seen["timed_out"], false, "{seen}");
+    assert_eq!(seen["transmitted"], true, "the image was sent: {seen}");
+    assert!(seen["placeholders"].as_u64().unwrap() > 0, "{seen}");
+    assert_eq!(seen["exit"], 0, "{seen}");
+}
+
+#[test]
+fn an_image_result_keeps_its_descriptor_where_the_terminal_draws_no_images() {
+    let seen = on_a_kitty_terminal(false);
+    assert_eq!(seen["prompted"], true, "{seen}");
+    assert_eq!(seen["timed_out"], false, "{seen}");
+    assert_eq!(seen["transmitted"], false, "{seen}");
+    assert_eq!(seen["descriptor"], true, "{seen}");
+    assert_eq!(seen["exit"], 0, "{seen}");
 }

@@ -178,6 +178,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             name,
             is_error,
             output,
+            ..
         } => notification_line(
             Notification::ToolResult.name(),
             Some(&ToolResultParams {

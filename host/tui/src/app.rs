@@ -14,7 +14,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use rho_component::{ServerResource, SkillMeta, ToolSpec, terminal_safe};
+use rho_component::{ServerResource, SkillMeta, ToolImage, ToolSpec, terminal_safe};
 use rho_core::host::{
     Extensions, HostEvent, HostState, Operation, PromptCommand, RequestId, Response,
 };
@@ -24,10 +24,11 @@ use rho_core::session::{
 };
 
 use crate::composer::{Composer, Outcome, TokenKind};
+use crate::images::{CardImage, Graphics, ImageState};
 use crate::palette::{self, Entry, EntryKind, Palette};
 use crate::text::width_of;
 use crate::theme::{Role, Theme};
-use crate::tool_card::{CardState, FormOutcome, FormView, ToolCard};
+use crate::tool_card::{CardState, FormOutcome, FormView, IMAGE_INDENT, ToolCard};
 use crate::transcript::{Cell, Transcript};
 
 /// How long a first Ctrl+C or Esc waits for its second press.
@@ -154,7 +155,29 @@ pub struct App {
     next_id: RequestId,
     pending: BTreeMap<RequestId, Purpose>,
     outbox: Vec<(RequestId, Operation)>,
+    /// The terminal's graphics, when it draws images.
+    graphics: Option<Graphics>,
+    /// Images to decode and encode off the loop.
+    image_jobs: Vec<ImageJob>,
     quit: bool,
+}
+
+/// A result's image to decode and encode for the terminal (on a blocking thread).
+#[derive(Debug)]
+pub struct ImageJob {
+    /// The call whose card shows it.
+    pub call_id: String,
+    graphics: Graphics,
+    image: ToolImage,
+    columns: u16,
+}
+
+impl ImageJob {
+    /// Decodes and encodes the image: the call id and the image or why not.
+    pub fn run(self) -> (String, Result<CardImage, String>) {
+        let result = self.graphics.encode(&self.image, self.columns);
+        (self.call_id, result)
+    }
 }
 
 impl App {
@@ -193,7 +216,30 @@ impl App {
             next_id: 1,
             pending: BTreeMap::new(),
             outbox: Vec::new(),
+            graphics: None,
+            image_jobs: Vec::new(),
             quit: false,
+        }
+    }
+
+    /// The terminal's graphics (from [`Graphics::detect`]); results' images are drawn from
+    /// now on.
+    pub fn set_graphics(&mut self, graphics: Option<Graphics>) {
+        self.graphics = graphics;
+    }
+
+    /// The images waiting to be encoded.
+    pub fn take_image_jobs(&mut self) -> Vec<ImageJob> {
+        std::mem::take(&mut self.image_jobs)
+    }
+
+    /// An image job finished: the card draws the image, or says why not.
+    pub fn image_done(&mut self, call_id: &str, result: Result<CardImage, String>) {
+        if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
+            card.image = Some(match result {
+                Ok(image) => ImageState::Ready(image),
+                Err(reason) => ImageState::Failed(reason),
+            });
         }
     }
 
@@ -399,12 +445,23 @@ impl App {
                 call_id,
                 is_error,
                 output,
+                image,
                 ..
             } => {
+                let columns = self.transcript.width().saturating_sub(2 * IMAGE_INDENT);
                 if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
                     card.question = None;
                     if card.state != CardState::Denied {
                         card.state = CardState::Done { is_error, output };
+                        if let (Some(image), Some(graphics)) = (image, &self.graphics) {
+                            card.image = Some(ImageState::Drawing);
+                            self.image_jobs.push(ImageJob {
+                                call_id,
+                                graphics: graphics.clone(),
+                                image,
+                                columns,
+                            });
+                        }
                     }
                 }
             }

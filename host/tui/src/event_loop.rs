@@ -25,6 +25,7 @@ use rho_core::host::{HostEvent, HostHandle, SessionHost};
 use tokio::sync::mpsc;
 
 use crate::app::App;
+use crate::images::{Graphics, TermEnv};
 use crate::terminal::{self, RestoreOnDrop, Tty};
 use crate::theme::Theme;
 
@@ -93,7 +94,6 @@ pub async fn run(
     } = embedding;
     let mut tty = terminal::enter()?;
     let _restore = RestoreOnDrop;
-    let mut keys = spawn_input_thread();
     let mut files = spawn_file_walk(options.workspace.clone());
     let mut screen = Screen::new(&options);
     screen.app.start(options.resumed);
@@ -102,6 +102,15 @@ pub async fn run(
         target: "rho_tui::timing",
         first_frame_ms = options.started_at.elapsed().as_secs_f64() * 1000.0
     );
+    // Ask the terminal about images after the first frame and before the input thread reads
+    // the keyboard (the answers arrive where keys do).
+    if options.theme.color {
+        screen
+            .app
+            .set_graphics(Graphics::detect(&TermEnv::from_env()));
+    }
+    let mut keys = spawn_input_thread();
+    let (images_done, mut images) = mpsc::unbounded_channel();
     // Load the highlighter's syntaxes now, off the loop, rather than in the middle of the
     // first frame that shows code (a resumed conversation, a reply streaming in).
     if options.theme.color {
@@ -140,6 +149,12 @@ pub async fn run(
                 host_open = false;
             }
         }
+        for job in screen.app.take_image_jobs() {
+            let done = images_done.clone();
+            drop(tokio::task::spawn_blocking(move || {
+                let _ = done.send(job.run());
+            }));
+        }
         if screen.app.should_quit() || !host_open {
             break;
         }
@@ -165,6 +180,10 @@ pub async fn run(
             },
             Some(notice) = notices.recv() => screen.notice(notice),
             Some(list) = files.recv() => screen.app.set_workspace_files(list),
+            Some((call_id, image)) = images.recv() => {
+                screen.app.image_done(&call_id, image);
+                screen.dirty = true;
+            }
             () = screen.frame_due() => screen.draw(&mut tty)?,
             // The footer's "press again" hints expire.
             () = tokio::time::sleep(Duration::from_millis(500)), if !screen.dirty => {

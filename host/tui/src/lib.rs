@@ -13,6 +13,7 @@
 pub mod app;
 pub mod composer;
 pub mod event_loop;
+pub mod images;
 pub mod markdown;
 pub mod palette;
 pub mod reports;

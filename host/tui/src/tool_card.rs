@@ -9,6 +9,7 @@ use rho_component::{
 };
 use rho_core::session::{QuestionKind, QuestionRequest};
 
+use crate::images::{CardImage, ImageState};
 use crate::text::wrap_plain;
 use crate::theme::{Role, Theme};
 
@@ -70,6 +71,8 @@ pub struct ToolCard {
     pub expanded: bool,
     /// A server's question about this call, while it waits for the answer.
     pub question: Option<FormView>,
+    /// The result's image, when the terminal draws images and the result had one.
+    pub image: Option<ImageState>,
 }
 
 impl ToolCard {
@@ -92,6 +95,7 @@ impl ToolCard {
             state: CardState::Requested,
             expanded: false,
             question: None,
+            image: None,
         }
     }
 
@@ -104,6 +108,19 @@ impl ToolCard {
                 | CardState::Redirected
                 | CardState::Cancelled
         )
+    }
+
+    /// The image drawn in the card's last rows at `width`: a ready image that fits, on a
+    /// finished card with no question.
+    pub fn image_slot(&self, width: u16) -> Option<&CardImage> {
+        match (&self.state, &self.image, &self.question) {
+            (CardState::Done { .. }, Some(ImageState::Ready(image)), None)
+                if image.size().width.saturating_add(IMAGE_INDENT) <= width =>
+            {
+                Some(image)
+            }
+            _ => None,
+        }
     }
 
     /// The card's lines at `width`.
@@ -216,6 +233,19 @@ impl ToolCard {
                 if hidden > 0 {
                     lines.push(fold_line(hidden, "result", theme));
                 }
+                match &self.image {
+                    Some(ImageState::Drawing) => {
+                        body("drawing the image…", Role::Dim, None, "    ", &mut lines);
+                    }
+                    Some(ImageState::Failed(reason)) => {
+                        let text = format!("image not drawn: {reason}");
+                        body(&text, Role::Dim, Some(2), "    ", &mut lines);
+                    }
+                    Some(ImageState::Ready(_)) | None => {}
+                }
+                if let Some(image) = self.image_slot(width) {
+                    lines.extend((0..image.size().height).map(|_| Line::default()));
+                }
             }
             _ => {}
         }
@@ -225,6 +255,9 @@ impl ToolCard {
         lines
     }
 }
+
+/// Columns between a card's left edge and its image.
+pub const IMAGE_INDENT: u16 = 4;
 
 fn fold_line(hidden: usize, what: &str, theme: &Theme) -> Line<'static> {
     let s = if hidden == 1 { "" } else { "s" };

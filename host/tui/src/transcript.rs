@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use crate::markdown;
 use crate::text::wrap_hanging;
 use crate::theme::{Role, Theme};
-use crate::tool_card::ToolCard;
+use crate::tool_card::{IMAGE_INDENT, ToolCard};
 
 /// One thing in the conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -232,6 +232,14 @@ impl Transcript {
         self.anchor = None;
     }
 
+    /// The last frame's width (80 before the first frame).
+    pub fn width(&self) -> u16 {
+        match self.viewport.1 {
+            0 => 80,
+            width => width,
+        }
+    }
+
     /// A page: the rows of the last frame, less one for context.
     pub fn page(&self) -> usize {
         usize::from(self.viewport.0.saturating_sub(1).max(1))
@@ -318,7 +326,9 @@ impl Transcript {
             if y >= area.bottom() {
                 break;
             }
+            let first_y = i64::from(y) - skip as i64;
             let lines = entry.lines(area.width, theme);
+            let rows = lines.len();
             for line in lines.iter().skip(skip) {
                 if y >= area.bottom() {
                     break;
@@ -326,11 +336,22 @@ impl Transcript {
                 buf.set_line(area.x, y, line, area.width);
                 y += 1;
             }
+            // An image fills its card's last rows, drawn only when all of them are in view.
+            if let Cell::Tool(card) = &entry.cell
+                && let Some(image) = card.image_slot(area.width)
+            {
+                let top = first_y + rows as i64 - i64::from(image.size().height);
+                if let Ok(top) = u16::try_from(top)
+                    && top >= area.y
+                {
+                    image.render(area.x + IMAGE_INDENT, top, area, buf);
+                }
+            }
             // The blank row between cells.
-            if skip <= lines.len() {
+            if skip <= rows {
                 y += 1;
             }
-            skip = skip.saturating_sub(lines.len() + 1);
+            skip = skip.saturating_sub(rows + 1);
         }
     }
 }

@@ -9,11 +9,12 @@ mod support;
 use std::collections::BTreeMap;
 
 use crossterm::event::KeyCode;
-use rho_component::RiskLevel;
+use rho_component::{RiskLevel, ToolImage};
 use rho_core::doctor::{Check, CheckStatus};
 use rho_core::host::{HostError, Operation, Response};
 use rho_core::session::{ApprovalDecision, QuestionAnswer, SessionEvent};
-use support::{Harness, ctrl, rows_above};
+use rho_tui::images::{Graphics, Protocols};
+use support::{Harness, ctrl, plain, rows_above};
 
 const BASH_ARGS: &str = r#"{"command":"rm -rf build/ && cargo build --release"}"#;
 
@@ -1001,4 +1002,67 @@ fn a_question_from_the_program() {
     h.app.ask_confirm("Trust qq?", &[]);
     h.key(KeyCode::Esc);
     assert_eq!(h.app.take_confirm_answer(), Some(false));
+}
+
+// ---- images on cards ----
+
+/// A 2×2 PNG, as a server would send it.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8DAAMIM/4EAAB/uBfsL2WiLAAAAAElFTkSuQmCC";
+
+/// A turn whose `get-tiny-image` call returned `data` as an image, on a terminal that speaks
+/// `protocol`.
+fn image_result(protocol: Option<Protocols>, data: &str) -> Harness {
+    let mut h = running("everything__get-tiny-image", "{}");
+    h.app
+        .set_graphics(protocol.map(|p| Graphics::new(p, ratatui::layout::Size::new(10, 20))));
+    h.session(SessionEvent::ToolResult {
+        call_id: "call_1".into(),
+        name: "everything__get-tiny-image".into(),
+        is_error: false,
+        output: "This is a tiny image:\n[image image/png, 75 B]".into(),
+        image: Some(ToolImage {
+            mime_type: "image/png".into(),
+            data: data.into(),
+        }),
+    });
+    h
+}
+
+#[test]
+fn card_image_is_drawn_with_the_terminals_protocol() {
+    let mut h = image_result(Some(Protocols::Kitty), PNG);
+    insta::assert_snapshot!("card_image_drawing", h.screen(80, 14));
+    let jobs = h.app.take_image_jobs();
+    assert_eq!(jobs.len(), 1, "one image to encode");
+    for job in jobs {
+        let (call_id, image) = job.run();
+        h.app.image_done(&call_id, image);
+    }
+    let screen = h.screen(80, 14);
+    assert!(
+        screen.contains("\u{1b}_G"),
+        "the kitty transmission is drawn:\n{screen}"
+    );
+    assert!(!screen.contains("drawing the image"), "{screen}");
+    // Scrolled so the image is only partly in view: nothing of it is drawn.
+    h.press(plain(KeyCode::PageUp));
+    let scrolled = h.screen(80, 6);
+    assert!(!scrolled.contains("\u{1b}_G"), "{scrolled}");
+}
+
+#[test]
+fn card_image_that_cannot_be_decoded_says_why() {
+    let mut h = image_result(Some(Protocols::Sixel), &PNG[..40]);
+    for job in h.app.take_image_jobs() {
+        let (call_id, image) = job.run();
+        h.app.image_done(&call_id, image);
+    }
+    insta::assert_snapshot!("card_image_failed", h.screen(80, 14));
+}
+
+#[test]
+fn card_image_on_a_terminal_without_graphics_keeps_the_descriptor() {
+    let mut h = image_result(None, PNG);
+    assert!(h.app.take_image_jobs().is_empty());
+    insta::assert_snapshot!("card_image_descriptor", h.screen(80, 14));
 }

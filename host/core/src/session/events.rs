@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use rho_component::{FormField, RiskLevel, SamplingMessage};
+use rho_component::{FormField, RiskLevel, SamplingMessage, ToolImage};
 use serde::Serialize;
 
 use crate::provider::Usage;
@@ -153,6 +153,9 @@ pub enum SessionEvent {
         is_error: bool,
         /// What the model reads.
         output: String,
+        /// The first image the result carried (within its budget), for a front-end to draw;
+        /// the model reads its descriptor in `output`.
+        image: Option<ToolImage>,
     },
     /// One model request's usage and the context after it.
     Usage {

@@ -695,6 +695,7 @@ impl Session {
                     name: call.name.clone(),
                     is_error: output.is_error,
                     output: output.text.clone(),
+                    image: output.image.clone(),
                 })
                 .await;
             }

@@ -310,6 +310,7 @@ impl Harness {
             name: name.to_owned(),
             is_error,
             output: output.to_owned(),
+            image: None,
         });
     }
 

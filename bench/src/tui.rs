@@ -383,7 +383,10 @@ impl Pty {
             if k > 0 {
                 std::thread::sleep(Duration::from_millis(100));
             }
-            self.send(key)?;
+            // rho may leave before the last key (Ctrl+C on a question quits at once).
+            if self.send(key).is_err() && k > 0 {
+                break;
+            }
         }
         self.finish(QUIT_TIMEOUT).map(drop)
     }

@@ -104,12 +104,14 @@ pub async fn run(
     );
     // Ask the terminal about images after the first frame and before the input thread reads
     // the keyboard (the answers arrive where keys do).
-    if options.theme.color {
-        screen
-            .app
-            .set_graphics(Graphics::detect(&TermEnv::from_env()));
-    }
-    let mut keys = spawn_input_thread();
+    let typed = if options.theme.color {
+        let (graphics, typed) = Graphics::detect(&TermEnv::from_env());
+        screen.app.set_graphics(graphics);
+        typed
+    } else {
+        Vec::new()
+    };
+    let mut keys = spawn_input_thread(typed);
     let (images_done, mut images) = mpsc::unbounded_channel();
     // Load the highlighter's syntaxes now, off the loop, rather than in the middle of the
     // first frame that shows code (a resumed conversation, a reply streaming in).
@@ -121,6 +123,11 @@ pub async fn run(
     let start = std::pin::pin!(start);
     let mut start = start;
     let started = loop {
+        // Quitting while the host starts (Ctrl+C twice, or Ctrl+C on a question) leaves at
+        // once: dropping the start stops what it started.
+        if screen.app.should_quit() {
+            return Ok(());
+        }
         tokio::select! {
             biased;
             () = stop.cancelled() => return Ok(()),
@@ -320,10 +327,16 @@ fn spawn_file_walk(workspace: std::path::PathBuf) -> mpsc::Receiver<Vec<String>>
 }
 
 /// Terminal events with the time they were read, from a thread of their own (crossterm's
-/// `read` blocks); the thread ends when the loop stops listening.
-fn spawn_input_thread() -> mpsc::Receiver<Input> {
+/// `read` blocks), after `typed` (the keys read while the terminal answered rho's graphics
+/// query); the thread ends when the loop stops listening.
+fn spawn_input_thread(typed: Vec<Event>) -> mpsc::Receiver<Input> {
     let (tx, rx) = mpsc::channel(1024);
     std::thread::spawn(move || {
+        for event in typed {
+            if tx.blocking_send((Instant::now(), event)).is_err() {
+                return;
+            }
+        }
         loop {
             match crossterm::event::read() {
                 Ok(event) => {

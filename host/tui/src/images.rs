@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Rect, Size};
 use ratatui_image::picker::cap_parser::{Parser, QueryStdioOptions, Response};
@@ -133,11 +134,12 @@ impl fmt::Debug for Graphics {
 }
 
 impl Graphics {
-    /// Asks the terminal on stdin/stdout (in raw mode, before anything else reads keys);
-    /// `None` when it draws no images rho can use.
-    pub fn detect(env: &TermEnv) -> Option<Self> {
+    /// Asks the terminal on stdin/stdout (in raw mode, before anything else reads keys):
+    /// the graphics (`None` when it draws no images rho can use) and the keys typed while
+    /// the answers came, which the caller delivers before any other input.
+    pub fn detect(env: &TermEnv) -> (Option<Self>, Vec<Event>) {
         if !env.worth_asking() {
-            return None;
+            return (None, Vec::new());
         }
         let answers = query_terminal(QUERY_TIMEOUT);
         let graphics = Self::from_answers(env, &answers, window_cell_size());
@@ -146,7 +148,7 @@ impl Graphics {
             protocol = graphics.as_ref().map_or("none", |g| g.protocol.name()),
             answer_bytes = answers.len()
         );
-        graphics
+        (graphics, typed_keys(&answers))
     }
 
     /// The graphics that the terminal's `answers` to the query and the environment describe;
@@ -306,6 +308,59 @@ fn query_terminal(timeout: Duration) -> Vec<u8> {
     answers
 }
 
+/// The keys in `bytes` (what was read while the terminal answered) that are not answers:
+/// text, Enter, Tab, Backspace, Esc and Ctrl+letter, as crossterm reports them. Escape
+/// sequences (the answers, and keys such as arrows typed in those milliseconds) are dropped.
+pub fn typed_keys(bytes: &[u8]) -> Vec<Event> {
+    let mut keys = Vec::new();
+    let text = String::from_utf8_lossy(bytes);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let key = match c {
+            '\x1b' => match chars.peek().copied() {
+                None => Some(KeyEvent::from(KeyCode::Esc)),
+                Some('[') => {
+                    chars.next();
+                    // Parameters and intermediates, then one final byte.
+                    for c in chars.by_ref() {
+                        if ('\x40'..='\x7e').contains(&c) {
+                            break;
+                        }
+                    }
+                    None
+                }
+                Some(']' | '_' | 'P' | '^') => {
+                    // A string, ended by BEL or ESC \.
+                    let mut escape = false;
+                    for c in chars.by_ref() {
+                        if c == '\x07' || (escape && c == '\\') {
+                            break;
+                        }
+                        escape = c == '\x1b';
+                    }
+                    None
+                }
+                Some(_) => {
+                    chars.next();
+                    None
+                }
+            },
+            '\r' => Some(KeyEvent::from(KeyCode::Enter)),
+            '\t' => Some(KeyEvent::from(KeyCode::Tab)),
+            '\x7f' | '\x08' => Some(KeyEvent::from(KeyCode::Backspace)),
+            '\x01'..='\x1a' => {
+                let letter = char::from(b'a' + (c as u8 - 1));
+                Some(KeyEvent::new(KeyCode::Char(letter), KeyModifiers::CONTROL))
+            }
+            '\u{fffd}' => None,
+            c if c.is_control() => None,
+            c => Some(KeyEvent::from(KeyCode::Char(c))),
+        };
+        keys.extend(key.map(Event::Key));
+    }
+    keys
+}
+
 /// Whether `answers` hold the Device Status answer (`ESC [ 0 n`), the last one asked for.
 fn has_status_answer(answers: &[u8]) -> bool {
     answers.windows(4).any(|w| w == b"\x1b[0n")
@@ -416,6 +471,37 @@ mod tests {
         let g = Graphics::from_answers(&env(), &noisy, None);
         assert_eq!(g.map(|g| g.protocol()), Some(Protocols::Kitty));
         assert!(Graphics::from_answers(&env(), b"", None).is_none());
+    }
+
+    #[test]
+    fn keys_typed_while_the_terminal_answers_are_kept() {
+        let bytes = answers(&[
+            b"hi",
+            KITTY_OK,
+            b"\r",
+            DA_SIXEL,
+            b"\x03",
+            CELL,
+            b"\x7f\xc3\xa9",
+            STATUS,
+            b"\x1b",
+        ]);
+        let keys: Vec<Event> = typed_keys(&bytes);
+        let expected: Vec<Event> = [
+            KeyEvent::from(KeyCode::Char('h')),
+            KeyEvent::from(KeyCode::Char('i')),
+            KeyEvent::from(KeyCode::Enter),
+            KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+            KeyEvent::from(KeyCode::Backspace),
+            KeyEvent::from(KeyCode::Char('é')),
+            KeyEvent::from(KeyCode::Esc),
+        ]
+        .into_iter()
+        .map(Event::Key)
+        .collect();
+        assert_eq!(keys, expected);
+        // An arrow key (a sequence) and an OSC string are dropped, not typed.
+        assert!(typed_keys(b"\x1b[A\x1b]11;rgb:0/0/0\x07\x1b_Gi=31;OK\x1b\\").is_empty());
     }
 
     #[test]

@@ -210,7 +210,8 @@ pub enum PluginsCommand {
         /// The tool's name (`[a-z][a-z0-9_]*`).
         #[arg(long)]
         tool: String,
-        /// The plugin-sdk directory (default: the one this rho was built from, if present).
+        /// Depend on the rho-plugin-sdk crate in this directory (default: the SDK this rho
+        /// carries, written to `$RHO_HOME/sdk/<version>-<hash>/`).
         #[arg(long, value_name = "DIR")]
         sdk_path: Option<PathBuf>,
     },

@@ -1,6 +1,7 @@
 //! Command dispatch.
 
 mod doctor;
+mod embedded_sdk;
 mod interactive;
 mod mcp;
 mod plugins;

@@ -50,3 +50,48 @@ fn missing_project_directory_is_a_reported_failure() {
     assert!(err.contains("/nonexistent/project"), "{err}");
     assert!(out.stdout.is_empty(), "nothing but output on stdout");
 }
+
+/// The README's quick start: exactly two commands, the first a `cargo run` that lets cargo
+/// show its progress (a first build takes minutes, and `-q` kept it silent all that time),
+/// whose rho arguments work from the repository root and print the example's plugins.
+#[test]
+fn the_readmes_quick_start_is_two_commands_and_the_build_shows_progress() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    let block = readme
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap();
+    let commands: Vec<&str> = block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(commands.len(), 2, "{commands:?}");
+    let (cargo, rho_args) = commands[0].split_once(" -- ").unwrap();
+    let cargo: Vec<&str> = cargo.split_whitespace().collect();
+    assert_eq!(cargo[..2], ["cargo", "run"], "{cargo:?}");
+    assert!(
+        !cargo
+            .iter()
+            .any(|a| *a == "--quiet"
+                || (a.starts_with('-') && !a.starts_with("--") && a.contains('q'))),
+        "the first build must show cargo's progress: {cargo:?}"
+    );
+    let home = std::env::temp_dir().join(format!("rho-cli-readme-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rho"))
+        .args(rho_args.split_whitespace())
+        .current_dir(&repo)
+        .env("HOME", &home)
+        .env("RHO_HOME", home.join(".rho"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&home);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    for plugin in ["release-notes", "web-research"] {
+        assert!(text.contains(plugin), "{plugin} missing from:\n{text}");
+    }
+}

@@ -4,12 +4,27 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// rho: an agent host whose skills, MCP servers and tools are all loadable components.
-///
-/// Without a command and with stdin not a terminal, rho runs JSON-RPC mode (as `rho rpc`),
-/// taking the session flags below: `echo '{...}' | rho --model m`.
+/// What rho is, in one line: the description of `rho -h`, `rho --help`, `rho help` and the
+/// man page (a macro, so the long description can start with it).
+macro_rules! about {
+    () => {
+        "rho: an agent host whose skills, MCP servers and tools are all loadable components."
+    };
+}
+
+/// The command line of `rho`; its user-facing description is `about!`, not this comment.
 #[derive(Debug, Parser)]
-#[command(name = "rho", version, about, propagate_version = true)]
+#[command(
+    name = "rho",
+    version,
+    about = about!(),
+    long_about = concat!(
+        about!(),
+        "\n\nWithout a command and with stdin not a terminal, rho runs JSON-RPC mode (as \
+         `rho rpc`), taking the session flags below: `echo '{...}' | rho --model m`."
+    ),
+    propagate_version = true
+)]
 pub struct Cli {
     /// The project directory (default: the working directory).
     #[arg(long, global = true, value_name = "DIR")]

@@ -95,3 +95,23 @@ fn the_readmes_quick_start_is_two_commands_and_the_build_shows_progress() {
         assert!(text.contains(plugin), "{plugin} missing from:\n{text}");
     }
 }
+
+/// `rho -h`, `rho --help` and `rho help` describe rho with the same first line (`-h` used to
+/// show the crate's internal package description).
+#[test]
+fn every_help_describes_rho_the_same_way() {
+    let first_line = |args: &[&str]| {
+        let out = rho(args);
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let long = first_line(&["--help"]);
+    assert!(long.starts_with("rho: an agent host"), "{long}");
+    assert_eq!(first_line(&["-h"]), long);
+    assert_eq!(first_line(&["help"]), long);
+}

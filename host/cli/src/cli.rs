@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// man page (a macro, so the long description can start with it).
 macro_rules! about {
     () => {
-        "rho: an agent host whose skills, MCP servers and tools are all loadable components."
+        "An agent host whose skills, MCP servers and tools are all loadable components."
     };
 }
 
@@ -20,8 +20,9 @@ macro_rules! about {
     about = about!(),
     long_about = concat!(
         about!(),
-        "\n\nWithout a command and with stdin not a terminal, rho runs JSON-RPC mode (as \
-         `rho rpc`), taking the session flags below: `echo '{...}' | rho --model m`."
+        "\n\nWithout a command, rho starts the interactive session on a terminal; with stdin \
+         not a terminal it runs JSON-RPC mode (as `rho rpc`). Both take the session flags \
+         below: `echo '{...}' | rho --model m`."
     ),
     propagate_version = true
 )]
@@ -69,6 +70,19 @@ pub enum Command {
     },
     /// Run as a headless agent speaking JSON-RPC 2.0 on stdin/stdout.
     Rpc(RpcArgs),
+    /// Print a shell completion script: `source <(rho completions bash)`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page rho(1) in roff (`rho man | man -l -`); `--out` writes them all.
+    Man {
+        /// Write rho.1 and one page per command (rho-plugins.1, rho-plugins-install.1, ...)
+        /// into this directory (created if missing; pages there are replaced).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// `rho tools ...`

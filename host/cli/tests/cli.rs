@@ -111,7 +111,89 @@ fn every_help_describes_rho_the_same_way() {
             .to_owned()
     };
     let long = first_line(&["--help"]);
-    assert!(long.starts_with("rho: an agent host"), "{long}");
+    assert!(long.starts_with("An agent host"), "{long}");
     assert_eq!(first_line(&["-h"]), long);
     assert_eq!(first_line(&["help"]), long);
+}
+
+/// The bash script loads in a real bash and registers a completion for `rho`.
+#[test]
+fn bash_loads_the_completion_script() {
+    let out = Command::new("bash")
+        .args([
+            "-c",
+            r#"source <("$0" completions bash) && complete -p rho"#,
+            env!("CARGO_BIN_EXE_rho"),
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("bash is needed for this test ({e})"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("-F _rho") && stdout.trim_end().ends_with(" rho"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_unknown_shell_is_a_usage_error_naming_the_shells() {
+    let out = rho(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("invalid value 'tcsh'"), "{err}");
+    assert!(
+        err.contains("[possible values: bash, elvish, fish, powershell, zsh]"),
+        "{err}"
+    );
+}
+
+/// `rho man --out <dir>` resolves a relative directory against `--cwd`, creates it and
+/// writes one page per command; `rho man` prints the first of them.
+#[test]
+fn man_prints_rho_1_and_writes_every_page_with_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let out = rho(&[
+        "--cwd",
+        project.to_str().unwrap(),
+        "man",
+        "--out",
+        "share/man/man1",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dir = project.join("share/man/man1");
+    assert_eq!(doc["dir"], dir.to_str().unwrap());
+    let pages = doc["pages"].as_array().unwrap();
+    assert!(pages.len() > 20, "{doc:#}");
+    for name in [
+        "rho.1",
+        "rho-plugins.1",
+        "rho-plugins-new.1",
+        "rho-completions.1",
+    ] {
+        assert!(dir.join(name).is_file(), "{name}");
+    }
+    let page = rho(&["man"]);
+    assert!(page.status.success());
+    assert_eq!(page.stdout, std::fs::read(dir.join("rho.1")).unwrap());
+}
+
+/// The top-level help as a user sees it.
+#[test]
+fn top_level_help_snapshot() {
+    let out = rho(&["--help"]);
+    assert!(out.status.success());
+    insta::assert_snapshot!("rho_help", String::from_utf8(out.stdout).unwrap());
 }

@@ -20,9 +20,9 @@ macro_rules! about {
     about = about!(),
     long_about = concat!(
         about!(),
-        "\n\nWithout a command, rho starts the interactive session on a terminal; with stdin \
-         not a terminal it runs JSON-RPC mode (as `rho rpc`). Both take the session flags \
-         below: `echo '{...}' | rho --model m`."
+        "\n\nWithout a command, rho starts the interactive session when stdin and stdout are \
+         a terminal, and runs JSON-RPC mode (as `rho rpc`) otherwise. Both take the session \
+         flags below: `echo '{...}' | rho --model m`."
     ),
     propagate_version = true
 )]

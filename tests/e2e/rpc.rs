@@ -1,6 +1,6 @@
 //! `rho rpc` end to end: the real binary over pipes, a scripted OpenAI-compatible model
 //! (`fake-model`) on loopback, real tools and a real MCP server. Every stdout line must be a
-//! JSON-RPC message; notification sequences are checked against the spec's examples.
+//! JSON-RPC message; notification sequences are checked against those `docs/rpc.md` documents.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -798,7 +798,7 @@ fn the_spec_usage_pipes_one_prompt_and_gets_the_answer() {
     let mut child = Command::new(rho_e2e::rho_bin())
         .arg("--cwd")
         .arg(&sandbox.project)
-        // As the spec writes it: no `rpc` command, stdin not a terminal.
+        // As `docs/rpc.md` shows it: no `rpc` command, stdin not a terminal.
         .args([
             "--ephemeral",
             "--endpoint",

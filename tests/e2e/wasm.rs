@@ -915,6 +915,124 @@ fn plugins_new_scaffolds_a_tool_plugin_from_the_template() {
     }
 }
 
+/// An installed rho starts a plugin that builds with nothing but the binary and the package
+/// registries: the tool crate depends on the SDK the binary carries, written to
+/// `$RHO_HOME/sdk/<version>-<hash>/`, never on the checkout rho was built from. Run from a
+/// copy of the binary outside the repository and built offline (the local registry cache
+/// stands in for the registry), then loaded and called.
+#[test]
+fn a_new_plugin_builds_offline_from_a_copy_of_rho_outside_the_repository() {
+    let libdir = std::process::Command::new("rustc")
+        .args(["--print", "target-libdir", "--target", "wasm32-wasip2"])
+        .output()
+        .unwrap();
+    assert!(
+        libdir.status.success()
+            && Path::new(String::from_utf8_lossy(&libdir.stdout).trim()).is_dir(),
+        "the wasm32-wasip2 target is missing: rustup target add wasm32-wasip2"
+    );
+    let sb = Sandbox::new();
+    let repo = dunce::canonicalize(repo_root()).unwrap();
+    let bin = sb.outside("bin").join("rho");
+    if std::fs::hard_link(rho_bin(), &bin).is_err() {
+        std::fs::copy(rho_bin(), &bin).unwrap();
+    }
+    let rho = |args: &[&str]| {
+        let mut command = sb.command_of(&bin, args);
+        command.stdin(std::process::Stdio::null());
+        Run::from(command.output().unwrap())
+    };
+
+    let doc = rho(&[
+        "plugins",
+        "new",
+        "word-tools",
+        "--tool",
+        "word_count",
+        "--json",
+    ])
+    .ok()
+    .json();
+    let sdk = PathBuf::from(doc["sdk"].as_str().unwrap());
+    assert!(sdk.starts_with(sb.rho_home.join("sdk")), "{doc:#}");
+    assert!(sdk.join("Cargo.toml").is_file() && sdk.join("wit").is_dir());
+    let dir = sb.project.join("word-tools");
+    let cargo_toml = std::fs::read_to_string(dir.join("tool/Cargo.toml")).unwrap();
+    assert!(
+        cargo_toml.contains(&format!(
+            "rho-plugin-sdk = {{ path = \"{}\" }}",
+            sdk.display()
+        )),
+        "{cargo_toml}"
+    );
+    assert!(dir.join("tool/Cargo.lock").is_file());
+    // A second plugin reuses the same SDK directory.
+    let again = rho(&["plugins", "new", "other-tools", "--tool", "other", "--json"])
+        .ok()
+        .json();
+    assert_eq!(again["sdk"], doc["sdk"]);
+
+    // Nothing written names the repository.
+    let needle = repo.to_str().unwrap();
+    for file in walk(&sb.project)
+        .into_iter()
+        .chain(walk(&sb.rho_home))
+        .filter(|p| p.is_file())
+    {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(!text.contains(needle), "{} names {needle}", file.display());
+    }
+
+    let target = sb.outside("target");
+    let cargo = |args: &[&str]| {
+        let out = std::process::Command::new("cargo")
+            .args(args)
+            .current_dir(dir.join("tool"))
+            .env("CARGO_TARGET_DIR", &target)
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("CARGO_BUILD_TARGET")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "cargo {args:?} failed (offline: the registry cache needs the SDK's dependencies; \
+             `cargo fetch --manifest-path plugin-sdk/Cargo.toml` fills it):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Every crate of the build comes from the sandbox or the registry, none from the checkout.
+    let metadata: Value =
+        serde_json::from_str(&cargo(&["metadata", "--offline", "--format-version", "1"])).unwrap();
+    for package in metadata["packages"].as_array().unwrap() {
+        let manifest = package["manifest_path"].as_str().unwrap();
+        assert!(!manifest.starts_with(needle), "{manifest}");
+        if package["name"] == "rho-plugin-sdk" {
+            assert_eq!(Path::new(manifest), sdk.join("Cargo.toml"), "{package:#}");
+        }
+    }
+    cargo(&["build", "--offline", "--target", "wasm32-wasip2"]);
+
+    let tools = dir.join("dev.rho/tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::copy(
+        target.join("wasm32-wasip2/debug/rho_tool_word_count.wasm"),
+        tools.join("word_count.wasm"),
+    )
+    .unwrap();
+    rho(&["plugins", "validate", "word-tools"]).ok();
+    rho(&["plugins", "install", "word-tools"]).ok();
+    let run = rho(&[
+        "tools",
+        "call",
+        "wasm__word-tools__word_count",
+        r#"{"text": "hello"}"#,
+    ])
+    .ok();
+    assert_eq!(run.stdout.trim_end(), "HELLO", "{}", run.stderr);
+}
+
 /// A project plugin's components run code with the capabilities its manifest grants, so they
 /// load only once the user trusted the plugin, and a replaced `.wasm` or widened settings need
 /// trust again (adversarial catalogue J1/J2, for components).

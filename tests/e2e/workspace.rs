@@ -1,8 +1,10 @@
 //! Rules about the workspace itself: the crate dependency graph that ARCHITECTURE.md's crate
-//! table and rules lay down, and the documentation tables that must stay in step with the code.
+//! table and rules lay down, the documentation tables that must stay in step with the code, and
+//! that the repository stands alone (it cites only documents it holds).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use rho_e2e::repo_root;
 use serde_json::Value;
@@ -155,4 +157,179 @@ fn every_diagnostic_code_is_documented_and_every_documented_code_exists() {
         .map(|c| c.as_str().to_owned())
         .collect();
     assert_eq!(documented, codes);
+}
+
+/// Every text file of the repository, by path relative to its root: everything but `.git`,
+/// build output (`target`), installed packages (`node_modules`), links, and files that are
+/// not UTF-8 (components, images).
+fn repository_text_files() -> Vec<(PathBuf, String)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let kind = entry.file_type().unwrap();
+            let name = entry.file_name();
+            if kind.is_dir() {
+                if !matches!(name.to_str(), Some(".git" | "target" | "node_modules")) {
+                    walk(root, &path, out);
+                }
+            } else if kind.is_file()
+                && let Ok(text) = std::fs::read_to_string(&path)
+            {
+                out.push((path.strip_prefix(root).unwrap().to_path_buf(), text));
+            }
+        }
+    }
+    let root = repo_root();
+    let mut out = Vec::new();
+    walk(&root, &root, &mut out);
+    out.sort();
+    out
+}
+
+/// Places outside the repository that code and docs once pointed at: the team's folder beside
+/// it (its `spec/`, `reference/` and `notes/`) and its design notes. The repository stands
+/// alone: where an outside text's wording matters, `docs/` says what rho does.
+const OUTSIDE: &[&str] = &[
+    "../shared",
+    "/work/shared",
+    "shared/spec",
+    "shared/reference",
+    "shared/notes",
+    "DESIGN.md",
+];
+
+/// The `.md` names in `line` (`docs/mcp.md`, `rho-mcp.md`): runs of path characters ending in
+/// `.md` that the next character does not continue.
+fn md_names(line: &str) -> Vec<&str> {
+    let is_path = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-');
+    let mut names = Vec::new();
+    for (at, _) in line.match_indices(".md") {
+        let end = at + 3;
+        if line[end..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        {
+            continue;
+        }
+        let start = line[..at]
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| is_path(*c))
+            .last()
+            .map_or(at, |(i, _)| i);
+        names.push(&line[start..end]);
+    }
+    names
+}
+
+/// Whether a `.md` name has the shape of rho's outside specifications: `rho-<topic>.md`,
+/// `peer-<name>.md`, or a file under `spec/`, `reference/` or `notes/`.
+fn shaped_like_an_outside_document(name: &str) -> bool {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    file.starts_with("rho-")
+        || file.starts_with("peer-")
+        || ["spec/", "reference/", "notes/"]
+            .iter()
+            .any(|dir| name.starts_with(dir) || name.contains(&format!("/{dir}")))
+}
+
+/// The relative link targets of a Markdown text: `[text](target)` and `[label]: target`,
+/// without their `#fragment`; URLs and in-page anchors are left out.
+fn markdown_links(text: &str) -> Vec<&str> {
+    let mut targets = Vec::new();
+    for (at, _) in text.match_indices("](") {
+        let rest = &text[at + 2..];
+        if let Some(end) = rest.find(')') {
+            targets.push(rest[..end].split_whitespace().next().unwrap_or(""));
+        }
+    }
+    for line in text.lines() {
+        if line.starts_with('[')
+            && let Some((_, target)) = line.split_once("]: ")
+        {
+            targets.push(target.split_whitespace().next().unwrap_or(""));
+        }
+    }
+    targets
+        .into_iter()
+        .map(|t| t.split('#').next().unwrap_or(""))
+        .filter(|t| !t.is_empty() && !t.contains(':'))
+        .collect()
+}
+
+/// The repository stands alone: no file points at the team's folder or design notes beside
+/// it, every `.md` name shaped like one of rho's former outside specifications names a file
+/// the repository holds, and every relative Markdown link resolves.
+#[test]
+fn the_repository_cites_only_documents_it_holds() {
+    let root = repo_root();
+    let files = repository_text_files();
+    let held: BTreeSet<String> = files
+        .iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "md"))
+        .flat_map(|(p, _)| {
+            let path = p.to_string_lossy().into_owned();
+            let file = p.file_name().unwrap().to_string_lossy().into_owned();
+            [path, file]
+        })
+        .collect();
+    let this_file = Path::new("tests/e2e/workspace.rs");
+    let mut problems = Vec::new();
+    for (path, text) in &files {
+        if path == this_file {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            let at = format!("{}:{}", path.display(), n + 1);
+            for outside in OUTSIDE.iter().filter(|o| line.contains(*o)) {
+                problems.push(format!("{at}: points outside the repository ({outside})"));
+            }
+            for name in md_names(line) {
+                let file = name.rsplit('/').next().unwrap_or(name);
+                if shaped_like_an_outside_document(name)
+                    && !held.contains(name.trim_start_matches("./"))
+                    && !held.contains(file)
+                {
+                    problems.push(format!("{at}: {name} is not in the repository"));
+                }
+            }
+        }
+        let in_fixtures = path.starts_with("tests/fixtures");
+        if path.extension().is_some_and(|e| e == "md") && !in_fixtures {
+            let dir = root.join(path.parent().unwrap());
+            for target in markdown_links(text) {
+                if !dir.join(target).exists() {
+                    problems.push(format!(
+                        "{}: links to {target}, which does not exist",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "cite the repository's own docs/ instead (and say there what rho does):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_reference_check_sees_what_it_looks_for() {
+    assert_eq!(
+        md_names("see `docs/mcp.md`, rho-mcp.md and (../spec/rho-rpc-mode.md) but not a.mdx"),
+        ["docs/mcp.md", "rho-mcp.md", "../spec/rho-rpc-mode.md"]
+    );
+    assert!(shaped_like_an_outside_document("rho-agent-plugins.md"));
+    assert!(shaped_like_an_outside_document("peer-everything.md"));
+    assert!(shaped_like_an_outside_document("../shared/spec/x.md"));
+    assert!(shaped_like_an_outside_document("notes/decisions.md"));
+    assert!(!shaped_like_an_outside_document("docs/mcp.md"));
+    assert!(!shaped_like_an_outside_document("SKILL.md"));
+    assert_eq!(
+        markdown_links("[a](docs/a.md#x) [b](https://x.org) [c](#top)\n[d]: ../README.md\n"),
+        ["docs/a.md", "../README.md"]
+    );
 }

@@ -66,7 +66,8 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(output: Output) -> Self {
+    /// The exit code and both streams of a finished process.
+    pub fn from(output: Output) -> Self {
         Self {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -406,7 +407,13 @@ impl Sandbox {
     /// `rho --cwd <project> <args>` with only `PATH`, `HOME` and `RHO_HOME` set: the one way
     /// the tests start rho in a sandbox (stdio left to the caller).
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(rho_bin());
+        self.command_of(&rho_bin(), args)
+    }
+
+    /// [`Sandbox::command`] running the rho binary at `bin` (such as a copy placed outside the
+    /// repository).
+    pub fn command_of(&self, bin: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new(bin);
         command
             .arg("--cwd")
             .arg(&self.project)

@@ -4,12 +4,28 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// rho: an agent host whose skills, MCP servers and tools are all loadable components.
-///
-/// Without a command and with stdin not a terminal, rho runs JSON-RPC mode (as `rho rpc`),
-/// taking the session flags below: `echo '{...}' | rho --model m`.
+/// What rho is, in one line: the description of `rho -h`, `rho --help`, `rho help` and the
+/// man page (a macro, so the long description can start with it).
+macro_rules! about {
+    () => {
+        "An agent host whose skills, MCP servers and tools are all loadable components."
+    };
+}
+
+/// The command line of `rho`; its user-facing description is `about!`, not this comment.
 #[derive(Debug, Parser)]
-#[command(name = "rho", version, about, propagate_version = true)]
+#[command(
+    name = "rho",
+    version,
+    about = about!(),
+    long_about = concat!(
+        about!(),
+        "\n\nWithout a command, rho starts the interactive session when stdin and stdout are \
+         a terminal, and runs JSON-RPC mode (as `rho rpc`) otherwise. Both take the session \
+         flags below: `echo '{...}' | rho --model m`."
+    ),
+    propagate_version = true
+)]
 pub struct Cli {
     /// The project directory (default: the working directory).
     #[arg(long, global = true, value_name = "DIR")]
@@ -54,6 +70,19 @@ pub enum Command {
     },
     /// Run as a headless agent speaking JSON-RPC 2.0 on stdin/stdout.
     Rpc(RpcArgs),
+    /// Print a shell completion script: `source <(rho completions bash)`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page rho(1) in roff (`rho man | man -l -`); `--out` writes them all.
+    Man {
+        /// Write rho.1 and one page per command (rho-plugins.1, rho-plugins-install.1, ...)
+        /// into this directory (created if missing; pages there are replaced).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// `rho tools ...`
@@ -210,7 +239,8 @@ pub enum PluginsCommand {
         /// The tool's name (`[a-z][a-z0-9_]*`).
         #[arg(long)]
         tool: String,
-        /// The plugin-sdk directory (default: the one this rho was built from, if present).
+        /// Depend on the rho-plugin-sdk crate in this directory (default: the SDK this rho
+        /// carries, written to `$RHO_HOME/sdk/<version>-<hash>/`).
         #[arg(long, value_name = "DIR")]
         sdk_path: Option<PathBuf>,
     },

@@ -19,7 +19,7 @@ pub struct SkillMeta {
     pub compatibility: Option<String>,
     /// Optional string-to-string metadata.
     pub metadata: BTreeMap<String, String>,
-    /// Optional space-separated pre-approved tools (experimental in the spec).
+    /// Optional space-separated pre-approved tools (experimental in the Agent Skills specification).
     pub allowed_tools: Option<String>,
     /// Absolute path of the `SKILL.md` file (for built-ins, a `builtin:` pseudo-path).
     pub location: PathBuf,

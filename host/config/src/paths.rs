@@ -169,6 +169,12 @@ impl RhoPaths {
         self.rho_home.join("logs")
     }
 
+    /// `$RHO_HOME/sdk`: the copies of `rho-plugin-sdk` that `rho plugins new` writes out, one
+    /// directory per SDK version and contents, which new plugins depend on by path.
+    pub fn sdk_root(&self) -> PathBuf {
+        self.rho_home.join("sdk")
+    }
+
     /// `$RHO_HOME/plugins.toml`: user-scope activation state.
     pub fn user_state_file(&self) -> PathBuf {
         self.rho_home.join("plugins.toml")

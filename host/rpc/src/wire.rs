@@ -518,7 +518,7 @@ pub struct DeltaParams {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolCallParams {
     /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
-    /// (rho's addition to the spec's fields).
+    /// (rho's addition: `docs/rpc.md`, "Notification sequences").
     pub call_id: String,
     /// The exported tool name.
     pub name: String,
@@ -526,11 +526,12 @@ pub struct ToolCallParams {
     pub arguments: String,
 }
 
-/// `tool/progress` (rho's addition to the spec's notifications): a running tool's progress.
+/// `tool/progress` (rho's own notification: `docs/rpc.md`, "Notification sequences"): a
+/// running tool's progress.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolProgressParams {
     /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
-    /// (rho's addition to the spec's fields).
+    /// (rho's addition: `docs/rpc.md`, "Notification sequences").
     pub call_id: String,
     /// The exported tool name.
     pub name: String,
@@ -548,7 +549,7 @@ pub struct ToolProgressParams {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolResultParams {
     /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
-    /// (rho's addition to the spec's fields).
+    /// (rho's addition: `docs/rpc.md`, "Notification sequences").
     pub call_id: String,
     /// The exported tool name.
     pub name: String,

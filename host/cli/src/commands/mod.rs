@@ -1,7 +1,10 @@
 //! Command dispatch.
 
+mod completions;
 mod doctor;
+mod embedded_sdk;
 mod interactive;
+mod man;
 mod mcp;
 mod plugins;
 mod rpc;
@@ -39,5 +42,7 @@ pub fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCode>
         Command::Tools(command) => tools::run(&ctx, command),
         Command::Doctor { no_connect } => doctor::run(&ctx, !no_connect),
         Command::Rpc(args) => rpc::run(&ctx, args),
+        Command::Completions { shell } => completions::run(shell),
+        Command::Man { out } => man::run(out.map(|dir| ctx.arg_path(&dir)).as_deref(), ctx.json),
     }
 }

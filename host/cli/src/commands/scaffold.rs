@@ -1,6 +1,8 @@
 //! `rho plugins new <dir> --tool <name>`: a new Agent Plugins package with one WASM tool
 //! component written with `rho-plugin-sdk`, from the template in `plugin-sdk/template/`
 //! (embedded in the binary; `{{plugin}}`, `{{tool}}` and `{{sdk_dependency}}` are filled in).
+//! The tool crate depends on the SDK this rho carries, written to `$RHO_HOME/sdk/`
+//! (`embedded_sdk.rs`), and starts from the SDK's `Cargo.lock`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,50 +10,9 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use serde_json::json;
 
+use super::embedded_sdk::{SDK_LOCK, TEMPLATE_FILES, ensure_sdk};
 use crate::context::Context;
 use crate::output::{clean, json_out, out, path_str};
-
-/// The template's files: path (with placeholders), text, executable.
-const TEMPLATE: &[(&str, &str, bool)] = &[
-    (
-        "plugin.json",
-        include_str!("../../../../plugin-sdk/template/plugin.json"),
-        false,
-    ),
-    (
-        "README.md",
-        include_str!("../../../../plugin-sdk/template/README.md"),
-        false,
-    ),
-    (
-        "build.sh",
-        include_str!("../../../../plugin-sdk/template/build.sh"),
-        true,
-    ),
-    (
-        ".gitignore",
-        include_str!("../../../../plugin-sdk/template/.gitignore"),
-        false,
-    ),
-    (
-        "skills/{{plugin}}/SKILL.md",
-        include_str!("../../../../plugin-sdk/template/skills/{{plugin}}/SKILL.md"),
-        false,
-    ),
-    (
-        "tool/Cargo.toml",
-        include_str!("../../../../plugin-sdk/template/tool/Cargo.toml"),
-        false,
-    ),
-    (
-        "tool/src/lib.rs",
-        include_str!("../../../../plugin-sdk/template/tool/src/lib.rs"),
-        false,
-    ),
-];
-
-/// Where the SDK was when this rho was built (used when it still exists).
-const BUILT_FROM_SDK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../plugin-sdk");
 
 /// Agent Plugins names: lowercase ASCII letters and digits in `-`-separated words.
 fn valid_plugin_name(name: &str) -> bool {
@@ -112,39 +73,43 @@ pub fn new_plugin(
         bail!("{} already exists and is not empty", dir.display());
     }
     let sdk: PathBuf = match sdk_path {
-        Some(path) => ctx.arg_path(path),
-        None if Path::new(BUILT_FROM_SDK).join("Cargo.toml").is_file() => {
-            PathBuf::from(BUILT_FROM_SDK)
+        Some(path) => {
+            let path = ctx.arg_path(path);
+            let sdk = dunce::canonicalize(&path)
+                .with_context(|| format!("the SDK directory {} cannot be used", path.display()))?;
+            if !sdk.join("Cargo.toml").is_file() {
+                bail!(
+                    "{} holds no Cargo.toml: not the SDK directory",
+                    sdk.display()
+                );
+            }
+            sdk
         }
-        None => bail!(
-            "where is rho-plugin-sdk? pass --sdk-path <dir> (the plugin-sdk directory of a rho \
-             checkout)"
-        ),
+        None => ensure_sdk(&ctx.paths.sdk_root())?,
     };
-    let sdk = dunce::canonicalize(&sdk)
-        .with_context(|| format!("the SDK directory {} cannot be used", sdk.display()))?;
-    if !sdk.join("Cargo.toml").is_file() {
-        bail!(
-            "{} holds no Cargo.toml: not the SDK directory",
-            sdk.display()
-        );
-    }
     let dependency = format!("{{ path = {} }}", toml_string(&sdk.to_string_lossy()));
     let fill = |text: &str| {
         text.replace("{{plugin}}", &plugin)
             .replace("{{tool}}", tool)
             .replace("{{sdk_dependency}}", &dependency)
     };
+    let mut files: Vec<(String, Vec<u8>, bool)> = Vec::new();
+    for file in TEMPLATE_FILES {
+        let text = std::str::from_utf8(file.bytes)
+            .with_context(|| format!("the template's {} is not UTF-8", file.path))?;
+        files.push((fill(file.path), fill(text).into_bytes(), file.executable));
+    }
+    files.push(("tool/Cargo.lock".to_owned(), SDK_LOCK.to_vec(), false));
     let mut written = Vec::new();
-    for (path, text, executable) in TEMPLATE {
-        let target = dir.join(fill(path));
+    for (path, bytes, executable) in files {
+        let target = dir.join(path);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
-        std::fs::write(&target, fill(text))
+        std::fs::write(&target, bytes)
             .with_context(|| format!("cannot write {}", target.display()))?;
-        if *executable {
+        if executable {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
                 .with_context(|| format!("cannot make {} executable", target.display()))?;
@@ -162,14 +127,16 @@ pub fn new_plugin(
             "plugin": plugin,
             "tool": tool,
             "path": path_str(&dir),
+            "sdk": path_str(&sdk),
             "files": written.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
         }));
     } else {
         out(&format!(
-            "created plugin {} with tool {} in {}\nnext: cd {} && ./build.sh && rho plugins install .\n",
+            "created plugin {} with tool {} in {}\nrho-plugin-sdk: {}\nnext: cd {} && ./build.sh && rho plugins install .\n",
             clean(&plugin),
             clean(tool),
             clean(&path_str(&dir)),
+            clean(&path_str(&sdk)),
             clean(&path_str(&dir))
         ));
     }

@@ -221,3 +221,79 @@ async fn an_expired_legacy_http_session_is_reinitialized_and_the_call_retried() 
     connection.close().await;
     drop(server);
 }
+
+/// A modern-era `fake-mcp` with extra arguments, given a startup budget well past rmcp's 10 s
+/// era probe.
+fn modern_spec(extra: &[&str]) -> McpServerSpec {
+    let mut spec = spec("ok");
+    if let McpTransport::Stdio(stdio) = &mut spec.transport {
+        stdio.args.push("--modern".into());
+        stdio.args.extend(extra.iter().map(|a| (*a).to_owned()));
+    }
+    spec.startup_timeout = Duration::from_secs(60);
+    spec
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_server_slow_to_start_still_gets_a_modern_session() {
+    // An interpreter that takes longer than rmcp's fixed 10 s discover probe to start (Python
+    // on a loaded CI machine): its answer to `server/discover` arrives after the probe gave up.
+    // The probe must not count time the process spent before reading its input.
+    let spec = modern_spec(&["--start-delay-ms", "11000"]);
+    let connection = rho_mcp::connect(&spec, &rho_mcp::process_ambient)
+        .await
+        .unwrap();
+    assert_eq!(connection.summary.protocol_version, "2026-07-28");
+    let names: Vec<&str> = connection.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["echo"]);
+    let cancel = rho_mcp::Cancel::new();
+    connection
+        .call_tool("echo", None, None, cancel)
+        .await
+        .unwrap();
+    connection.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_server_that_answers_discover_late_is_started_again_in_the_modern_era() {
+    // This one reads `server/discover` at once but answers after 11 s, so the probe falls back to
+    // `initialize`, which a modern server that already served discover refuses. Its late answer
+    // shows the era: a fresh process is started once, in the modern era (the delay applies to
+    // the first process only).
+    let marker = tempfile::tempdir().unwrap();
+    let marker = marker.path().join("started");
+    let spec = modern_spec(&[
+        "--discover-delay-ms",
+        "11000",
+        "--delay-once",
+        marker.to_str().unwrap(),
+    ]);
+    let connection = rho_mcp::connect(&spec, &rho_mcp::process_ambient)
+        .await
+        .unwrap();
+    assert!(marker.exists(), "the first process ran");
+    assert_eq!(connection.summary.protocol_version, "2026-07-28");
+    let cancel = rho_mcp::Cancel::new();
+    connection
+        .call_tool("echo", None, None, cancel)
+        .await
+        .unwrap();
+    connection.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_server_that_ignores_discover_gets_initialize_after_the_probe_wait() {
+    // Some legacy servers drop requests they do not know instead of refusing them. The probe
+    // waits at most half the startup budget (here 4 s) once the server has read it.
+    let mut spec = spec("ok");
+    if let McpTransport::Stdio(stdio) = &mut spec.transport {
+        stdio.args.push("--silent-discover".into());
+    }
+    spec.startup_timeout = Duration::from_secs(8);
+    let connection = rho_mcp::connect(&spec, &rho_mcp::process_ambient)
+        .await
+        .unwrap();
+    assert!(connection.is_legacy());
+    assert_eq!(connection.summary.protocol_version, "2025-11-25");
+    connection.close().await;
+}

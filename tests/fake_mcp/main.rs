@@ -12,6 +12,14 @@
 //! `many-tools` lists `--count <N>` tools (`t0`, `t1`, ...) in one page; `many-offers` declares
 //! prompts and resources and lists `--count <N>` of each (and of resource templates), one page
 //! each: servers that offer far more than rho keeps.
+//!
+//! `--modern` makes it a 2026-07-28 server too: it answers `server/discover`, and once it has,
+//! refuses `initialize` the way the Python SDK does (`-32022`, the connection serves
+//! 2026-07-28). `--start-delay-ms <N>` sleeps before reading anything (an interpreter slow to
+//! start on a loaded machine); `--discover-delay-ms <N>` reads `server/discover` at once but
+//! answers it only after N ms. With `--delay-once <file>` both delays apply only to a process
+//! that finds no `<file>` (it creates the file), so a restarted server is quick.
+//! `--silent-discover` (a legacy server) reads `server/discover` and never answers it.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a stdio server owns both streams
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test tool
 
@@ -31,6 +39,25 @@ fn main() {
     let mode = arg("--mode").unwrap_or_else(|| "ok".into());
     let record = arg("--record");
     let count: usize = arg("--count").and_then(|n| n.parse().ok()).unwrap_or(0);
+    let modern = args.iter().any(|a| a == "--modern");
+    let silent_discover = args.iter().any(|a| a == "--silent-discover");
+    let delays_apply = match arg("--delay-once") {
+        Some(marker) => std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(marker)
+            .is_ok(),
+        None => true,
+    };
+    let delay = |flag: &str| {
+        let ms = arg(flag).and_then(|n| n.parse().ok()).unwrap_or(0);
+        Duration::from_millis(if delays_apply { ms } else { 0 })
+    };
+    let discover_delay = delay("--discover-delay-ms");
+    // Nothing is read from stdin before this sleep ends.
+    std::thread::sleep(delay("--start-delay-ms"));
+    // Whether this connection has served `server/discover` (it then refuses `initialize`).
+    let mut discovered = false;
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     let mut lines = stdin.lock().lines();
@@ -67,12 +94,29 @@ fn main() {
         let Some(id) = message.get("id").cloned() else {
             continue;
         }; // notifications
-        if mode == "never-answer" {
+        if mode == "never-answer" || (silent_discover && method == "server/discover") {
             continue;
         }
         let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
         let error = |code: i64, text: &str| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": text}});
         let response = match method.as_str() {
+            "server/discover" if modern => {
+                std::thread::sleep(discover_delay);
+                discovered = true;
+                reply(json!({
+                    "resultType": "complete",
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": capabilities(&mode),
+                    "instructions": "fake server for rho tests",
+                    "ttlMs": 0,
+                    "cacheScope": "private",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake-mcp", "version": "1.0.0"}}
+                }))
+            }
+            "initialize" if discovered => error(
+                -32022,
+                "connection is serving the 2026-07-28 protocol; the initialize handshake is not accepted",
+            ),
             "initialize" => {
                 elicitation = message["params"]["capabilities"]["elicitation"].is_object();
                 reply(json!({

@@ -7,10 +7,13 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rho_component::{McpServerSpec, McpTransport, ServerPrompt, ServerResource};
-use rmcp::RoleClient;
 use rmcp::model::{ClientRequest, ProtocolVersion};
-use rmcp::serve_client_with_lifecycle;
-use rmcp::service::{ClientLifecycleMode, PeerRequestOptions, RunningService};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, PeerRequestOptions, RunningService, Service as _,
+};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{RoleClient, serve_client_with_lifecycle};
 use serde_json::Value;
 use tokio_util::sync::DropGuard;
 
@@ -18,6 +21,7 @@ use crate::McpError;
 use crate::catalog::{Catalog, Listing};
 use crate::completion::Completions;
 use crate::environment::server_environment;
+use crate::era::{Era, Liveness, PROBE_ANSWER_WAIT};
 use crate::handler::RhoClient;
 use crate::options::{ClientOptions, Declared};
 use crate::standalone::{STANDALONE_STREAM_WAIT, StandaloneStream};
@@ -130,38 +134,35 @@ pub async fn connect_with(
     let _slot = crate::start_slots::start_slot().await;
     let started = Instant::now();
     let budget = spec.startup_timeout;
-    let attempt = || {
-        tokio::time::timeout(
-            budget,
-            handshake(spec, ambient, options, authorizer.as_ref()),
-        )
-    };
-    let mut connection = match attempt().await {
-        Ok(Ok(connection)) => connection,
-        Ok(Err(Handshake::Failed(error))) => return Err(error),
-        // The server refused the token even after a refresh: one new login, one more try.
-        Ok(Err(Handshake::Unauthorized(challenge))) => {
-            let Some(authorizer) = &authorizer else {
-                return Err(crate::oauth::needs_login(
-                    spec,
-                    "the server asks for a login",
-                ));
-            };
-            authorizer.relogin(spec, challenge.as_deref()).await?;
-            match attempt().await {
-                Ok(Ok(connection)) => connection,
-                Ok(Err(Handshake::Failed(error))) => return Err(error),
-                Ok(Err(Handshake::Unauthorized(_))) => {
-                    return Err(connect_error(
+    let authorizer_ref = authorizer.as_ref();
+    let mut connection =
+        match handshake_by(spec, ambient, options, authorizer_ref, started + budget).await {
+            Ok(connection) => connection,
+            Err(Handshake::Failed(error) | Handshake::LateModern(error)) => return Err(error),
+            // The server refused the token even after a refresh: one new login, one more try.
+            Err(Handshake::Unauthorized(challenge)) => {
+                let Some(authorizer) = &authorizer else {
+                    return Err(crate::oauth::needs_login(
                         spec,
-                        "the server refused the token of a fresh OAuth login",
+                        "the server asks for a login",
                     ));
+                };
+                authorizer.relogin(spec, challenge.as_deref()).await?;
+                let deadline = Instant::now() + budget;
+                match handshake_by(spec, ambient, options, authorizer_ref, deadline).await {
+                    Ok(connection) => connection,
+                    Err(Handshake::Failed(error) | Handshake::LateModern(error)) => {
+                        return Err(error);
+                    }
+                    Err(Handshake::Unauthorized(_)) => {
+                        return Err(connect_error(
+                            spec,
+                            "the server refused the token of a fresh OAuth login",
+                        ));
+                    }
                 }
-                Err(_) => return Err(startup_timeout(spec)),
             }
-        }
-        Err(_) => return Err(startup_timeout(spec)),
-    };
+        };
     let remaining = budget.saturating_sub(started.elapsed());
     match tokio::time::timeout(remaining, connection.discover_tools()).await {
         Ok(Ok(())) => {}
@@ -201,15 +202,17 @@ pub async fn connect_with(
 }
 
 /// The handshake to run: pinned by `spec.protocol_version` when the revision is known (the
-/// `initialize` handshake up to 2025-11-25, `server/discover` from 2026-07-28), otherwise
-/// detected (2026-07-28 `server/discover` probe, falling back to 2025-11-25 `initialize`).
-/// Also returns the version `initialize` carries.
-fn lifecycle(spec: &McpServerSpec) -> Result<(ClientLifecycleMode, ProtocolVersion), McpError> {
+/// `initialize` handshake up to 2025-11-25, `server/discover` from 2026-07-28), the 2026-07-28
+/// one when `modern` (a server found modern after all), otherwise `None`: rho's era probe
+/// decides (`crate::era`). Also returns the version `initialize` carries.
+fn lifecycle(
+    spec: &McpServerSpec,
+    modern: bool,
+) -> Result<(Option<ClientLifecycleMode>, ProtocolVersion), McpError> {
     let Some(pinned) = &spec.protocol_version else {
-        let mode = ClientLifecycleMode::Auto {
+        let mode = modern.then(|| ClientLifecycleMode::Discover {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: Some(ProtocolVersion::V_2025_11_25),
-        };
+        });
         return Ok((mode, ProtocolVersion::V_2025_11_25));
     };
     let Some(version) = ProtocolVersion::KNOWN_VERSIONS
@@ -228,13 +231,99 @@ fn lifecycle(spec: &McpServerSpec) -> Result<(ClientLifecycleMode, ProtocolVersi
             preferred_versions: vec![version.clone()],
         }
     };
-    Ok((mode, version.clone()))
+    Ok((Some(mode), version.clone()))
+}
+
+/// Why rmcp's handshake failed, and whether a late answer to the era probe showed a modern
+/// server meanwhile.
+struct Refused {
+    error: ClientInitializeError,
+    late_modern: bool,
+}
+
+/// rmcp's handshake on `transport`: the `lifecycle` given, or the one rho's era probe picks
+/// (`server/discover` for a modern answer, `initialize` for a legacy refusal or silence).
+async fn serve<T: Transport<RoleClient> + 'static>(
+    client: RhoClient,
+    transport: T,
+    lifecycle: Option<ClientLifecycleMode>,
+    liveness: Liveness,
+    probe_wait: Duration,
+) -> Result<RunningService<RoleClient, RhoClient>, Refused> {
+    let refused = |error| Refused {
+        error,
+        late_modern: false,
+    };
+    if let Some(lifecycle) = lifecycle {
+        return serve_client_with_lifecycle(client, transport, lifecycle)
+            .await
+            .map_err(refused);
+    }
+    let info = client.get_info();
+    let (probed, era) = crate::era::probe(
+        transport,
+        &info,
+        ProtocolVersion::V_2026_07_28,
+        liveness,
+        probe_wait,
+    )
+    .await
+    .map_err(refused)?;
+    let mode = match era {
+        Era::Modern => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+        Era::Legacy => ClientLifecycleMode::Initialize,
+        Era::Silent => {
+            tracing::info!(target: "rho::mcp", server = client.server.as_str(), seconds = probe_wait.as_secs_f64(), "no answer to server/discover; trying initialize");
+            ClientLifecycleMode::Initialize
+        }
+    };
+    let late_modern = probed.late_modern();
+    serve_client_with_lifecycle(client, probed, mode)
+        .await
+        .map_err(|error| Refused {
+            error,
+            late_modern: late_modern.load(Ordering::Acquire),
+        })
+}
+
+/// The handshake by `deadline`; started once more, in the 2026-07-28 era, when the era probe's
+/// late answer showed a modern server whose `initialize` fallback then failed.
+async fn handshake_by(
+    spec: &McpServerSpec,
+    ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
+    options: &ClientOptions,
+    authorizer: Option<&crate::oauth::Authorizer>,
+    deadline: Instant,
+) -> Result<Connection, Handshake> {
+    let deadline = tokio::time::Instant::from_std(deadline);
+    let attempt = |modern| {
+        tokio::time::timeout_at(
+            deadline,
+            handshake(spec, ambient, options, authorizer, modern),
+        )
+    };
+    match attempt(false).await {
+        Err(_) => Err(Handshake::Failed(startup_timeout(spec))),
+        Ok(Err(Handshake::LateModern(error))) => {
+            tracing::info!(target: "rho::mcp", server = spec.id.as_str(), "the server answered server/discover only after the fallback to initialize, which failed ({error}); starting it again in the 2026-07-28 era");
+            match attempt(true).await {
+                Err(_) => Err(Handshake::Failed(startup_timeout(spec))),
+                Ok(outcome) => outcome,
+            }
+        }
+        Ok(outcome) => outcome,
+    }
 }
 
 /// Why a handshake failed.
 enum Handshake {
     /// For good, with this error.
     Failed(McpError),
+    /// With this error, after a late answer to the era probe showed a modern server: a start
+    /// in the 2026-07-28 era may succeed.
+    LateModern(McpError),
     /// The server answered 401 to the token (after rmcp's one silent refresh); its
     /// `WWW-Authenticate` challenge, when it sent one.
     Unauthorized(Option<String>),
@@ -246,18 +335,29 @@ impl From<McpError> for Handshake {
     }
 }
 
-/// Transport and handshake; the connection comes back with nothing discovered yet.
+/// Transport and handshake (in the 2026-07-28 era when `modern`); the connection comes back
+/// with nothing discovered yet.
 async fn handshake(
     spec: &McpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
     options: &ClientOptions,
     authorizer: Option<&crate::oauth::Authorizer>,
+    modern: bool,
 ) -> Result<Connection, Handshake> {
-    let (lifecycle, handshake_version) = lifecycle(spec)?;
+    let (lifecycle, handshake_version) = lifecycle(spec, modern)?;
     let catalog = Catalog::new(&spec.id, spec.call_timeout);
     let declared = Declared::new(options, spec);
     let client = RhoClient::new(&spec.id, handshake_version, declared, catalog.clone());
     let mut standalone = StandaloneStream::default();
+    let probe_wait = PROBE_ANSWER_WAIT.min(spec.startup_timeout / 2);
+    let failed = |message: String, late_modern: bool| {
+        let error = connect_error(spec, message);
+        if late_modern {
+            Handshake::LateModern(error)
+        } else {
+            Handshake::Failed(error)
+        }
+    };
     let (service, process) = match &spec.transport {
         McpTransport::Stdio(stdio) => {
             let env = server_environment(spec, ambient)?;
@@ -268,16 +368,19 @@ async fn handshake(
                 .map(|v| v.to_string_lossy().into_owned())
                 .collect();
             let (process, stdout, stdin) = spawn(spec, stdio, env, secrets)?;
-            match serve_client_with_lifecycle(client.clone(), (stdout, stdin), lifecycle).await {
+            // A second handle on our end of its stdin tells when the server has read the probe.
+            let liveness = match rustix::io::dup(&stdin) {
+                Ok(pipe) => Liveness::Pipe(pipe),
+                Err(_) => Liveness::Sent,
+            };
+            let transport = AsyncRwTransport::new_client(stdout, stdin);
+            match serve(client.clone(), transport, lifecycle, liveness, probe_wait).await {
                 Ok(service) => (service, Some(process)),
-                Err(e) => {
+                Err(Refused { error, late_modern }) => {
                     // "connection closed" says nothing; the server's own last words usually do.
                     let tail = process.stderr_tail().await;
-                    return Err(connect_error(
-                        spec,
-                        with_tail(format!("handshake failed: {e}"), &tail),
-                    )
-                    .into());
+                    let message = with_tail(format!("handshake failed: {error}"), &tail);
+                    return Err(failed(message, late_modern));
                 }
             }
         }
@@ -287,21 +390,39 @@ async fn handshake(
             let served = match authorizer {
                 None => {
                     let transport = crate::http::transport(http_client, config);
-                    serve_client_with_lifecycle(client.clone(), transport, lifecycle).await
+                    serve(
+                        client.clone(),
+                        transport,
+                        lifecycle,
+                        Liveness::Sent,
+                        probe_wait,
+                    )
+                    .await
                 }
                 Some(authorizer) => {
                     let transport = crate::http::transport(authorizer.client(http_client), config);
-                    serve_client_with_lifecycle(client.clone(), transport, lifecycle).await
+                    serve(
+                        client.clone(),
+                        transport,
+                        lifecycle,
+                        Liveness::Sent,
+                        probe_wait,
+                    )
+                    .await
                 }
             };
             let service = match served {
                 Ok(service) => service,
-                Err(e) if authorizer.is_some() && e.is_authorization_required() => {
+                Err(Refused { error, .. })
+                    if authorizer.is_some() && error.is_authorization_required() =>
+                {
                     return Err(Handshake::Unauthorized(
-                        e.auth_challenge().map(str::to_owned),
+                        error.auth_challenge().map(str::to_owned),
                     ));
                 }
-                Err(e) => return Err(connect_error(spec, format!("handshake failed: {e}")).into()),
+                Err(Refused { error, late_modern }) => {
+                    return Err(failed(format!("handshake failed: {error}"), late_modern));
+                }
             };
             (service, None)
         }

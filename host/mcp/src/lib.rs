@@ -31,6 +31,7 @@ mod completion;
 mod connection;
 mod elicitation;
 mod environment;
+mod era;
 mod error;
 mod export_names;
 mod handler;
@@ -59,6 +60,7 @@ pub use connection::{
     Cancel, Connection, PingStatus, ServerSummary, connect, connect_with, process_ambient,
 };
 pub use environment::{BASE_VARIABLES, server_environment};
+pub use era::PROBE_ANSWER_WAIT;
 pub use error::McpError;
 pub use export_names::{
     ENCODED_PREFIX, ExportTarget, ExportedNames, MAX_NAME_LEN, PREFIX, encode_component, full_name,

@@ -75,7 +75,7 @@ impl Tool for McpTool {
                 _ => return ToolOutput::error("the arguments must be a JSON object"),
             };
             // Starting a lost server again (backoffs included) fits in the call's budget.
-            let deadline = Instant::now() + self.link_budget().await;
+            let deadline = Instant::now() + self.link.call_budget();
             let result = loop {
                 let connection = match self.link.ready(&context.cancel, deadline).await {
                     Ok(connection) => connection,
@@ -120,11 +120,6 @@ impl Tool for McpTool {
 }
 
 impl McpTool {
-    /// The server's call budget.
-    async fn link_budget(&self) -> std::time::Duration {
-        self.link.connection().read().await.spec().call_timeout
-    }
-
     /// One call on `connection`: progress forwarded while it runs, the user's abort passed on.
     async fn call_once(
         &self,

@@ -42,6 +42,8 @@ pub(crate) type RestartNotices = Arc<Mutex<Vec<ServerRestart>>>;
 /// A connected server shared by its tools, its prompts and resources, and the keep-alive.
 pub(crate) struct ServerLink {
     id: String,
+    /// The server's `call_timeout_sec`: a call's wait for a restart fits in it.
+    call_budget: std::time::Duration,
     connection: Arc<RwLock<Connection>>,
     restarts: Mutex<Restarts>,
     /// Held while the server is being started again, so concurrent calls start it once.
@@ -64,6 +66,7 @@ impl ServerLink {
         }
         Self {
             id: connection.spec().id.clone(),
+            call_budget: connection.spec().call_timeout,
             connection: Arc::new(RwLock::new(connection)),
             restarts: Mutex::new(Restarts::default()),
             starting: tokio::sync::Mutex::new(()),
@@ -75,6 +78,11 @@ impl ServerLink {
     /// The server identity.
     pub(crate) fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The server's call budget.
+    pub(crate) fn call_budget(&self) -> std::time::Duration {
+        self.call_budget
     }
 
     /// The connection as it is (lost or not): prompts, resources, completions, the keep-alive.

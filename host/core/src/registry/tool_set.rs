@@ -233,8 +233,7 @@ impl ToolSet {
         server: &str,
     ) -> Option<Result<tokio::sync::RwLockReadGuard<'_, Connection>, String>> {
         let link = self.links.iter().find(|link| link.id() == server)?;
-        let budget = link.connection().read().await.spec().call_timeout;
-        let deadline = std::time::Instant::now() + budget;
+        let deadline = std::time::Instant::now() + link.call_budget();
         Some(
             link.ready(&rho_component::CancelSignal::new(), deadline)
                 .await,

@@ -114,23 +114,9 @@ async fn user_cancellation_fails_the_call_promptly() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn legacy_http_sessions_are_pinged_and_a_failed_ping_is_reported() {
+async fn a_ping_is_answered_while_the_server_runs_and_fails_once_it_is_gone() {
     let port = rho_e2e::free_port();
-    let mut server = std::process::Command::new(rho_e2e::peer_bin("mcp-server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "server did not listen"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let mut server = everything_http(port);
     let mut spec = McpServerSpec::new(
         "web",
         McpServerOrigin::Config,
@@ -141,32 +127,24 @@ async fn legacy_http_sessions_are_pinged_and_a_failed_ping_is_reported() {
         }),
     );
     spec.startup_timeout = Duration::from_secs(10);
-    let connection = std::sync::Arc::new(
-        rho_mcp::connect(&spec, &rho_mcp::process_ambient)
-            .await
-            .unwrap(),
-    );
+    let connection = rho_mcp::connect(&spec, &rho_mcp::process_ambient)
+        .await
+        .unwrap();
     assert!(connection.is_legacy());
-    let stop = rho_mcp::Cancel::new();
-    let status = connection.keep_alive(Duration::from_millis(100), stop.clone());
-    tokio::time::sleep(Duration::from_millis(450)).await;
-    assert_eq!(
-        status.last_failure(),
-        None,
-        "pings succeed while the server runs"
-    );
+    connection.ping(Duration::from_secs(5)).await.unwrap();
     server.kill().unwrap();
     server.wait().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while status.last_failure().is_none() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no failed ping reported"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(status.last_failure().unwrap().contains("ping failed"));
-    stop.cancel();
+    let failed = connection
+        .ping(Duration::from_secs(5))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(failed.contains("ping failed"), "{failed}");
+    assert!(
+        !failed.contains("rmcp::") && !failed.contains("Probed"),
+        "no type names: {failed}"
+    );
+    connection.close().await;
 }
 
 fn everything_http(port: u16) -> std::process::Child {

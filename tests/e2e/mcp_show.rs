@@ -1,8 +1,8 @@
 //! `rho mcp show --connect` through the real binary: besides status and tools, the prompts (as
 //! the `/mcp:<server>:<prompt>` commands a session offers), resources and resource templates of
 //! the reference `server-everything`, tools added after connecting (none in a one-shot
-//! command, the field kept), nothing of it without `--connect`, and server text that cannot
-//! drive the terminal.
+//! command, the field kept), a server started again while connecting (`restarts`), nothing of
+//! it without `--connect`, and server text that cannot drive the terminal.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use rho_e2e::*;
@@ -209,4 +209,44 @@ fn server_text_in_prompts_and_resources_cannot_drive_the_terminal() {
         .filter(|l| l.starts_with("  /mcp:") || l.starts_with("  x://"))
         .count();
     assert_eq!(rows, 3, "{human}");
+}
+
+#[test]
+fn show_connect_reports_a_server_started_again_while_connecting() {
+    // A modern server that answers `server/discover` only after the era probe fell back to
+    // `initialize` (which it then refuses) is started once more in the 2026-07-28 era: one
+    // restart, shown with its reason. Only the first process is slow; the probe waits half the
+    // 8 s startup budget.
+    let sb = Sandbox::new();
+    let marker = sb.outside("run").join("started");
+    sb.write_config(&format!(
+        "[mcp.servers.late]\ncommand = {:?}\nargs = [\"--modern\", \"--discover-delay-ms\", \"5000\", \"--delay-once\", {:?}]\nstartup_timeout_sec = 8\n",
+        env!("CARGO_BIN_EXE_fake-mcp"),
+        marker.to_str().unwrap()
+    ));
+    let shown = sb
+        .rho(&["mcp", "show", "late", "--connect", "--json"])
+        .ok()
+        .json();
+    assert_eq!(shown["status"], "connected", "{shown:#}");
+    assert_eq!(shown["protocol_version"], "2026-07-28");
+    assert_eq!(shown["restarts"], 1, "{shown:#}");
+    assert!(
+        shown["last_restart"]
+            .as_str()
+            .unwrap()
+            .contains("server/discover"),
+        "{shown:#}"
+    );
+    std::fs::remove_file(&marker).unwrap();
+    let text = sb.rho(&["mcp", "show", "late", "--connect"]).ok().stdout;
+    assert!(
+        text.contains(
+            "  restarts:  1 (it answered server/discover only after the fallback to initialize)"
+        ),
+        "{text}"
+    );
+    // Without --connect nothing was started, and nothing is said about restarts.
+    let shown = sb.rho(&["mcp", "show", "late", "--json"]).ok().json();
+    assert!(shown.get("restarts").is_none(), "{shown:#}");
 }

@@ -20,10 +20,20 @@
 //! answers it only after N ms. With `--delay-once <file>` both delays apply only to a process
 //! that finds no `<file>` (it creates the file), so a restarted server is quick.
 //! `--silent-discover` (a legacy server) reads `server/discover` and never answers it.
+//!
+//! `--http <port>` serves Streamable HTTP on `127.0.0.1:<port>` instead of stdio (one JSON
+//! response per `POST`, `202` for notifications, `405` for the standalone `GET`; a legacy
+//! `initialize` opens session `fake-<pid>` and a request naming another session gets `404`,
+//! as from a restarted server). `--pid-file <file>` appends the process id at start;
+//! `--fail-restarts <file>` makes every start after the first (the one that created `<file>`)
+//! exit at once with a message on stderr: a server that crashes on every restart. Over HTTP a
+//! request it never answers keeps its response open until the client closes the connection,
+//! which `--record` notes as `stream-closed {"requestId": <id>}`.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a stdio server owns both streams
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test tool
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -36,11 +46,24 @@ fn main() {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let mode = arg("--mode").unwrap_or_else(|| "ok".into());
-    let record = arg("--record");
-    let count: usize = arg("--count").and_then(|n| n.parse().ok()).unwrap_or(0);
-    let modern = args.iter().any(|a| a == "--modern");
-    let silent_discover = args.iter().any(|a| a == "--silent-discover");
+    if let Some(path) = arg("--pid-file") {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        writeln!(f, "{}", std::process::id()).unwrap();
+    }
+    if let Some(marker) = arg("--fail-restarts")
+        && std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(marker)
+            .is_err()
+    {
+        eprintln!("fake-mcp: crashing on start, as it does on every restart");
+        std::process::exit(1);
+    }
     let delays_apply = match arg("--delay-once") {
         Some(marker) => std::fs::OpenOptions::new()
             .write(true)
@@ -53,26 +76,34 @@ fn main() {
         let ms = arg(flag).and_then(|n| n.parse().ok()).unwrap_or(0);
         Duration::from_millis(if delays_apply { ms } else { 0 })
     };
-    let discover_delay = delay("--discover-delay-ms");
-    // Nothing is read from stdin before this sleep ends.
+    let mut fake = Fake {
+        mode: arg("--mode").unwrap_or_else(|| "ok".into()),
+        record: arg("--record"),
+        count: arg("--count").and_then(|n| n.parse().ok()).unwrap_or(0),
+        modern: args.iter().any(|a| a == "--modern"),
+        silent_discover: args.iter().any(|a| a == "--silent-discover"),
+        discover_delay: delay("--discover-delay-ms"),
+        discovered: false,
+        calls: 0,
+        elicitation: false,
+        completions: 0,
+    };
+    // Nothing is read before this sleep ends.
     std::thread::sleep(delay("--start-delay-ms"));
-    // Whether this connection has served `server/discover` (it then refuses `initialize`).
-    let mut discovered = false;
+    if let Some(port) = arg("--http") {
+        serve_http(port.parse().unwrap(), fake);
+        return;
+    }
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     let mut lines = stdin.lock().lines();
-    let mut calls = 0;
-    // Whether the client declared `elicitation` in `initialize` (elicit-loop asks only then).
-    let mut elicitation = false;
-    // The completion requests answered so far (completions mode).
-    let mut completions = 0u64;
-    if mode == "banner" {
+    if fake.mode == "banner" {
         writeln!(stdout, "Starting fake server v1.0 ...").unwrap();
         writeln!(stdout, "\u{1b}[32mready\u{1b}[0m").unwrap();
     }
     loop {
         let Some(Ok(line)) = lines.next() else {
-            if mode == "ignore-stdin-close" {
+            if fake.mode == "ignore-stdin-close" {
                 loop {
                     std::thread::sleep(Duration::from_secs(1));
                 }
@@ -82,8 +113,58 @@ fn main() {
         let Ok(message) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
+        let lines_out = match fake.answer(&message) {
+            Answer::Lines(lines) => lines,
+            Answer::Nothing => continue,
+            Answer::ElicitLoop { id, rounds } => {
+                let result = match (fake.elicitation, rounds) {
+                    (false, _) => failed("the client declared no elicitation capability"),
+                    (true, None) => failed("`rounds` must be a non-negative integer"),
+                    (true, Some(rounds)) => elicit_loop(rounds, &mut lines, &mut stdout),
+                };
+                vec![json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()]
+            }
+        };
+        for line in lines_out {
+            writeln!(stdout, "{line}").unwrap();
+        }
+        stdout.flush().unwrap();
+    }
+}
+
+/// The server's state, whichever transport carries it.
+struct Fake {
+    mode: String,
+    record: Option<String>,
+    count: usize,
+    modern: bool,
+    silent_discover: bool,
+    discover_delay: Duration,
+    /// Whether this server has served `server/discover` (it then refuses `initialize`).
+    discovered: bool,
+    /// Calls answered (list-changed mode).
+    calls: u32,
+    /// Whether the client declared `elicitation` in `initialize` (elicit-loop asks only then).
+    elicitation: bool,
+    /// The completion requests answered so far (completions mode).
+    completions: u64,
+}
+
+/// What the server sends for one message it received.
+enum Answer {
+    /// These lines, the response first (then notifications, or garbage in `non-json` mode).
+    Lines(Vec<String>),
+    /// Nothing: a notification, or a request this mode never answers.
+    Nothing,
+    /// `elicit-loop`'s tool: forms over stdio, then the result.
+    ElicitLoop { id: Value, rounds: Option<u64> },
+}
+
+impl Fake {
+    fn answer(&mut self, message: &Value) -> Answer {
+        let mode = self.mode.clone();
         let method = message["method"].as_str().unwrap_or("").to_owned();
-        if let Some(path) = &record {
+        if let Some(path) = &self.record {
             let mut f = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -92,17 +173,17 @@ fn main() {
             writeln!(f, "{method} {}", message["params"]).unwrap();
         }
         let Some(id) = message.get("id").cloned() else {
-            continue;
-        }; // notifications
-        if mode == "never-answer" || (silent_discover && method == "server/discover") {
-            continue;
+            return Answer::Nothing; // notifications
+        };
+        if mode == "never-answer" || (self.silent_discover && method == "server/discover") {
+            return Answer::Nothing;
         }
         let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
         let error = |code: i64, text: &str| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": text}});
         let response = match method.as_str() {
-            "server/discover" if modern => {
-                std::thread::sleep(discover_delay);
-                discovered = true;
+            "server/discover" if self.modern => {
+                std::thread::sleep(self.discover_delay);
+                self.discovered = true;
                 reply(json!({
                     "resultType": "complete",
                     "supportedVersions": ["2026-07-28"],
@@ -113,12 +194,12 @@ fn main() {
                     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake-mcp", "version": "1.0.0"}}
                 }))
             }
-            "initialize" if discovered => error(
+            "initialize" if self.discovered => error(
                 -32022,
                 "connection is serving the 2026-07-28 protocol; the initialize handshake is not accepted",
             ),
             "initialize" => {
-                elicitation = message["params"]["capabilities"]["elicitation"].is_object();
+                self.elicitation = message["params"]["capabilities"]["elicitation"].is_object();
                 reply(json!({
                     "protocolVersion": "2025-11-25",
                     "capabilities": capabilities(&mode),
@@ -138,32 +219,35 @@ fn main() {
                 if params["ref"]["name"] != "pick" || params["argument"]["name"] != "item" {
                     error(-32602, "unknown prompt or argument")
                 } else {
-                    completions += 1;
+                    self.completions += 1;
+                    let n = self.completions;
                     reply(json!({"completion": {
-                        "values": [format!("{value}-alpha"), format!("{value}-beta"), format!("{value}-gamma"), format!("#{completions}")],
+                        "values": [format!("{value}-alpha"), format!("{value}-beta"), format!("{value}-gamma"), format!("#{n}")],
                         "total": 4,
                         "hasMore": false
                     }}))
                 }
             }
-            "tools/list" if mode == "list-changed" && calls > 0 => reply(json!({"tools": [
+            "tools/list" if mode == "list-changed" && self.calls > 0 => reply(json!({"tools": [
                 json!({"name": "echo", "description": "echo, revised", "inputSchema": {"type": "object"}}),
                 tool("newcomer")
             ]})),
             "tools/list" if mode == "list-changed" => {
                 reply(json!({"tools": [tool("echo"), tool("retired")]}))
             }
-            "tools/list" if mode == "many-tools" => reply(json!({"tools": numbered(count, tool)})),
+            "tools/list" if mode == "many-tools" => {
+                reply(json!({"tools": numbered(self.count, tool)}))
+            }
             "prompts/list" if mode == "many-offers" => {
-                reply(json!({"prompts": numbered(count, |name| json!({"name": name}))}))
+                reply(json!({"prompts": numbered(self.count, |name| json!({"name": name}))}))
             }
             "resources/list" if mode == "many-offers" => reply(
-                json!({"resources": numbered(count, |name| json!({"uri": format!("fake://{name}"), "name": name}))}),
+                json!({"resources": numbered(self.count, |name| json!({"uri": format!("fake://{name}"), "name": name}))}),
             ),
             "resources/templates/list" if mode == "many-offers" => reply(
-                json!({"resourceTemplates": numbered(count, |name| json!({"uriTemplate": format!("fake://{name}/{{id}}"), "name": name}))}),
+                json!({"resourceTemplates": numbered(self.count, |name| json!({"uriTemplate": format!("fake://{name}/{{id}}"), "name": name}))}),
             ),
-            "tools/list" => reply(tools_list(&mode, &message)),
+            "tools/list" => reply(tools_list(&mode, message)),
             "tools/call" => {
                 let name = message["params"]["name"].as_str().unwrap_or("").to_owned();
                 match mode.as_str() {
@@ -175,7 +259,7 @@ fn main() {
                     }
                     // Never answers the call but keeps reading, so the notifications/cancelled
                     // rho sends is recorded.
-                    "slow-call" => continue,
+                    "slow-call" => return Answer::Nothing,
                     // A refusal written to take over the terminal that prints it: a title, a
                     // screen clear, an OSC 8 link and a carriage return over the line.
                     "hostile-error" => error(-32000, HOSTILE_TEXT),
@@ -185,11 +269,7 @@ fn main() {
                     })),
                     "elicit-loop" if name == "ask" => {
                         let rounds = message["params"]["arguments"]["rounds"].as_u64();
-                        reply(match (elicitation, rounds) {
-                            (false, _) => failed("the client declared no elicitation capability"),
-                            (true, None) => failed("`rounds` must be a non-negative integer"),
-                            (true, Some(rounds)) => elicit_loop(rounds, &mut lines, &mut stdout),
-                        })
+                        return Answer::ElicitLoop { id, rounds };
                     }
                     _ => reply(
                         json!({"content": [{"type": "text", "text": format!("called {name} with {}", message["params"]["arguments"])}]}),
@@ -198,18 +278,142 @@ fn main() {
             }
             _ => error(-32601, "method not found"),
         };
+        let mut lines = Vec::new();
         if mode == "non-json" {
-            writeln!(stdout, "debug: handling {method}").unwrap();
-            writeln!(stdout, "{{not json").unwrap();
+            lines.push(format!("debug: handling {method}"));
+            lines.push("{not json".to_owned());
         }
-        writeln!(stdout, "{response}").unwrap();
+        lines.push(response.to_string());
         if mode == "list-changed" && method == "tools/call" {
-            calls += 1;
+            self.calls += 1;
             let notification =
                 json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
-            writeln!(stdout, "{notification}").unwrap();
+            lines.push(notification.to_string());
         }
-        stdout.flush().unwrap();
+        Answer::Lines(lines)
+    }
+}
+
+/// Serves Streamable HTTP on `127.0.0.1:port`, a thread per connection.
+fn serve_http(port: u16, fake: Fake) {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let fake = Arc::new(Mutex::new(fake));
+    let session = format!("fake-{}", std::process::id());
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        let fake = Arc::clone(&fake);
+        let session = session.clone();
+        std::thread::spawn(move || {
+            let _ = http_connection(stream, &fake, &session);
+        });
+    }
+}
+
+/// Answers the requests of one HTTP/1.1 connection until the client closes it.
+fn http_connection(
+    stream: std::net::TcpStream,
+    fake: &Mutex<Fake>,
+    session: &str,
+) -> std::io::Result<()> {
+    let mut writer = stream.try_clone()?;
+    let mut reader = std::io::BufReader::new(stream);
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line)? == 0 {
+            return Ok(());
+        }
+        let verb = request_line.split(' ').next().unwrap_or("").to_owned();
+        let mut length = 0usize;
+        let mut asked_session = None;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header)? == 0 {
+                return Ok(());
+            }
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let (name, value) = header.split_once(':').unwrap_or((header, ""));
+            match name.trim().to_ascii_lowercase().as_str() {
+                "content-length" => length = value.trim().parse().unwrap_or(0),
+                "mcp-session-id" => asked_session = Some(value.trim().to_owned()),
+                _ => {}
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body)?;
+        let respond = |writer: &mut std::net::TcpStream,
+                       status: &str,
+                       headers: &str,
+                       body: &str|
+         -> std::io::Result<()> {
+            write!(
+                writer,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{headers}\r\n{body}",
+                body.len()
+            )?;
+            writer.flush()
+        };
+        if verb != "POST" {
+            // No standalone stream; a DELETE ends nothing worth keeping.
+            let status = if verb == "DELETE" {
+                "200 OK"
+            } else {
+                "405 Method Not Allowed"
+            };
+            respond(&mut writer, status, "", "")?;
+            continue;
+        }
+        if asked_session
+            .as_deref()
+            .is_some_and(|asked| asked != session)
+        {
+            respond(&mut writer, "404 Not Found", "", "")?;
+            continue;
+        }
+        let Ok(message) = serde_json::from_slice::<Value>(&body) else {
+            respond(&mut writer, "400 Bad Request", "", "")?;
+            continue;
+        };
+        let answer = fake.lock().unwrap().answer(&message);
+        match answer {
+            Answer::Lines(lines) => {
+                let Some(response) = lines.iter().find(|l| {
+                    serde_json::from_str::<Value>(l).is_ok_and(|v| v.get("id").is_some())
+                }) else {
+                    respond(&mut writer, "202 Accepted", "", "")?;
+                    continue;
+                };
+                let headers = if message["method"] == "initialize" {
+                    format!("Mcp-Session-Id: {session}\r\n")
+                } else {
+                    String::new()
+                };
+                respond(&mut writer, "200 OK", &headers, response)?;
+            }
+            Answer::Nothing if message.get("id").is_some() => {
+                // A request this mode never answers: hold the response open until the client
+                // closes the connection (a 2026-07-28 client's cancellation), and record that.
+                let mut probe = [0u8; 1];
+                loop {
+                    match reader.read(&mut probe) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                }
+                let closed =
+                    json!({"method": "stream-closed", "params": {"requestId": message["id"]}});
+                fake.lock().unwrap().answer(&closed);
+                return Ok(());
+            }
+            Answer::Nothing => respond(&mut writer, "202 Accepted", "", "")?,
+            Answer::ElicitLoop { id, .. } => {
+                let result = failed("elicit-loop needs stdio");
+                let response = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+                respond(&mut writer, "200 OK", "", &response)?;
+            }
+        }
     }
 }
 

@@ -20,7 +20,7 @@ pub use model_choice::{
 };
 pub use registry::{
     ACTIVATE_SKILL, BUILTIN_OWNER, MountOptions, MountedServer, PluginSummary, Registry,
-    ServerSlot, ServerSource, ServerStatus, SlotState, ToolSet, collect_servers, plugin_locations,
-    skill_catalog, untrusted_message, wasm_tool_risk,
+    ServerHealth, ServerRestart, ServerSlot, ServerSource, ServerStatus, SlotState, ToolSet,
+    collect_servers, plugin_locations, skill_catalog, untrusted_message, wasm_tool_risk,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths};

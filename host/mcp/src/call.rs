@@ -91,6 +91,12 @@ impl Connection {
             },
             Failure::Cancelled => call_error("cancelled".into()),
             Failure::Failed(message) | Failure::Unauthorized { message, .. } => call_error(message),
+            Failure::Lost { message, delivered } => McpError::Lost {
+                server: self.spec.id.clone(),
+                tool: tool.to_owned(),
+                message,
+                delivered,
+            },
         })?;
         let value = match result {
             ServerResult::CallToolResult(result) => {

@@ -1,9 +1,9 @@
 //! One live connection to a server: connect (transport, dual-era handshake declaring what the
 //! session can answer, discovery of tools, prompts and resources) within the startup budget,
-//! keep-alive, and a bounded close.
+//! pings, telling a lost session, starting the server again, and a bounded close.
 
 use std::ffi::OsString;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rho_component::{McpServerSpec, McpTransport, ServerPrompt, ServerResource};
@@ -73,6 +73,14 @@ pub struct Connection {
     /// The OAuth authorization of a server that uses it (for a step-up login on
     /// `403 insufficient_scope`).
     pub(crate) authorizer: Option<crate::oauth::Authorizer>,
+    /// What the session lets this connection declare (a restart declares the same).
+    options: ClientOptions,
+    /// How many times this connection started its server again, and why the last time.
+    restarts: u32,
+    last_restart: Option<String>,
+    /// Set when the session stopped working though its transport is open (a keep-alive ping
+    /// went unanswered, a request could not reach the server): it is never used again.
+    broken: AtomicBool,
     /// Stops background re-listings when the connection goes away (closed or dropped).
     _stop_relisting: DropGuard,
 }
@@ -310,6 +318,14 @@ async fn handshake_by(
             tracing::info!(target: "rho::mcp", server = spec.id.as_str(), "the server answered server/discover only after the fallback to initialize, which failed ({error}); starting it again in the 2026-07-28 era");
             match attempt(true).await {
                 Err(_) => Err(Handshake::Failed(startup_timeout(spec))),
+                Ok(Ok(mut connection)) => {
+                    connection.restarts = 1;
+                    connection.last_restart = Some(
+                        "it answered server/discover only after the fallback to initialize"
+                            .to_owned(),
+                    );
+                    Ok(connection)
+                }
                 Ok(outcome) => outcome,
             }
         }
@@ -458,6 +474,10 @@ async fn handshake(
         completions: Completions::default(),
         standalone,
         authorizer: authorizer.cloned(),
+        options: options.clone(),
+        restarts: 0,
+        last_restart: None,
+        broken: AtomicBool::new(false),
         _stop_relisting: stop,
     })
 }
@@ -571,15 +591,17 @@ impl Connection {
         self.client.tools_changed.load(Ordering::Relaxed)
     }
 
-    /// Whether this is a legacy (2025-11-25 or older) session, which keeps server state and
-    /// so benefits from keep-alive pings.
+    /// Whether this is a legacy (2025-11-25 or older) session, which keeps server state
+    /// (`logging/setLevel`, a session id over HTTP).
     pub fn is_legacy(&self) -> bool {
         self.service
             .peer_info()
             .is_some_and(|i| i.protocol_version.has_initialize())
     }
 
-    /// Sends one `ping` and waits at most `timeout` for the answer.
+    /// Sends one `ping` and waits at most `timeout` for an answer. An error answer counts as
+    /// one: 2026-07-28 has no `ping` (servers answer "method not found"), and any answer shows
+    /// the session works.
     pub async fn ping(&self, timeout: Duration) -> Result<(), McpError> {
         let request = ClientRequest::PingRequest(rmcp::model::PingRequest {
             method: Default::default(),
@@ -587,8 +609,8 @@ impl Connection {
         });
         let fail = |message: String| connect_error(&self.spec, format!("ping failed: {message}"));
         match tokio::time::timeout(timeout, self.service.send_request(request)).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(fail(e.to_string())),
+            Ok(Ok(_) | Err(rmcp::ServiceError::McpError(_))) => Ok(()),
+            Ok(Err(e)) => Err(fail(crate::request::describe(&e))),
             Err(_) => Err(fail(format!(
                 "no answer within {:.1} s",
                 timeout.as_secs_f64()
@@ -596,30 +618,59 @@ impl Connection {
         }
     }
 
-    /// Starts keep-alive pings every `interval` for a legacy Streamable HTTP session (an idle
-    /// proxy can drop a remote connection with no local signal); stdio and modern sessions need
-    /// none. The returned status holds the last ping failure, shown by inventories; the task
-    /// ends when `stop` is cancelled.
-    pub fn keep_alive(self: &std::sync::Arc<Self>, interval: Duration, stop: Cancel) -> PingStatus {
-        let status = PingStatus::default();
-        if !matches!(self.spec.transport, McpTransport::StreamableHttp(_)) || !self.is_legacy() {
-            return status;
+    /// Why this session cannot be used any more, if it cannot: the server's process exited or
+    /// its transport closed, or it was marked broken ([`Connection::mark_broken`]).
+    pub fn is_gone(&self) -> Option<&'static str> {
+        if self.service.is_transport_closed() {
+            Some(match self.spec.transport {
+                McpTransport::Stdio(_) => "the server's process exited",
+                McpTransport::StreamableHttp(_) => "the connection to the server closed",
+            })
+        } else if self.broken.load(Ordering::Acquire) {
+            Some(
+                "the session stopped working (a request or a keep-alive ping could not reach the server)",
+            )
+        } else {
+            None
         }
-        let connection = std::sync::Arc::clone(self);
-        let shared = status.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    () = stop.cancelled() => return,
-                    () = tokio::time::sleep(interval) => {}
-                }
-                let outcome = connection.ping(interval.min(Duration::from_secs(10))).await;
-                if let Ok(mut last) = shared.0.lock() {
-                    *last = outcome.err().map(|e| e.to_string());
-                }
-            }
-        });
-        status
+    }
+
+    /// Marks the session broken: it is never used again, and the next call starts a new one.
+    pub fn mark_broken(&self) {
+        self.broken.store(true, Ordering::Release);
+    }
+
+    /// How many times this connection started its server again (after lost sessions, or once
+    /// at connect for a server found modern late), and why the last time.
+    pub fn restarts(&self) -> (u32, Option<&str>) {
+        (self.restarts, self.last_restart.as_deref())
+    }
+
+    /// What this connection was allowed to declare: a new start of the server (after a lost
+    /// session) connects with the same options.
+    pub fn options(&self) -> &ClientOptions {
+        &self.options
+    }
+
+    /// Puts `fresh` (a new start of the same server: a new process, a new HTTP session) in
+    /// this connection's place and returns the old one for the caller to close. The set of
+    /// tools stays the one the connection started with: `fresh`'s tools are re-listed and
+    /// reconciled with it as after `tools/list_changed` ([`Connection::tools_changed`] is set,
+    /// so a session reconciles at its next turn boundary). `reason` says why the server was
+    /// started again ([`Connection::restarts`] counts it).
+    pub fn take_over(&mut self, mut fresh: Connection, reason: &str) -> Connection {
+        fresh.tools = std::mem::take(&mut self.tools);
+        fresh.tools_left_out = self.tools_left_out;
+        fresh.withdrawn = std::mem::take(&mut self.withdrawn);
+        fresh.added = std::mem::take(&mut self.added);
+        fresh.restarts = self
+            .restarts
+            .saturating_add(fresh.restarts)
+            .saturating_add(1);
+        fresh.last_restart = Some(reason.to_owned());
+        fresh.client.tools_changed.store(true, Ordering::Relaxed);
+        tracing::info!(target: "rho::mcp", server = self.spec.id.as_str(), restarts = fresh.restarts, "started again: {reason}");
+        std::mem::replace(self, fresh)
     }
 
     /// Options of a request: on a modern session with a configured `log_level`, the level rides
@@ -659,17 +710,6 @@ impl Connection {
         if let Some(process) = process {
             process.shutdown().await;
         }
-    }
-}
-
-/// The outcome of the latest keep-alive ping: `None` while pings succeed (or none ran yet).
-#[derive(Debug, Clone, Default)]
-pub struct PingStatus(std::sync::Arc<std::sync::Mutex<Option<String>>>);
-
-impl PingStatus {
-    /// The latest ping failure, if the latest ping failed.
-    pub fn last_failure(&self) -> Option<String> {
-        self.0.lock().ok().and_then(|last| last.clone())
     }
 }
 

@@ -82,6 +82,10 @@ impl<T> Probed<T> {
 impl<T: Transport<RoleClient>> Transport<RoleClient> for Probed<T> {
     type Error = T::Error;
 
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
+
     fn send(
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,

@@ -58,6 +58,20 @@ pub enum McpError {
         /// What failed.
         message: String,
     },
+    /// The session failed under a tool call (the process exited, the connection broke), so
+    /// no answer came; the next call starts the server again.
+    #[error("server {server}: tool {tool}: the session failed ({message})")]
+    Lost {
+        /// The server identity.
+        server: String,
+        /// The server's tool name.
+        tool: String,
+        /// What failed.
+        message: String,
+        /// Whether the server may have received the call (false: it provably did not, so
+        /// sending it again is safe).
+        delivered: bool,
+    },
     /// The call budget ran out (the server was sent a cancellation).
     #[error("server {server}: tool {tool}: no result within the {seconds:.1} s call budget")]
     CallTimeout {

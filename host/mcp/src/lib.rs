@@ -47,6 +47,7 @@ mod questions;
 mod render;
 mod request;
 mod resources;
+mod restart;
 mod sampling;
 mod standalone;
 mod start_slots;
@@ -56,9 +57,7 @@ mod tools;
 
 pub use catalog::{MAX_SERVER_PROMPTS, MAX_SERVER_RESOURCES};
 pub use completion::{COMPLETION_CACHE_ENTRIES, COMPLETION_TIMEOUT, MAX_COMPLETION_VALUES};
-pub use connection::{
-    Cancel, Connection, PingStatus, ServerSummary, connect, connect_with, process_ambient,
-};
+pub use connection::{Cancel, Connection, ServerSummary, connect, connect_with, process_ambient};
 pub use environment::{BASE_VARIABLES, server_environment};
 pub use era::PROBE_ANSWER_WAIT;
 pub use error::McpError;
@@ -71,6 +70,9 @@ pub use options::ClientOptions;
 pub use paging::{MAX_LIST_PAGES, MAX_LISTED_ITEMS};
 pub use render::{IMAGE_ASSET_BUDGET, ImageAsset, RenderedResult, human_size, render_result};
 pub use request::MAX_INPUT_ROUNDS;
+pub use restart::{
+    RESTART_BACKOFF_CAP, RESTART_BACKOFF_FIRST, RESTART_LIMIT, RESTART_WINDOW, Restarts,
+};
 pub use standalone::STANDALONE_STREAM_WAIT;
 pub use start_slots::{
     MAX_CONCURRENT_STARTS, OPEN_FILE_TARGET, OpenFileLimit, raise_open_file_limit,

@@ -69,7 +69,9 @@ pub(crate) fn failure_text(failure: Failure) -> String {
     match failure {
         Failure::Timeout(seconds) => format!("no result within the {seconds:.1} s call budget"),
         Failure::Cancelled => "cancelled".into(),
-        Failure::Failed(message) | Failure::Unauthorized { message, .. } => message,
+        Failure::Failed(message)
+        | Failure::Unauthorized { message, .. }
+        | Failure::Lost { message, .. } => message,
     }
 }
 

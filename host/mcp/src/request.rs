@@ -29,8 +29,18 @@ pub(crate) enum Failure {
     Timeout(f64),
     /// The caller cancelled (the server was told).
     Cancelled,
-    /// The transport or the server failed.
+    /// The server answered with an error, or the answer could not be used.
     Failed(String),
+    /// The session failed under the request (the process exited, the connection broke):
+    /// an answer never came. `delivered` is false only when the request provably never
+    /// reached the server (the session was already gone, the connection was refused), so
+    /// sending it again cannot do anything twice.
+    Lost {
+        /// What failed.
+        message: String,
+        /// Whether the server may have received the request.
+        delivered: bool,
+    },
     /// The server refused the request's authorization (HTTP 401, or 403
     /// `insufficient_scope`), with its `WWW-Authenticate` challenge.
     Unauthorized {
@@ -42,16 +52,75 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
-    /// A request that could not be sent or was answered with an error.
+    /// A request that could not be sent or was answered with an error. A JSON-RPC error is
+    /// the server's answer; a closed transport or a failed send is a lost session.
     fn of(error: &ServiceError) -> Self {
-        match error.auth_challenge() {
-            Some(challenge) => Self::Unauthorized {
+        if let Some(challenge) = error.auth_challenge() {
+            return Self::Unauthorized {
                 challenge: challenge.to_owned(),
                 message: error.to_string(),
+            };
+        }
+        match error {
+            ServiceError::TransportClosed => Self::Lost {
+                message: "the connection to the server closed".into(),
+                delivered: true,
             },
-            None => Self::Failed(error.to_string()),
+            ServiceError::TransportSend(e) => Self::Lost {
+                message: describe(error),
+                delivered: !never_sent(e.error.as_ref()),
+            },
+            _ => Self::Failed(describe(error)),
         }
     }
+
+    /// A request the session refused to take: it never left rho.
+    fn not_sent(error: &ServiceError) -> Self {
+        match Self::of(error) {
+            Self::Lost { message, .. } => Self::Lost {
+                message,
+                delivered: false,
+            },
+            other => other,
+        }
+    }
+}
+
+/// What a request error says to a person: a transport error without rmcp's name for the
+/// transport type (`Transport [rmcp::transport::worker::WorkerTransport<...>] error`).
+pub(crate) fn describe(error: &ServiceError) -> String {
+    match error {
+        ServiceError::TransportSend(e) => format!("transport error: {}", e.error),
+        other => other.to_string(),
+    }
+}
+
+/// Whether a transport error proves the request never reached the server: the connection
+/// was refused (nothing was sent), or a stdio server's end of the pipe was already closed.
+fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let mut source = Some(error);
+    while let Some(current) = source {
+        // rho's HTTP client (with or without OAuth) fails with reqwest's errors, which rmcp
+        // wraps without naming them as the source.
+        let refused = match current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::Client(e)) => e.is_connect(),
+            _ => current
+                .downcast_ref::<reqwest::Error>()
+                .is_some_and(reqwest::Error::is_connect),
+        };
+        if refused {
+            return true;
+        }
+        if current
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            return true;
+        }
+        source = current.source();
+    }
+    false
 }
 
 /// The parameters of a request that can be retried with input responses.
@@ -111,7 +180,7 @@ impl Connection {
                 .service
                 .send_cancellable_request(params.request(), self.request_options())
                 .await
-                .map_err(|e| Failure::of(&e))?;
+                .map_err(|e| Failure::not_sent(&e))?;
             let key = progress_key(&handle.progress_token);
             if let Some(sender) = progress
                 && let Ok(mut routes) = self.client.progress.lock()

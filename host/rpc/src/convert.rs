@@ -14,10 +14,10 @@ use crate::wire::{
     AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, CheckWire, ChoiceWire,
     ContextWire, DeltaParams, DiagnosticWire, DoctorResult, ExtensionsResult, FieldWire,
     MessageWire, ModelWire, ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire,
-    ProvidersResult, QuestionRequestParams, SamplingMessageWire, ServerWire, SessionResult,
-    SessionWire, SessionsResult, SkillWire, StateChangeParams, StateResult, StatsResult,
-    ToolCallParams, ToolCallWire, ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolWire,
-    UsageByPurposeWire, UsageParams, UsageWire,
+    ProvidersResult, QuestionRequestParams, SamplingMessageWire, ServerRestartParams, ServerWire,
+    SessionResult, SessionWire, SessionsResult, SkillWire, StateChangeParams, StateResult,
+    StatsResult, ToolCallParams, ToolCallWire, ToolDeniedParams, ToolProgressParams,
+    ToolResultParams, ToolWire, UsageByPurposeWire, UsageParams, UsageWire,
 };
 
 pub(crate) fn usage(u: &Usage) -> UsageWire {
@@ -213,6 +213,15 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             Notification::QuestionRequest.name(),
             Some(&question_request(question)),
         ),
+        SessionEvent::ServerRestart(restart) => notification_line(
+            Notification::ServerRestart.name(),
+            Some(&ServerRestartParams {
+                server: restart.server.clone(),
+                restarts: restart.restarts,
+                reason: restart.reason.clone(),
+                gave_up: restart.gave_up.clone(),
+            }),
+        ),
     }
 }
 
@@ -373,17 +382,23 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
         servers: e
             .servers
             .iter()
-            .map(|s| ServerWire {
-                id: s.id.clone(),
-                source: s.source.as_str().to_owned(),
-                plugin: s.plugin.clone(),
-                status: s.status.as_str().to_owned(),
-                error: s.status.error().map(str::to_owned),
-                protocol_version: s.protocol_version.clone(),
-                tools: s.tools.clone(),
-                added_tools: s.added_tools(),
-                ping_failure: s.last_ping_failure(),
-                auth: e.auth.get(&s.id).cloned(),
+            .map(|s| {
+                let status = s.current_status();
+                let health = s.health();
+                ServerWire {
+                    id: s.id.clone(),
+                    source: s.source.as_str().to_owned(),
+                    plugin: s.plugin.clone(),
+                    status: status.as_str().to_owned(),
+                    error: status.error().map(str::to_owned),
+                    protocol_version: s.protocol_version.clone(),
+                    tools: s.tools.clone(),
+                    added_tools: s.added_tools(),
+                    ping_failure: health.ping_failure,
+                    restarts: health.restarts,
+                    last_restart: health.last_restart,
+                    auth: e.auth.get(&s.id).cloned(),
+                }
             })
             .collect(),
         tools: e.tools,

@@ -17,9 +17,10 @@ use crate::wire::{
     CompleteParams, CompleteResult, DeltaParams, DoctorResult, Empty, ExtensionsResult,
     MessagesResult, ModelsResult, NoParams, PromptAnswer, PromptArgumentWire, PromptParams,
     PromptResult, PromptWire, ProvidersResult, QuestionAction, QuestionRequestParams,
-    QuestionResponseParams, ResourceWire, ResumeSessionParams, SessionResult, SessionsResult,
-    SetModelParams, SetModelResult, StateChangeParams, StateResult, StatsResult, ToolCallParams,
-    ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolsResult, UsageParams,
+    QuestionResponseParams, ResourceWire, ResumeSessionParams, ServerRestartParams, SessionResult,
+    SessionsResult, SetModelParams, SetModelResult, StateChangeParams, StateResult, StatsResult,
+    ToolCallParams, ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolsResult,
+    UsageParams,
 };
 
 /// A method's params: how they are read from a request.
@@ -460,6 +461,11 @@ notifications! {
     QuestionRequest = "question/request" {
         summary: "A server asks the user during one of its tool calls (rho's addition) — send questionResponse",
         params: QuestionRequestParams,
+    }
+    /// An MCP server was started again, or given up on.
+    ServerRestart = "server/restart" {
+        summary: "rho started an MCP server again after its session was lost, or (gaveUp) stopped trying (rho's addition)",
+        params: ServerRestartParams,
     }
     /// One model request's usage.
     Usage = "usage" {

@@ -444,6 +444,11 @@ pub struct ServerWire {
     pub added_tools: Vec<String>,
     /// The latest failed keep-alive ping.
     pub ping_failure: Option<String>,
+    /// How many times rho started the server again in this session (a new process, a new
+    /// HTTP session) after its session was lost.
+    pub restarts: u32,
+    /// Why the last restart happened.
+    pub last_restart: Option<String>,
     /// For an OAuth server, its login state (`logged in, expires in 55m`, `needs login`, ...).
     pub auth: Option<String>,
 }
@@ -557,6 +562,20 @@ pub struct ToolResultParams {
     pub is_error: bool,
     /// What the model reads.
     pub output: String,
+}
+
+/// `server/restart`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerRestartParams {
+    /// The server identity.
+    pub server: String,
+    /// Its restarts so far in this session.
+    pub restarts: u32,
+    /// Why it was (or could not be) started again.
+    pub reason: String,
+    /// Set when rho gave up on the server (it stays failed for the rest of the session): why.
+    pub gave_up: Option<String>,
 }
 
 /// `tool/denied`.

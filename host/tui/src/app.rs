@@ -490,6 +490,13 @@ impl App {
                 self.end_turn(TurnEnd::Failed);
                 self.error(message);
             }
+            SessionEvent::ServerRestart(restart) => match restart.gave_up {
+                Some(gave_up) => self.error(gave_up),
+                None => self.notice(format!(
+                    "MCP server {} started again ({}): {}",
+                    restart.server, restart.restarts, restart.reason
+                )),
+            },
             SessionEvent::Question(request) => {
                 let id = request.id;
                 let call_id = request.call_id.clone();

@@ -154,6 +154,11 @@ struct ServerEntry<'a> {
     instructions: Option<String>,
     /// Legacy Streamable HTTP sessions are pinged once after connecting: `ok` or the failure.
     ping: Option<String>,
+    /// `--connect` only: how many times connecting started the server again, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    restarts: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_restart: Option<String>,
     /// What would be started or contacted; never a secret value.
     target: Option<String>,
     /// Where the entry is defined.
@@ -231,6 +236,8 @@ impl<'a> ServerEntry<'a> {
             resources: None,
             instructions: None,
             ping: None,
+            restarts: None,
+            last_restart: None,
             target: spec.map(target),
             defined_in: slot.defined_in.as_deref().map(Cow::Borrowed),
             auth: None,
@@ -443,6 +450,10 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
     if let Some(ping) = &entry.ping {
         t.push_str(&format!("  ping:      {}\n", clean(ping)));
     }
+    if let Some(restarts) = entry.restarts.filter(|n| *n > 0) {
+        let why = entry.last_restart.as_deref().unwrap_or_default();
+        t.push_str(&format!("  restarts:  {restarts} ({})\n", clean(why)));
+    }
     if let Some(instructions) = &entry.instructions {
         t.push_str(&format!(
             "  instructions: {}\n",
@@ -575,6 +586,8 @@ struct Connected {
     resources: Vec<ServerResource>,
     /// Legacy Streamable HTTP only: the ping's result.
     ping: Option<String>,
+    /// How many times connecting started the server again, and why the last time.
+    restarts: (u32, Option<String>),
 }
 
 /// Connects every configured, enabled entry concurrently (each within its own startup budget),
@@ -650,8 +663,10 @@ fn connect_all(
                 prompts,
                 resources,
                 ping,
+                restarts,
             }) => {
                 entry.status = "connected";
+                (entry.restarts, entry.last_restart) = (Some(restarts.0), restarts.1);
                 entry.added_tools = Some(added_tools);
                 if catalog == Catalog::Everything {
                     let id = &entry.id;
@@ -723,6 +738,8 @@ async fn connect_one(
     } else {
         None
     };
+    let (restarts, last_restart) = connection.restarts();
+    let restarts = (restarts, last_restart.map(str::to_owned));
     let elapsed = started.elapsed();
     connection.close().await;
     (
@@ -734,6 +751,7 @@ async fn connect_one(
             prompts,
             resources,
             ping,
+            restarts,
         }),
         elapsed,
     )

@@ -366,12 +366,16 @@ impl Work {
     /// A prompt command expanded by its server (`prompts/get` at submit).
     async fn expand(&self, server: &str, name: &str, rest: &str) -> Result<PromptInput, HostError> {
         let command = server_prompts::command_name(server, name);
-        let connection = self.tools.connection(server).ok_or_else(|| {
-            HostError::invalid_params(format!(
-                "{command}: no connected MCP server is called {server:?}"
-            ))
-        })?;
-        let connection = connection.read().await;
+        let connection = self
+            .tools
+            .live_connection(server)
+            .await
+            .ok_or_else(|| {
+                HostError::invalid_params(format!(
+                    "{command}: no connected MCP server is called {server:?}"
+                ))
+            })?
+            .map_err(HostError::internal)?;
         let prompt = connection
             .prompts()
             .into_iter()
@@ -398,12 +402,16 @@ impl Work {
         server: &str,
         uri: &str,
     ) -> Result<rho_component::ResourceAttachment, HostError> {
-        let connection = self.tools.connection(server).ok_or_else(|| {
-            HostError::invalid_params(format!(
-                "cannot read {uri}: no connected MCP server is called {server:?}"
-            ))
-        })?;
-        let connection = connection.read().await;
+        let connection = self
+            .tools
+            .live_connection(server)
+            .await
+            .ok_or_else(|| {
+                HostError::invalid_params(format!(
+                    "cannot read {uri}: no connected MCP server is called {server:?}"
+                ))
+            })?
+            .map_err(HostError::invalid_params)?;
         connection
             .read_resource(uri)
             .await

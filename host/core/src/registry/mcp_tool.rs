@@ -1,34 +1,36 @@
 //! One MCP server tool mounted as a [`Tool`]: calls go through the server's shared
-//! [`rho_mcp::Connection`], the user's abort becomes `notifications/cancelled`, progress is
-//! forwarded, and the result is rendered as the model reads it (capped at the server's
-//! `max_output_bytes`).
+//! [`rho_mcp::Connection`] (started again first when its session was lost), the user's abort
+//! becomes `notifications/cancelled`, progress is forwarded, and the result is rendered as the
+//! model reads it (capped at the server's `max_output_bytes`).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use rho_component::{
     RiskLevel, Tool, ToolContext, ToolFuture, ToolImage, ToolOrigin, ToolOutput, ToolProgress,
     ToolSpec,
 };
-use rho_mcp::{Connection, ServerTool};
+use rho_mcp::{McpError, ServerTool};
 use serde_json::Value;
-use tokio::sync::RwLock;
+
+use super::server_link::ServerLink;
 
 /// A tool of a connected server.
 pub(crate) struct McpTool {
     spec: ToolSpec,
     raw_name: String,
-    connection: Arc<RwLock<Connection>>,
+    link: Arc<ServerLink>,
     max_output_bytes: u64,
 }
 
 impl McpTool {
-    /// Mounts `tool` of the server behind `connection` under `exported` name.
+    /// Mounts `tool` of the server behind `link` under `exported` name.
     pub(crate) fn new(
         exported: String,
         tool: &ServerTool,
         server: &str,
         plugin: Option<&str>,
-        connection: Arc<RwLock<Connection>>,
+        link: Arc<ServerLink>,
         max_output_bytes: u64,
     ) -> Self {
         let input_schema = tool
@@ -54,7 +56,7 @@ impl McpTool {
                 },
             },
             raw_name: tool.name.clone(),
-            connection,
+            link,
             max_output_bytes,
         }
     }
@@ -72,38 +74,29 @@ impl Tool for McpTool {
                 Value::Null => None,
                 _ => return ToolOutput::error("the arguments must be a JSON object"),
             };
-            let token = rho_mcp::Cancel::new();
-            let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel(64);
-            let progress_tx = context.progress.as_ref().map(|_| progress_tx);
-            let connection = self.connection.read().await;
-            let call = connection.call_tool_with(
-                &self.raw_name,
-                arguments,
-                progress_tx,
-                token.clone(),
-                context.asker.clone(),
-            );
-            tokio::pin!(call);
-            let pump = async {
-                while let Some(p) = progress_rx.recv().await {
-                    let p: rho_mcp::Progress = p;
-                    context.report(ToolProgress {
-                        progress: p.progress,
-                        total: p.total,
-                        message: p.message,
-                    });
-                }
-            };
-            tokio::pin!(pump);
-            let mut pumping = context.progress.is_some();
+            // Starting a lost server again (backoffs included) fits in the call's budget.
+            let deadline = Instant::now() + self.link.call_budget();
             let result = loop {
-                tokio::select! {
-                    result = &mut call => break result,
-                    () = &mut pump, if pumping => pumping = false,
-                    () = context.cancel.cancelled(), if !token.is_cancelled() => {
-                        // The call itself sends `notifications/cancelled` and returns promptly.
-                        token.cancel();
+                let connection = match self.link.ready(&context.cancel, deadline).await {
+                    Ok(connection) => connection,
+                    Err(message) => return ToolOutput::error(message),
+                };
+                match self
+                    .call_once(&connection, arguments.clone(), context)
+                    .await
+                {
+                    // The request never reached the server: start it again and send it then.
+                    Err(McpError::Lost {
+                        delivered: false, ..
+                    }) => connection.mark_broken(),
+                    // It may have acted on it: not sent twice. The next call starts it again.
+                    Err(error @ McpError::Lost { .. }) => {
+                        connection.mark_broken();
+                        break Err(format!(
+                            "{error}; the call is not sent again, since the server may have acted on it (the next call starts the server again)"
+                        ));
                     }
+                    other => break other.map_err(|e| e.to_string()),
                 }
             };
             match result {
@@ -120,8 +113,52 @@ impl Tool for McpTool {
                         truncated: rendered.truncated,
                     }
                 }
-                Err(e) => ToolOutput::error(e.to_string()),
+                Err(message) => ToolOutput::error(message),
             }
         })
+    }
+}
+
+impl McpTool {
+    /// One call on `connection`: progress forwarded while it runs, the user's abort passed on.
+    async fn call_once(
+        &self,
+        connection: &rho_mcp::Connection,
+        arguments: Option<serde_json::Map<String, Value>>,
+        context: &ToolContext,
+    ) -> Result<Value, McpError> {
+        let token = rho_mcp::Cancel::new();
+        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel(64);
+        let progress_tx = context.progress.as_ref().map(|_| progress_tx);
+        let call = connection.call_tool_with(
+            &self.raw_name,
+            arguments,
+            progress_tx,
+            token.clone(),
+            context.asker.clone(),
+        );
+        tokio::pin!(call);
+        let pump = async {
+            while let Some(p) = progress_rx.recv().await {
+                let p: rho_mcp::Progress = p;
+                context.report(ToolProgress {
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message,
+                });
+            }
+        };
+        tokio::pin!(pump);
+        let mut pumping = context.progress.is_some();
+        loop {
+            tokio::select! {
+                result = &mut call => return result,
+                () = &mut pump, if pumping => pumping = false,
+                () = context.cancel.cancelled(), if !token.is_cancelled() => {
+                    // The call itself sends `notifications/cancelled` and returns promptly.
+                    token.cancel();
+                }
+            }
+        }
     }
 }

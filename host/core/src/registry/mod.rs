@@ -9,6 +9,7 @@
 
 mod mcp_tool;
 mod output_contract;
+mod server_link;
 mod servers;
 mod skill_tool;
 mod tool_set;
@@ -20,6 +21,7 @@ use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
 use rho_config::{ConfigSource, RhoConfig, RhoPaths};
 use rho_plugins::{PluginInventory, PluginLocations};
 
+pub use server_link::{ServerHealth, ServerRestart};
 pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
 pub use tool_set::{MountOptions, MountedServer, ServerStatus, ToolSet};

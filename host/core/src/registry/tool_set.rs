@@ -4,7 +4,8 @@
 //! one that fails is reported ([`ServerStatus::Failed`], `mcp-server-failed`) and leaves the
 //! rest untouched, and one that offers more than `rho_mcp::MAX_SERVER_TOOLS` tools is mounted
 //! with the first of them (`mcp-tools-capped`). With no startable server nothing MCP-related
-//! runs at all.
+//! runs at all. A server whose session is lost later is started again by the next call
+//! (`server_link.rs`); Streamable HTTP sessions are pinged to find lost ones.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,6 +16,7 @@ use rho_mcp::Connection;
 use tokio::sync::RwLock;
 
 use super::mcp_tool::McpTool;
+use super::server_link::{RestartNotices, ServerHealth, ServerLink, ServerRestart};
 use super::skill_tool::ActivateSkill;
 use super::{Registry, ServerSource, SlotState};
 
@@ -23,7 +25,7 @@ use super::{Registry, ServerSource, SlotState};
 pub struct MountOptions {
     /// Start MCP servers (off: the tool set holds only built-in tools and `activate_skill`).
     pub connect_mcp: bool,
-    /// Ping legacy Streamable HTTP sessions this often (`None`: never).
+    /// Ping Streamable HTTP sessions (both eras) this often (`None`: never).
     pub keep_alive: Option<Duration>,
     /// Tell servers rho can put a form in front of a person (elicitation).
     pub elicitation: bool,
@@ -109,8 +111,8 @@ pub struct MountedServer {
     /// Tools the server added after the session started (they need a restart), by the
     /// server's own names; updated when the tool list is reconciled.
     pub added_tools: Arc<Mutex<Vec<String>>>,
-    /// The latest failed keep-alive ping, if any (legacy HTTP sessions).
-    pub ping_failure: Arc<Mutex<Option<String>>>,
+    /// Restarts, the latest failed keep-alive ping, giving up: updated while the session runs.
+    pub health: Arc<Mutex<ServerHealth>>,
 }
 
 impl MountedServer {
@@ -124,10 +126,23 @@ impl MountedServer {
 
     /// The latest failed ping, if the last one failed.
     pub fn last_ping_failure(&self) -> Option<String> {
-        self.ping_failure
+        self.health().ping_failure
+    }
+
+    /// Restarts, the latest failed ping and giving up, as they are now.
+    pub fn health(&self) -> ServerHealth {
+        self.health
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The state now: [`MountedServer::status`], or failed once rho gave up on the server.
+    pub fn current_status(&self) -> ServerStatus {
+        match self.health().given_up {
+            Some(given_up) => ServerStatus::Failed(given_up),
+            None => self.status.clone(),
+        }
     }
 }
 
@@ -143,7 +158,9 @@ pub struct ToolSet {
     pub diagnostics: Vec<Diagnostic>,
     /// The skills the catalog lists.
     pub skills: Vec<SkillMeta>,
-    connections: Vec<(String, Arc<RwLock<Connection>>)>,
+    links: Vec<Arc<ServerLink>>,
+    /// Restarts not reported yet ([`ToolSet::take_restarts`]).
+    restarts: RestartNotices,
     /// `max_output_bytes` of each connected server (a remounted tool keeps its cap).
     output_caps: HashMap<String, u64>,
     keep_alive_stop: tokio_util::sync::CancellationToken,
@@ -167,7 +184,8 @@ impl ToolSet {
             servers: Vec::new(),
             diagnostics: Vec::new(),
             skills: Vec::new(),
-            connections: Vec::new(),
+            links: Vec::new(),
+            restarts: RestartNotices::default(),
             output_caps: HashMap::new(),
             keep_alive_stop: tokio_util::sync::CancellationToken::new(),
         }
@@ -201,19 +219,34 @@ impl ToolSet {
 
     /// The live connection to `server`, when it is connected.
     pub(crate) fn connection(&self, server: &str) -> Option<Arc<RwLock<Connection>>> {
-        self.connections
+        self.links
             .iter()
-            .find(|(id, _)| id == server)
-            .map(|(_, c)| c.clone())
+            .find(|link| link.id() == server)
+            .map(|link| link.connection().clone())
+    }
+
+    /// The connection to `server`, started again first when its session was lost (as a tool
+    /// call would: `docs/mcp.md`, "Servers that come back"); `None` when no such server is
+    /// connected, an error naming the server when it cannot be started again in time.
+    pub(crate) async fn live_connection(
+        &self,
+        server: &str,
+    ) -> Option<Result<tokio::sync::RwLockReadGuard<'_, Connection>, String>> {
+        let link = self.links.iter().find(|link| link.id() == server)?;
+        let deadline = std::time::Instant::now() + link.call_budget();
+        Some(
+            link.ready(&rho_component::CancelSignal::new(), deadline)
+                .await,
+        )
     }
 
     /// Every connected server's prompts (refreshed by the server's `list_changed`), as
     /// `(server, prompt)` in server order.
     pub async fn prompts(&self) -> Vec<(String, rho_component::ServerPrompt)> {
         let mut out = Vec::new();
-        for (id, connection) in &self.connections {
-            let prompts = connection.read().await.prompts();
-            out.extend(prompts.into_iter().map(|p| (id.clone(), p)));
+        for link in &self.links {
+            let prompts = link.connection().read().await.prompts();
+            out.extend(prompts.into_iter().map(|p| (link.id().to_owned(), p)));
         }
         out
     }
@@ -222,11 +255,17 @@ impl ToolSet {
     /// `list_changed`), as `(server, resource)` in server order.
     pub async fn resources(&self) -> Vec<(String, rho_component::ServerResource)> {
         let mut out = Vec::new();
-        for (id, connection) in &self.connections {
-            let resources = connection.read().await.resources();
-            out.extend(resources.into_iter().map(|r| (id.clone(), r)));
+        for link in &self.links {
+            let resources = link.connection().read().await.resources();
+            out.extend(resources.into_iter().map(|r| (link.id().to_owned(), r)));
         }
         out
+    }
+
+    /// The restarts (and servers given up on) since the last call, oldest first, for the
+    /// session to report.
+    pub fn take_restarts(&self) -> Vec<ServerRestart> {
+        std::mem::take(&mut *self.restarts.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// The instructions of every connected server, as `(server, text)`.
@@ -236,14 +275,20 @@ impl ToolSet {
             .filter_map(|s| Some((s.id.as_str(), s.instructions.as_deref()?)))
     }
 
-    /// Re-lists the tools of every server that announced a change, at a turn boundary (no call
-    /// may be running). Returns `(server, changes)` for each server that had some. The set of
-    /// exported tools stays fixed: added tools need a restart, withdrawn ones fail clearly.
+    /// Re-lists the tools of every server that announced a change or was started again, at a
+    /// turn boundary (no call may be running). Returns `(server, changes)` for each server that
+    /// had some. The set of exported tools stays fixed: added tools need a restart, withdrawn
+    /// ones fail clearly.
     pub async fn reconcile(&self) -> Vec<(String, rho_mcp::ToolChanges)> {
         let mut out = Vec::new();
-        for (id, connection) in &self.connections {
-            if !connection.read().await.tools_changed() {
-                continue;
+        for link in &self.links {
+            let id = link.id();
+            let connection = link.connection();
+            {
+                let guard = connection.read().await;
+                if !guard.tools_changed() || guard.is_gone().is_some() {
+                    continue;
+                }
             }
             let mut guard = connection.write().await;
             match guard.reconcile_tools().await {
@@ -252,20 +297,20 @@ impl ToolSet {
                     // mounted again under its exported name with the new declaration.
                     for name in &changes.revised {
                         if let Some(tool) = guard.tools.iter().find(|t| &t.name == name) {
-                            self.replace_mcp_tool(id, tool, connection);
+                            self.replace_mcp_tool(id, tool, link);
                         }
                     }
-                    if let Some(server) = self.servers.iter().find(|s| &s.id == id) {
+                    if let Some(server) = self.servers.iter().find(|s| s.id == id) {
                         *server
                             .added_tools
                             .lock()
                             .unwrap_or_else(PoisonError::into_inner) =
                             guard.added_tools().iter().map(|t| t.name.clone()).collect();
                     }
-                    out.push((id.clone(), changes));
+                    out.push((id.to_owned(), changes));
                 }
                 Err(e) => {
-                    tracing::warn!(target: "rho::mcp", server = id.as_str(), "re-listing tools failed: {e}")
+                    tracing::warn!(target: "rho::mcp", server = id, "re-listing tools failed: {e}")
                 }
             }
         }
@@ -274,12 +319,7 @@ impl ToolSet {
 
     /// Replaces the mounted tool for `tool` of `server` with one built from its current
     /// definition, keeping its exported name and output cap.
-    fn replace_mcp_tool(
-        &self,
-        server: &str,
-        tool: &rho_mcp::ServerTool,
-        connection: &Arc<RwLock<Connection>>,
-    ) {
+    fn replace_mcp_tool(&self, server: &str, tool: &rho_mcp::ServerTool, link: &Arc<ServerLink>) {
         let mut tools = self.tools.write().unwrap_or_else(PoisonError::into_inner);
         let Some(slot) = tools.iter_mut().find(|t| {
             matches!(&t.spec().origin, rho_component::ToolOrigin::Mcp { server: s, tool: name, .. } if s == server && name == &tool.name)
@@ -302,7 +342,7 @@ impl ToolSet {
             tool,
             server,
             plugin.as_deref(),
-            connection.clone(),
+            link.clone(),
             max_output_bytes,
         ));
     }
@@ -314,10 +354,13 @@ impl ToolSet {
         drop(self.tools);
         drop(self.index);
         let mut closing = tokio::task::JoinSet::new();
-        for (_, connection) in self.connections {
+        for link in self.links {
             // A call still holding the connection keeps it; dropping it then kills the group.
-            if let Ok(lock) = Arc::try_unwrap(connection) {
-                closing.spawn(lock.into_inner().close());
+            if let Some(connection) = Arc::try_unwrap(link)
+                .ok()
+                .and_then(ServerLink::into_connection)
+            {
+                closing.spawn(connection.close());
             }
         }
         while closing.join_next().await.is_some() {}
@@ -418,7 +461,7 @@ impl Registry {
                 instructions: None,
                 tools: Vec::new(),
                 added_tools: Arc::default(),
-                ping_failure: Arc::new(Mutex::new(None)),
+                health: Arc::default(),
             });
             if !options.connect_mcp {
                 continue;
@@ -501,9 +544,13 @@ impl Registry {
             server.protocol_version = Some(connection.summary.protocol_version.clone());
             server.server_info = connection.summary.server_info.clone();
             server.instructions = connection.summary.instructions.clone();
-            let legacy_http = connection.is_legacy() && server.transport == Some("streamable_http");
+            let http = server.transport == Some("streamable_http");
             let server_tools = connection.tools.clone();
-            let connection = Arc::new(RwLock::new(connection));
+            let link = Arc::new(ServerLink::new(
+                connection,
+                server.health.clone(),
+                set.restarts.clone(),
+            ));
             let mut mounted = Vec::new();
             for tool in &server_tools {
                 let exported = names.assign(&spec.id, &tool.name);
@@ -512,15 +559,15 @@ impl Registry {
                     tool,
                     &spec.id,
                     spec.plugin(),
-                    connection.clone(),
+                    link.clone(),
                     spec.max_output_bytes,
                 )) as Arc<dyn Tool>);
             }
-            if let (true, Some(interval)) = (legacy_http, options.keep_alive) {
+            if let (true, Some(interval)) = (http, options.keep_alive) {
                 spawn_keep_alive(
-                    Arc::downgrade(&connection),
+                    Arc::downgrade(link.connection()),
                     interval,
-                    server.ping_failure.clone(),
+                    link.health().clone(),
                     set.keep_alive_stop.clone(),
                     spec.id.clone(),
                 );
@@ -536,7 +583,7 @@ impl Registry {
             set.servers[index].tools = exported_names;
             set.output_caps
                 .insert(spec.id.clone(), spec.max_output_bytes);
-            set.connections.push((spec.id.clone(), connection));
+            set.links.push(link);
         }
         for tool in plugin_wasm {
             if let Err(d) = set.add(tool) {
@@ -547,12 +594,15 @@ impl Registry {
     }
 }
 
-/// Pings a legacy HTTP session every `interval` until `stop`; a failure is recorded (and
-/// cleared by the next success) so `/mcp` and `rho mcp show` can show it.
+/// Pings a Streamable HTTP session (either era) every `interval` until `stop`, since an idle
+/// proxy can drop a remote connection with no local signal. A failure is recorded for
+/// inventories (cleared by the next answer) and marks the session broken, so the next call
+/// starts a new one instead of using it; a session already lost is not pinged. The one
+/// keep-alive of a session's servers (`docs/mcp.md`, "Servers that come back").
 fn spawn_keep_alive(
     connection: std::sync::Weak<RwLock<Connection>>,
     interval: Duration,
-    failure: Arc<Mutex<Option<String>>>,
+    health: Arc<Mutex<ServerHealth>>,
     stop: tokio_util::sync::CancellationToken,
     server: String,
 ) {
@@ -568,18 +618,22 @@ fn spawn_keep_alive(
             let Some(connection) = connection.upgrade() else {
                 return;
             };
-            let result = connection
-                .read()
-                .await
-                .ping(interval.min(Duration::from_secs(10)))
-                .await;
+            let guard = connection.read().await;
+            if guard.is_gone().is_some() {
+                continue;
+            }
+            let result = guard.ping(interval.min(Duration::from_secs(10))).await;
+            if result.is_err() {
+                guard.mark_broken();
+            }
+            drop(guard);
             drop(connection);
-            let mut slot = failure.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut health = health.lock().unwrap_or_else(PoisonError::into_inner);
             match result {
-                Ok(()) => *slot = None,
+                Ok(()) => health.ping_failure = None,
                 Err(e) => {
                     tracing::warn!(target: "rho::mcp", server = server.as_str(), "keep-alive ping failed: {e}");
-                    *slot = Some(e.to_string());
+                    health.ping_failure = Some(e.to_string());
                 }
             }
         }

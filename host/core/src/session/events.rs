@@ -173,6 +173,9 @@ pub enum SessionEvent {
     /// A server asks the user something during one of its tool calls; the front-end answers
     /// with the question's id.
     Question(QuestionRequest),
+    /// rho started an MCP server again after its session was lost, or gave up on it
+    /// (`docs/mcp.md`, "Servers that come back").
+    ServerRestart(crate::ServerRestart),
 }
 
 impl SessionEvent {

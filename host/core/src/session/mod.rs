@@ -438,7 +438,11 @@ impl Session {
     ) -> Result<TurnResult, SessionError> {
         let started = Instant::now();
         sink.send(SessionEvent::AgentStart).await;
-        // A turn boundary: servers that announced new tool lists are reconciled now.
+        // Restarts since the last turn (a prompt command or an attachment found its server
+        // lost) are reported before anything else.
+        self.report_restarts(sink).await;
+        // A turn boundary: servers that announced new tool lists, or were started again, are
+        // reconciled now.
         for (server, changes) in self.tools.reconcile().await {
             tracing::info!(target: "rho::mcp", server = server.as_str(), revised = changes.revised.len(), withdrawn = changes.withdrawn.len(), added = changes.added.len(), "tool list changed");
         }
@@ -674,6 +678,7 @@ impl Session {
             return Err(ProviderError::Cancelled.into());
         }
         let outputs = self.execute(&calls, &verdicts, sink, cancel).await;
+        self.report_restarts(sink).await;
         for ((call, verdict), (output, duration_ms)) in calls.iter().zip(&verdicts).zip(outputs) {
             let outcome = match verdict {
                 Verdict::Deny(_) => {
@@ -713,6 +718,13 @@ impl Session {
             self.push(ChatMessage::tool_result(&call.id, &call.name, content))?;
         }
         Ok(())
+    }
+
+    /// Reports the MCP servers started again (or given up on) since the last report.
+    async fn report_restarts(&self, sink: &dyn EventSink) {
+        for restart in self.tools.take_restarts() {
+            sink.send(SessionEvent::ServerRestart(restart)).await;
+        }
     }
 
     /// Runs the approved calls: consecutive read-only calls together, anything that may

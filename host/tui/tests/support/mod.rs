@@ -416,7 +416,7 @@ pub fn server(
         instructions: None,
         tools: tools.iter().map(|t| (*t).to_owned()).collect(),
         added_tools: Default::default(),
-        ping_failure: Default::default(),
+        health: Default::default(),
     }
 }
 

@@ -37,13 +37,15 @@ pub fn mcp(
     }
     let mut text = String::from("MCP servers:");
     for server in &extensions.servers {
+        let status = server.current_status();
+        let health = server.health();
         text.push_str(&format!(
             "\n{}  {}  {}",
             server.id,
             server.transport.unwrap_or("-"),
-            server.status.as_str()
+            status.as_str()
         ));
-        let detail = match &server.status {
+        let detail = match &status {
             rho_core::ServerStatus::Failed(e)
             | rho_core::ServerStatus::Invalid(e)
             | rho_core::ServerStatus::Untrusted(e) => Some(e.clone()),
@@ -51,6 +53,21 @@ pub fn mcp(
         };
         if let Some(detail) = detail {
             text.push_str(&format!("\n    error: {detail}"));
+        }
+        if health.restarts > 0 {
+            let s = if health.restarts == 1 { "" } else { "s" };
+            let why = health
+                .last_restart
+                .as_deref()
+                .map(|r| format!(" (last: {r})"))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "\n    started again {} time{s}{why}",
+                health.restarts
+            ));
+        }
+        if let Some(ping) = &health.ping_failure {
+            text.push_str(&format!("\n    last ping failed: {ping}"));
         }
         if let Some(auth) = extensions.auth.get(&server.id) {
             text.push_str(&format!("\n    oauth: {auth}"));

@@ -271,6 +271,39 @@ fn mcp_report() {
 }
 
 #[test]
+fn mcp_report_shows_restarts_and_servers_given_up_on() {
+    let mut extensions = support::three_servers();
+    let restarted = &extensions.servers[0];
+    *restarted.health.lock().unwrap() = rho_core::ServerHealth {
+        restarts: 2,
+        last_restart: Some("the server's process exited".into()),
+        ping_failure: None,
+        given_up: None,
+    };
+    let mut given_up = support::server("files", "stdio", rho_core::ServerStatus::Connected, &[]);
+    given_up.health = std::sync::Arc::new(std::sync::Mutex::new(rho_core::ServerHealth {
+        restarts: 5,
+        last_restart: Some("the server's process exited".into()),
+        ping_failure: None,
+        given_up: Some("it failed 5 times in 300 s; not started again this session".into()),
+    }));
+    extensions.servers.push(given_up);
+    let mut h = Harness::new();
+    h.reply_startup(
+        extensions.clone(),
+        support::tools(),
+        support::prompts(),
+        support::resources(),
+    );
+    h.submit("/mcp");
+    h.reply_one(Response::Extensions(Box::new(extensions)));
+    let screen = h.screen(100, 30);
+    insta::assert_snapshot!("mcp_report_restarts", screen);
+    assert!(screen.contains("files  stdio  failed"), "{screen}");
+    assert!(screen.contains("mcp 1 up 2 failed"), "{screen}");
+}
+
+#[test]
 fn doctor_report() {
     let mut h = Harness::started();
     h.submit("/doctor");

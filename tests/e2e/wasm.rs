@@ -124,6 +124,7 @@ fn the_installed_example_reports_its_component_and_mounts_its_tools() {
             "risk": "read",
             "error": null,
             "rejected_tools": [],
+            "tools_not_listed": null,
         }]),
         "the manifest's settings: {inspect:#}"
     );

@@ -124,6 +124,7 @@ fn the_installed_example_reports_its_component_and_mounts_its_tools() {
             "risk": "read",
             "error": null,
             "rejected_tools": [],
+            "tools_not_listed": null,
         }]),
         "the manifest's settings: {inspect:#}"
     );
@@ -1179,4 +1180,67 @@ fn two_components_declaring_one_tool_name_are_reported_by_component() {
         &json!({"input": "a: 1", "select": "a"}),
     );
     assert_eq!(result["structured_content"], json!({"value": 1}));
+}
+
+/// Inspecting a project plugin runs none of its code until it is trusted: the component is
+/// reported from its manifest, nothing is compiled into the cache, and the output says its
+/// tools are listed once trusted. Trusting it lists the tools (and fills the cache).
+#[test]
+fn inspecting_an_untrusted_project_plugin_compiles_and_runs_nothing() {
+    let sb = Sandbox::new();
+    let plugin = sb.project_plugins().join("pt");
+    std::fs::create_dir_all(plugin.join("dev.rho/tools")).unwrap();
+    std::fs::copy(data_wasm(), plugin.join("dev.rho/tools/data.wasm")).unwrap();
+    make_plugin_with_extensions(
+        &plugin,
+        "pt",
+        &json!({"dev.rho": {"tools": {"data": {"workspace": "read"}}}}),
+    );
+    let cache = sb.rho_home.join("cache/wasm");
+
+    let inspect = sb.rho(&["plugins", "inspect", "pt", "--json"]).ok().json();
+    assert_eq!(inspect["trust"], "untrusted", "{inspect:#}");
+    assert_eq!(inspect["tool_components"], json!(["data"]), "{inspect:#}");
+    let details = &inspect["tool_component_details"][0];
+    assert_eq!(details["tools"], Value::Null, "{inspect:#}");
+    assert!(
+        details["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("dev.rho/tools/data.wasm"),
+        "{inspect:#}"
+    );
+    let note = details["tools_not_listed"].as_str().unwrap_or_default();
+    assert!(note.contains("rho plugins trust pt"), "{inspect:#}");
+    let text = sb.rho(&["plugins", "inspect", "pt"]).ok().stdout;
+    assert!(
+        text.contains("tools not listed: the plugin is not trusted"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(CONVERT.replace("data-tools", "pt").as_str()),
+        "{text}"
+    );
+    sb.rho(&["plugins", "list"]).ok();
+    assert!(
+        !cache.exists() || cache_snapshot(&cache).is_empty(),
+        "an untrusted component is never compiled"
+    );
+
+    sb.rho(&["plugins", "trust", "pt"]).ok();
+    let inspect = sb.rho(&["plugins", "inspect", "pt", "--json"]).ok().json();
+    let details = &inspect["tool_component_details"][0];
+    let tools: Vec<&str> = details["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a trusted plugin lists its tools: {inspect:#}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["convert", "query"], "{inspect:#}");
+    assert_eq!(details["tools_not_listed"], Value::Null, "{inspect:#}");
+    assert_eq!(
+        cache_snapshot(&cache).len(),
+        1,
+        "trusted: compiled and cached"
+    );
 }

@@ -216,9 +216,6 @@ fn server_json(spec: &rho_component::McpServerSpec) -> Value {
     }
 }
 
-/// What each tool component of `record` offers: its tools (name, title, description), or why it
-/// does not load. Loading compiles a component (or takes it from rho's cache), so only
-/// `inspect` does it.
 /// The tools one component lists, as `inspect` shows them, and the declarations refused.
 #[derive(Clone)]
 struct ComponentTools {
@@ -226,23 +223,44 @@ struct ComponentTools {
     rejected: Vec<String>,
 }
 
-fn component_tools(ctx: &Context, record: &PluginRecord) -> Vec<Result<ComponentTools, String>> {
+/// What `inspect` can say of each tool component of a plugin.
+enum ComponentListing {
+    /// The plugin may run (user scope, or trusted): each component's tools, or why it does
+    /// not load.
+    Loaded(Vec<Result<ComponentTools, String>>),
+    /// A project plugin not trusted (with its current fingerprint): nothing of it was compiled,
+    /// instantiated or cached, so its tools are not known.
+    Untrusted,
+}
+
+/// Why the tools of an untrusted plugin are not listed, as `inspect` says it.
+fn untrusted_tools_note(name: &str) -> String {
+    format!(
+        "tools not listed: the plugin is not trusted, so its components were not compiled or \
+         run; they are listed once it is trusted (rho plugins trust {})",
+        clean(name)
+    )
+}
+
+/// What each tool component of `record` offers. Listing tools means compiling (or taking from
+/// rho's cache) and instantiating the component, which runs its code: only for a plugin that
+/// may run (`trust`), through the registry's one loader, and only `inspect` does it.
+fn component_tools(
+    ctx: &Context,
+    record: &PluginRecord,
+    trust: &rho_plugins::TrustState,
+) -> ComponentListing {
     if record.package.tool_components.is_empty() {
-        return Vec::new();
+        return ComponentListing::Loaded(Vec::new());
+    }
+    if !trust.allows_start() {
+        return ComponentListing::Untrusted;
     }
     let count = record.package.tool_components.len();
     let loaded = crate::runtime::run(|_| async {
-        let cache = ctx.paths.rho_home.join("cache").join("wasm");
-        let host = match rho_wasm::WasmHost::new(Some(cache)) {
-            Ok(host) => host,
-            Err(e) => return Ok(vec![Err(e.to_string()); count]),
-        };
+        let outcomes = rho_core::load_plugin_components(&ctx.paths, record).await;
         let mut out = Vec::new();
-        for spec in &record.package.tool_components {
-            let loaded = match record.read_component(&spec.name) {
-                Ok(bytes) => host.load(spec, &bytes).await.map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            };
+        for (spec, loaded) in record.package.tool_components.iter().zip(outcomes) {
             // Exported as a session would (a fresh table: names of other plugins cannot
             // collide with `wasm__<this plugin>__`).
             let mut names = rho_component::naming::ExportedNames::default();
@@ -275,14 +293,18 @@ fn component_tools(ctx: &Context, record: &PluginRecord) -> Vec<Result<Component
         }
         Ok(out)
     });
-    loaded.unwrap_or_else(|e| vec![Err(e.to_string()); count])
+    ComponentListing::Loaded(loaded.unwrap_or_else(|e| vec![Err(e.to_string()); count]))
 }
 
 fn inspect_json(
     record: &PluginRecord,
     others: &[&PluginRecord],
-    tools: &[Result<ComponentTools, String>],
+    listing: &ComponentListing,
 ) -> Value {
+    let (tools, unlisted): (&[Result<ComponentTools, String>], Option<String>) = match listing {
+        ComponentListing::Loaded(tools) => (tools, None),
+        ComponentListing::Untrusted => (&[], Some(untrusted_tools_note(&record.name))),
+    };
     let mut value = record_json(record);
     let manifest = record.package.manifest.as_ref();
     if let Value::Object(map) = &mut value {
@@ -343,6 +365,7 @@ fn inspect_json(
                         "tools": loaded.and_then(|l| l.as_ref().ok()).map(|l| &l.tools),
                         "rejected_tools": loaded.and_then(|l| l.as_ref().ok()).map(|l| &l.rejected),
                         "error": loaded.and_then(|l| l.as_ref().err()),
+                        "tools_not_listed": unlisted,
                         "path": path_str(&c.path),
                         "workspace": c.workspace.as_str(),
                         "env": c.env,
@@ -471,9 +494,9 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
         Ok(store) => store.state(record),
         Err(_) => rho_plugins::TrustState::Untrusted,
     };
-    let tools = component_tools(ctx, record);
+    let listing = component_tools(ctx, record, &trust_state);
     if ctx.json {
-        let mut value = inspect_json(record, &others, &tools);
+        let mut value = inspect_json(record, &others, &listing);
         value["trust"] = json!(trust_state.as_str());
         json_out(&value);
         return Ok(ExitCode::SUCCESS);
@@ -580,6 +603,13 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
             "\ntool components ({}):\n",
             record.package.tool_components.len()
         ));
+        if matches!(listing, ComponentListing::Untrusted) {
+            t.push_str(&format!("  {}\n", untrusted_tools_note(&record.name)));
+        }
+        let tools: &[Result<ComponentTools, String>] = match &listing {
+            ComponentListing::Loaded(tools) => tools,
+            ComponentListing::Untrusted => &[],
+        };
         for (i, c) in record.package.tool_components.iter().enumerate() {
             t.push_str(&format!(
                 "  {}  workspace: {}  env: {}  timeout: {} ms  memory: {} MiB  risk: {}\n",
@@ -619,6 +649,9 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
                 }
                 Some(Err(e)) => t.push_str(&format!("    does not load: {}\n", clean(e))),
                 None => {}
+            }
+            if matches!(listing, ComponentListing::Untrusted) {
+                t.push_str(&format!("    file: {}\n", clean(&path_str(&c.path))));
             }
         }
     }

@@ -25,7 +25,9 @@ pub use server_link::{ServerHealth, ServerRestart};
 pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
 pub use tool_set::{MountOptions, MountedServer, ServerStatus, ToolSet};
-pub use wasm_tools::{BUILTIN_OWNER, wasm_tool_risk};
+pub use wasm_tools::{
+    BUILTIN_OWNER, LoadOutcome, load_plugin_components, wasm_cache_dir, wasm_tool_risk,
+};
 
 /// Everything one run knows about its components, before anything is started.
 #[derive(Debug)]

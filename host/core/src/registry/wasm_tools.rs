@@ -5,6 +5,7 @@
 //! (`wasm-component-invalid`) and leaves every other tool in place. With no component at all,
 //! no engine is started.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -14,7 +15,105 @@ use rho_component::{
     DiagnosticCode, RiskLevel, Tool, ToolOrigin, ToolSpec, WasmComponentSpec,
 };
 
+use rho_config::RhoPaths;
+
 use super::Registry;
+
+/// How loading one component ended: the loaded component, or why it does not load (naming
+/// what failed, ready for a diagnostic).
+pub type LoadOutcome = Result<Arc<rho_wasm::LoadedComponent>, String>;
+
+/// Where compiled components are cached: `$RHO_HOME/cache/wasm`.
+pub fn wasm_cache_dir(paths: &RhoPaths) -> PathBuf {
+    paths.rho_home.join("cache").join("wasm")
+}
+
+/// A component's bytes (borrowed for a built-in one), or why they could not be read.
+type ComponentBytes = Result<Cow<'static, [u8]>, String>;
+
+/// Compiles (or takes from the cache) and instantiates every component of `record`, one
+/// outcome per declared component in declaration order. This runs the plugin's code: callers
+/// check first that the plugin may run (`TrustState::allows_start`).
+pub async fn load_plugin_components(
+    paths: &RhoPaths,
+    record: &rho_plugins::PluginRecord,
+) -> Vec<LoadOutcome> {
+    let inputs = record
+        .package
+        .tool_components
+        .iter()
+        .map(|spec| {
+            let bytes = record
+                .read_component(&spec.name)
+                .map(Cow::Owned)
+                .map_err(|e| e.to_string());
+            (spec.clone(), bytes)
+        })
+        .collect();
+    load_components(wasm_cache_dir(paths), inputs).await
+}
+
+/// Loads `components` (each with its bytes, or why they could not be read) through one
+/// [`rho_wasm::WasmHost`] caching under `cache`; outcomes come in input order. With no
+/// component, no engine is started.
+async fn load_components(
+    cache: PathBuf,
+    components: Vec<(WasmComponentSpec, ComponentBytes)>,
+) -> Vec<LoadOutcome> {
+    if components.is_empty() {
+        return Vec::new();
+    }
+    let host = match rho_wasm::WasmHost::new(Some(cache)) {
+        Ok(host) => host,
+        Err(e) => {
+            let message = format!("the WASM engine did not start: {e}");
+            return vec![Err(message); components.len()];
+        }
+    };
+    // Components load concurrently, as many at a time as there are cores (a cold compile
+    // takes a core, and each holds its code in memory until done); outcomes are kept in
+    // input order, so what callers name never depends on which load finished first.
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let permits = Arc::new(tokio::sync::Semaphore::new(cores));
+    let mut loading = tokio::task::JoinSet::new();
+    let mut outcomes: Vec<Option<LoadOutcome>> = Vec::with_capacity(components.len());
+    for (index, (spec, bytes)) in components.into_iter().enumerate() {
+        let bytes = match bytes {
+            Ok(bytes) => bytes,
+            Err(message) => {
+                outcomes.push(Some(Err(message)));
+                continue;
+            }
+        };
+        let host = host.clone();
+        let permits = permits.clone();
+        loading.spawn(async move {
+            // The semaphore is never closed, so a permit always comes.
+            let _permit = permits.acquire_owned().await.ok();
+            (index, host.load(&spec, &bytes).await)
+        });
+        outcomes.push(None);
+    }
+    while let Some(joined) = loading.join_next().await {
+        match joined {
+            Ok((index, result)) => {
+                if let Some(slot) = outcomes.get_mut(index) {
+                    *slot = Some(result.map_err(|e| e.to_string()));
+                }
+            }
+            // Its component stays `None`: reported below.
+            Err(e) => tracing::error!(error = %e, "a wasm component load task failed"),
+        }
+    }
+    outcomes
+        .into_iter()
+        .map(|outcome| {
+            outcome.unwrap_or_else(|| {
+                Err("loading failed unexpectedly (an internal error)".to_owned())
+            })
+        })
+        .collect()
+}
 
 /// One component to load, with where its bytes come from.
 enum Source<'a> {
@@ -81,72 +180,30 @@ pub(crate) async fn wasm_tools(
         }
     }
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-    if components.is_empty() {
-        return (tools, diagnostics);
-    }
     let failed = |spec: &WasmComponentSpec, message: String| {
         Diagnostic::error(DiagnosticCode::WasmComponentInvalid, message)
             .with_path(&spec.path)
             .with_component(format!("{}/{}", spec.plugin, spec.name))
     };
-    let cache = registry.paths.rho_home.join("cache").join("wasm");
-    let host = match rho_wasm::WasmHost::new(Some(cache)) {
-        Ok(host) => host,
-        Err(e) => {
-            for (spec, _) in &components {
-                diagnostics.push(failed(spec, format!("the WASM engine did not start: {e}")));
-            }
-            return (tools, diagnostics);
-        }
-    };
-    // Components load concurrently, as many at a time as there are cores (a cold compile
-    // takes a core, and each holds its code in memory until done); tools are named in
-    // declaration order afterwards, so names never depend on which load finished first.
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let permits = Arc::new(tokio::sync::Semaphore::new(cores));
-    let mut loading = tokio::task::JoinSet::new();
-    let mut outcomes: Vec<Option<Result<Arc<rho_wasm::LoadedComponent>, String>>> = Vec::new();
     let mut specs = Vec::with_capacity(components.len());
-    for (index, (spec, source)) in components.into_iter().enumerate() {
+    let mut inputs = Vec::with_capacity(components.len());
+    for (spec, source) in components {
         let builtin = matches!(source, Source::Builtin(_));
-        let bytes: std::borrow::Cow<'static, [u8]> = match source {
-            Source::Builtin(bytes) => std::borrow::Cow::Borrowed(bytes),
-            Source::Plugin(record) => match record.read_component(&spec.name) {
-                Ok(bytes) => std::borrow::Cow::Owned(bytes),
-                Err(e) => {
-                    outcomes.push(Some(Err(e.to_string())));
-                    specs.push((spec, builtin));
-                    continue;
-                }
-            },
+        let bytes = match source {
+            Source::Builtin(bytes) => Ok(Cow::Borrowed(bytes)),
+            Source::Plugin(record) => record
+                .read_component(&spec.name)
+                .map(Cow::Owned)
+                .map_err(|e| e.to_string()),
         };
-        let host = host.clone();
-        let task_spec = spec.clone();
-        let permits = permits.clone();
-        loading.spawn(async move {
-            // The semaphore is never closed, so a permit always comes.
-            let _permit = permits.acquire_owned().await.ok();
-            (index, host.load(&task_spec, &bytes).await)
-        });
-        outcomes.push(None);
+        inputs.push((spec.clone(), bytes));
         specs.push((spec, builtin));
     }
-    while let Some(joined) = loading.join_next().await {
-        match joined {
-            Ok((index, result)) => outcomes[index] = Some(result.map_err(|e| e.to_string())),
-            // Its component stays `None`: reported below.
-            Err(e) => tracing::error!(error = %e, "a wasm component load task failed"),
-        }
-    }
+    let outcomes = load_components(wasm_cache_dir(&registry.paths), inputs).await;
     for ((spec, builtin), outcome) in specs.iter().zip(outcomes) {
         let loaded = match outcome {
-            Some(Ok(loaded)) => loaded,
-            Some(Err(message)) => {
-                diagnostics.push(failed(spec, message));
-                continue;
-            }
-            None => {
-                let message = "loading failed unexpectedly (an internal error)".to_owned();
+            Ok(loaded) => loaded,
+            Err(message) => {
                 diagnostics.push(failed(spec, message));
                 continue;
             }

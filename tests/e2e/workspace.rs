@@ -189,10 +189,11 @@ fn repository_text_files() -> Vec<(PathBuf, String)> {
 
 /// Places outside the repository that code and docs once pointed at: the team's folder beside
 /// it (its `spec/`, `reference/` and `notes/`) and its design notes. The repository stands
-/// alone: where an outside text's wording matters, `docs/` says what rho does.
+/// alone: where an outside text's wording matters, `docs/` says what rho does. (The first two
+/// are spelled in pieces, as in `conformance.rs`, so its check does not match this file.)
 const OUTSIDE: &[&str] = &[
-    "../shared",
-    "/work/shared",
+    concat!("..", "/shared"),
+    concat!("/wo", "rk/shared"),
     "shared/spec",
     "shared/reference",
     "shared/notes",
@@ -324,7 +325,10 @@ fn the_reference_check_sees_what_it_looks_for() {
     );
     assert!(shaped_like_an_outside_document("rho-agent-plugins.md"));
     assert!(shaped_like_an_outside_document("peer-everything.md"));
-    assert!(shaped_like_an_outside_document("../shared/spec/x.md"));
+    assert!(shaped_like_an_outside_document(concat!(
+        "..",
+        "/shared/spec/x.md"
+    )));
     assert!(shaped_like_an_outside_document("notes/decisions.md"));
     assert!(!shaped_like_an_outside_document("docs/mcp.md"));
     assert!(!shaped_like_an_outside_document("SKILL.md"));

@@ -25,6 +25,11 @@ if [ -z "$libdir" ] || [ ! -d "$libdir" ]; then
     exit 1
 fi
 
+# Paths of the build machine (the checkout, cargo's registry) are written into panic messages;
+# remapped, the component is the same byte for byte wherever it is built, and names no local
+# directory (CI rebuilds rho's own components and fails when one differs from the committed file).
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+export RUSTFLAGS="${RUSTFLAGS:-} --remap-path-prefix=$repo=/rho --remap-path-prefix=$cargo_home=/cargo"
 cargo build --locked --release --target wasm32-wasip2 --manifest-path "$crate/Cargo.toml"
 mkdir -p "$(dirname "$out")"
 cp "$CARGO_TARGET_DIR/wasm32-wasip2/release/$lib.wasm" "$out"

@@ -14,12 +14,17 @@ pub struct BuiltinComponent {
     pub bytes: &'static [u8],
     /// What it may do with the workspace.
     pub workspace: WorkspaceAccess,
+    /// The JSON of the tools its `list-tools` returns (`rho_wasm::GuestTool`s), so sessions
+    /// offer them without compiling the component first. Written by
+    /// `builtin-plugins/wasm/build.sh`; a test in `rho-core` checks it against the component.
+    pub tools: &'static str,
 }
 
 const BUILTIN_COMPONENTS: &[BuiltinComponent] = &[BuiltinComponent {
     name: "text-stats",
     bytes: include_bytes!("../wasm/text_stats.wasm"),
     workspace: WorkspaceAccess::Read,
+    tools: include_str!("../wasm/text_stats.tools.json"),
 }];
 
 /// Every embedded component.

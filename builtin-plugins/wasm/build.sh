@@ -9,3 +9,5 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 build="$here/../../plugin-sdk/build-component.sh"
 
 "$build" "$here/text-stats" rho_text_stats "$here/text_stats.wasm"
+# The tool list rho embeds beside it (text_stats.tools.json) is checked, and after a change
+# written again, by: RHO_WRITE_TOOL_LISTS=1 cargo test -p rho-core builtin_tool_lists

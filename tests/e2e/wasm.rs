@@ -642,6 +642,13 @@ fn cache_snapshot(dir: &Path) -> BTreeMap<String, (u64, std::time::SystemTime, u
     map
 }
 
+/// Calls the plugin's `query` tool and the built-in `text_stats`, so both components load.
+fn use_both(sb: &Sandbox) {
+    let result = call_ok(sb, QUERY, &json!({"input": "a: 1", "select": "a"}));
+    assert_eq!(result["structured_content"], json!({"value": 1}));
+    call_ok(sb, "text_stats", &json!({"text": "a b"}));
+}
+
 #[test]
 fn compiled_components_are_cached_and_reused() {
     let sb = Sandbox::new();
@@ -651,6 +658,13 @@ fn compiled_components_are_cached_and_reused() {
 
     let first = tools_list(&sb);
     listed_tool(&first, QUERY);
+    listed_tool(&first, "text_stats");
+    assert_eq!(
+        cache_snapshot(&cache).len(),
+        1,
+        "listing compiles the plugin's component; the built-in one compiles when first called"
+    );
+    use_both(&sb);
     let snapshot = cache_snapshot(&cache);
     assert_eq!(
         snapshot.len(),
@@ -670,14 +684,13 @@ fn compiled_components_are_cached_and_reused() {
     // (a compile always stores its artifact through a new file renamed into place).
     let second = tools_list(&sb);
     assert_eq!(listed_names(&second), listed_names(&first));
-    let result = call_ok(&sb, QUERY, &json!({"input": "a: 1", "select": "a"}));
-    assert_eq!(result["structured_content"], json!({"value": 1}));
+    use_both(&sb);
     assert_eq!(cache_snapshot(&cache), snapshot, "the cache was reused");
 
     // The contrast: a missing artifact is compiled and stored again under the same name.
     let (gone, _) = snapshot.iter().next().unwrap();
     std::fs::remove_file(cache.join(gone)).unwrap();
-    tools_list(&sb);
+    use_both(&sb);
     let refilled = cache_snapshot(&cache);
     assert_eq!(
         refilled.keys().collect::<Vec<_>>(),
@@ -697,6 +710,7 @@ fn compiled_components_are_cached_and_reused() {
     let list = tools_list(&sb);
     assert_eq!(listed_names(&list), listed_names(&first));
     assert_eq!(list["diagnostics"], json!([]), "{list:#}");
+    use_both(&sb);
     let replaced = std::fs::read(cache.join(victim)).unwrap();
     assert_ne!(replaced, garbage);
     assert!(replaced.ends_with(b"RHOCWASM"));

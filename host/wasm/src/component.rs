@@ -89,7 +89,12 @@ impl LoadedComponent {
 
     /// Runs one call of `tool` in a fresh instance. Never panics; every failure is a failed
     /// output naming the component.
-    async fn call(&self, tool: &str, arguments: Value, context: &ToolContext) -> ToolOutput {
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        context: &ToolContext,
+    ) -> ToolOutput {
         let arguments = match arguments {
             Value::Null => "{}".to_owned(),
             Value::Object(map) => Value::Object(map).to_string(),

@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::bindings::rho::tool::types as wit;
@@ -22,7 +23,8 @@ const MAX_SCHEMA_BYTES: usize = 256 * 1024;
 
 /// Behaviour hints a tool declares. They inform the user and never lower the component's risk
 /// level.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ToolAnnotations {
     /// The tool only reads.
     pub read_only: bool,
@@ -35,7 +37,10 @@ pub struct ToolAnnotations {
 }
 
 /// One tool a component offers, validated.
-#[derive(Debug, Clone, PartialEq)]
+/// Its JSON form (serde) is how rho's built-in components' tool lists are carried in the
+/// binary (`builtin-plugins/wasm/*.tools.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GuestTool {
     /// The name inside the component (`^[A-Za-z0-9_-]{1,64}$`).
     pub name: String,

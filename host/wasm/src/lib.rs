@@ -5,7 +5,8 @@
 //! 10 ms epoch ticker, a linker with WASI p2 and the `rho:tool/host` imports, and an optional
 //! on-disk cache of compiled components. [`WasmHost::load`] compiles a component on a blocking
 //! thread (or loads it from the cache), links it, calls `list-tools` and validates the result
-//! into [`GuestTool`]s. [`LoadedComponent::tool`] gives the [`rho_component::Tool`] the registry
+//! into [`GuestTool`]s ([`WasmHost::defer`] does that on first use, for a component whose tools
+//! are known beforehand). [`LoadedComponent::tool`] gives the [`rho_component::Tool`] the registry
 //! mounts; every call runs in a fresh instance whose WASI context holds exactly the declared
 //! capabilities — the workspace preopened at [`GUEST_WORKSPACE`] read-only or read-write, or
 //! nothing; the named environment variables minus secrets; no arguments, no stdin, no network —
@@ -19,6 +20,7 @@
 mod bindings;
 mod cache;
 mod component;
+mod deferred;
 mod engine;
 mod error;
 mod guard;
@@ -34,6 +36,7 @@ mod workspace_files;
 
 pub use cache::MAX_CACHE_BYTES;
 pub use component::LoadedComponent;
+pub use deferred::DeferredComponent;
 pub use engine::MAX_WASM_STACK;
 pub use error::WasmError;
 pub use guard::CANCEL_GRACE;

@@ -106,6 +106,7 @@ impl Work {
         work.mount.elicitation = work.desk.accepts_questions();
         work.mount.sampling = work.desk.accepts_questions() && work.provider_error.is_none();
         work.tools = Arc::new(work.registry.mount(&work.mount).await);
+        work.tools.warm_components();
         let config = work.session_config(model, window);
         let dir = work.sessions_dir();
         let tools = work.tools.clone();
@@ -466,6 +467,7 @@ impl Work {
     async fn reload(&mut self) -> Result<(), HostError> {
         let registry = self.registry.reload();
         let tools = Arc::new(registry.mount(&self.mount).await);
+        tools.warm_components();
         let old_registry = std::mem::replace(&mut self.registry, registry);
         // The new [agent] settings (permission mode, budget, roots) apply from the next turn;
         // the model stays.

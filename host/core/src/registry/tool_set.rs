@@ -164,6 +164,8 @@ pub struct ToolSet {
     /// `max_output_bytes` of each connected server (a remounted tool keeps its cap).
     output_caps: HashMap<String, u64>,
     keep_alive_stop: tokio_util::sync::CancellationToken,
+    /// The built-in WASM components, compiled on first use ([`ToolSet::warm_components`]).
+    deferred: Vec<Arc<rho_wasm::DeferredComponent>>,
 }
 
 impl std::fmt::Debug for ToolSet {
@@ -188,6 +190,16 @@ impl ToolSet {
             restarts: RestartNotices::default(),
             output_caps: HashMap::new(),
             keep_alive_stop: tokio_util::sync::CancellationToken::new(),
+            deferred: Vec::new(),
+        }
+    }
+
+    /// Starts compiling (or loading from the cache) the built-in WASM components in the
+    /// background, so a session's first call of one does not wait for the compiler. Listing
+    /// commands skip this: they never call a tool.
+    pub fn warm_components(&self) {
+        for component in &self.deferred {
+            component.warm();
         }
     }
 
@@ -480,9 +492,11 @@ impl Registry {
         // WASM components load while the servers start. Built-in ones mount with the other
         // built-in tools, plugin ones after the MCP tools.
         let mut names = rho_component::naming::ExportedNames::default();
-        let (wasm, diagnostics) = super::wasm_tools::wasm_tools(self, &mut names).await;
-        set.diagnostics.extend(diagnostics);
+        let wasm = super::wasm_tools::wasm_tools(self, &mut names).await;
+        set.diagnostics.extend(wasm.diagnostics);
+        set.deferred = wasm.deferred;
         let (builtin_wasm, plugin_wasm): (Vec<_>, Vec<_>) = wasm
+            .tools
             .into_iter()
             .partition(|t| t.spec().origin == rho_component::ToolOrigin::Builtin);
         for tool in builtin_wasm {

@@ -120,7 +120,7 @@ impl Browser for Headless {
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 /// The variable the client secret of a pre-registered client is read from (its value comes
-/// from the suite's context, through [`ambient`]).
+/// from the suite's context, through `ambient`).
 const CLIENT_SECRET_VARIABLE: &str = "CONFORMANCE_CLIENT_SECRET";
 
 /// What the client declares for a scenario: forms only where the scenario asks one, so every

@@ -5,11 +5,11 @@
 //! metadata document, or RFC 7591), PKCE S256, the resource indicator (RFC 8707) and the
 //! response's `iss` (RFC 9207). rho adds what rmcp leaves to a host:
 //!
-//! - every leg over HTTPS except to loopback, no redirects, bounded bodies ([`guarded_http`]);
+//! - every leg over HTTPS except to loopback, no redirects, bounded bodies (`guarded_http`);
 //! - the browser ([`Browser`]: `$BROWSER` or the platform opener, or URL-and-paste) and the
-//!   loopback listener that takes the redirect ([`callback`]);
+//!   loopback listener that takes the redirect (`callback`);
 //! - tokens kept in rho's credential store, with its refresh lock as rmcp's refresh guard
-//!   ([`server_credentials`]);
+//!   (`server_credentials`);
 //! - time limits: discovery and loading stored credentials 60 s each, the browser login 5
 //!   minutes;
 //! - when a login may happen at all ([`LoginPolicy`]): a run that cannot put a browser in

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rho_component::CancelSignal;
-use rho_core::host::{HostErrorKind, HostEvent, HostHandle, RequestId, SessionHost};
+use rho_core::host::{HostErrorKind, HostEvent, HostHandle, Operation, RequestId, SessionHost};
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
@@ -162,32 +162,14 @@ async fn read(
                 .is_ok();
         }
     };
-    let request: Request = match parse_line(&line) {
-        Ok(Some(request)) => request,
-        Ok(None) => return true,
-        Err(response) => return out.send(response).await.is_ok(),
-    };
-    let refuse = |code: ErrorCode, message: &str| {
-        request
-            .id
-            .as_deref()
-            .map(|id| error_line(Some(id), code, message))
-    };
-    let Some(method) = Method::from_name(&request.method) else {
-        let message = format!("no method {:?}", request.method);
-        return match refuse(ErrorCode::MethodNotFound, &message) {
-            Some(line) => out.send(line).await.is_ok(),
-            None => true,
-        };
-    };
-    let operation = match method.decode(&request) {
-        Ok(operation) => operation,
-        Err(message) => {
-            return match refuse(ErrorCode::InvalidParams, &message) {
-                Some(line) => out.send(line).await.is_ok(),
-                None => true,
-            };
-        }
+    let (request, method, operation) = match decode_line(&line) {
+        Decoded::Blank | Decoded::Refused(None) => return true,
+        Decoded::Refused(Some(response)) => return out.send(response).await.is_ok(),
+        Decoded::Accepted {
+            request,
+            method,
+            operation,
+        } => (request, method, operation),
     };
     let key = request.id_key();
     let duplicate = {
@@ -206,13 +188,64 @@ async fn read(
         }
     };
     if duplicate {
-        return match refuse(
-            ErrorCode::InvalidRequest,
-            "a request with this id is still in flight",
-        ) {
-            Some(line) => out.send(line).await.is_ok(),
+        let message = "a request with this id is still in flight";
+        return match request.id.as_deref() {
+            Some(id) => {
+                let line = error_line(Some(id), ErrorCode::InvalidRequest, message);
+                out.send(line).await.is_ok()
+            }
             None => true,
         };
     }
     handle.submit(number, operation).await.is_ok()
+}
+
+/// What one inbound line becomes before the host sees it.
+pub(crate) enum Decoded {
+    /// A blank line: nothing to do.
+    Blank,
+    /// Refused by the codec: the error response to send (`None` for a notification, which
+    /// gets no response).
+    Refused(Option<String>),
+    /// A request for the host.
+    Accepted {
+        /// The request as parsed (its id answers it).
+        request: Request,
+        /// Its method's table entry.
+        method: Method,
+        /// The host operation its params decode into.
+        operation: Operation,
+    },
+}
+
+/// Parses one line and decodes its params through the method table (framing errors, unknown
+/// methods and params that do not fit are answered here; nothing reaches the host).
+pub(crate) fn decode_line(line: &[u8]) -> Decoded {
+    let request = match parse_line(line) {
+        Ok(Some(request)) => request,
+        Ok(None) => return Decoded::Blank,
+        Err(response) => return Decoded::Refused(Some(response)),
+    };
+    let refuse = |code: ErrorCode, message: &str| {
+        Decoded::Refused(
+            request
+                .id
+                .as_deref()
+                .map(|id| error_line(Some(id), code, message)),
+        )
+    };
+    let Some(method) = Method::from_name(&request.method) else {
+        return refuse(
+            ErrorCode::MethodNotFound,
+            &format!("no method {:?}", request.method),
+        );
+    };
+    match method.decode(&request) {
+        Ok(operation) => Decoded::Accepted {
+            request,
+            method,
+            operation,
+        },
+        Err(message) => refuse(ErrorCode::InvalidParams, &message),
+    }
 }

@@ -11,6 +11,8 @@
 
 mod codec;
 mod convert;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod jsonrpc;
 mod methods;
 pub mod openrpc;

@@ -3,6 +3,8 @@
 //! its wire format in `openai_wire.rs` and the SSE parser in `sse.rs`).
 
 mod chat;
+#[doc(hidden)]
+pub mod fuzzing;
 mod openai;
 mod openai_wire;
 mod sse;

@@ -36,7 +36,7 @@ pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use mcp_server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
     LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy,
-    StdioCommand, StdioServerSpec, ToolFilter,
+    StdioCommand, StdioServerSpec, ToolFilter, Transport,
 };
 pub use permission::{Gate, PermissionMode};
 pub use question::{

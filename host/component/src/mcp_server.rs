@@ -208,12 +208,47 @@ pub enum McpTransport {
 }
 
 impl McpTransport {
-    /// The transport's name as rho's config spells it.
-    pub fn name(&self) -> &'static str {
+    /// Which transport this is, without its settings.
+    pub fn kind(&self) -> Transport {
         match self {
-            Self::Stdio(_) => "stdio",
-            Self::StreamableHttp(_) => "streamable_http",
+            Self::Stdio(_) => Transport::Stdio,
+            Self::StreamableHttp(_) => Transport::StreamableHttp,
         }
+    }
+
+    /// The transport's name as rho's config spells it (see [`Transport::as_str`]).
+    pub fn name(&self) -> &'static str {
+        self.kind().as_str()
+    }
+}
+
+/// The kind of an MCP server's transport, with the one spelling rho uses in config.toml and in
+/// every output of its own (`--json`, RPC, text tables): `stdio` and `streamable_http`.
+///
+/// A plugin's `mcp.json` spells the HTTP transport `streamable-http` (the Agent Plugins
+/// format); that input spelling is read by the plugin loader and never echoed back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// A local process speaking MCP on stdin/stdout.
+    Stdio,
+    /// A Streamable HTTP endpoint.
+    StreamableHttp,
+}
+
+impl Transport {
+    /// The transport's one spelling: `stdio` or `streamable_http`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stdio => "stdio",
+            Self::StreamableHttp => "streamable_http",
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -252,4 +287,25 @@ pub struct HttpServerSpec {
     pub headers: Vec<(String, String)>,
     /// Header name → ambient variable name; values are read at connect and never shown.
     pub headers_from_env: Vec<(String, String)>,
+}
+
+#[cfg(test)]
+mod transport_spelling_tests {
+    use super::Transport;
+
+    #[test]
+    fn transport_has_one_spelling_in_serde_display_and_as_str() {
+        for (t, text) in [
+            (Transport::Stdio, "stdio"),
+            (Transport::StreamableHttp, "streamable_http"),
+        ] {
+            assert_eq!(t.as_str(), text);
+            assert_eq!(t.to_string(), text);
+            let json = serde_json::to_string(&t).unwrap();
+            assert_eq!(json, format!("\"{text}\""));
+            assert_eq!(serde_json::from_str::<Transport>(&json).unwrap(), t);
+        }
+        // The Agent Plugins input spelling is not rho's output spelling.
+        assert!(serde_json::from_str::<Transport>("\"streamable-http\"").is_err());
+    }
 }

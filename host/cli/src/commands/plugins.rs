@@ -196,7 +196,7 @@ fn server_json(spec: &rho_component::McpServerSpec) -> Value {
         McpTransport::Stdio(s) => json!({
             "name": name,
             "id": spec.id,
-            "transport": "stdio",
+            "transport": rho_component::Transport::Stdio,
             "command": match &s.command {
                 StdioCommand::Bare(name) => name.clone(),
                 StdioCommand::Path(path) => path_str(path),
@@ -209,7 +209,7 @@ fn server_json(spec: &rho_component::McpServerSpec) -> Value {
         McpTransport::StreamableHttp(h) => json!({
             "name": name,
             "id": spec.id,
-            "transport": "streamable-http",
+            "transport": rho_component::Transport::StreamableHttp,
             "url": h.url,
             "headers": h.headers.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
         }),
@@ -583,16 +583,18 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
             McpTransport::Stdio(stdio) => {
                 let cmd = v["command"].as_str().unwrap_or_default();
                 t.push_str(&format!(
-                    "  {}  stdio: {} {}\n",
+                    "  {}  {}: {} {}\n",
                     clean(&s.id),
+                    s.transport.kind(),
                     clean(cmd),
                     clean(&stdio.args.join(" "))
                 ));
             }
             McpTransport::StreamableHttp(h) => {
                 t.push_str(&format!(
-                    "  {}  streamable-http: {}\n",
+                    "  {}  {}: {}\n",
                     clean(&s.id),
+                    s.transport.kind(),
                     clean(&h.url)
                 ));
             }

@@ -10,27 +10,10 @@ use std::time::Duration;
 
 use rho_component::PermissionMode;
 use rho_component::endpoint::check_remote_url;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// The keys an `[agent]` table accepts (kept equal to the JSON schema by a test).
-pub const AGENT_KEYS: &[&str] = &[
-    "model",
-    "provider",
-    "permission_mode",
-    "max_iterations",
-    "extra_roots",
-];
-
-/// The keys a `[providers.<id>]` table accepts (kept equal to the JSON schema by a test).
-pub const PROVIDER_KEYS: &[&str] = &[
-    "endpoint",
-    "api_key_env",
-    "default_model",
-    "models",
-    "context_window",
-    "request_timeout_sec",
-    "idle_timeout_sec",
-];
+use crate::config_file::MAX_TIMEOUT_SEC;
 
 /// The iteration budget of one prompt when `[agent] max_iterations` is not set.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
@@ -94,25 +77,56 @@ pub struct ConfigProvider {
     pub settings: Result<ProviderSettings, Vec<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `[agent]`: the session defaults.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "agent")]
 pub(crate) struct AgentToml {
+    /// The model to use: an id, or provider:id.
+    #[schemars(length(min = 1))]
     model: Option<String>,
+    /// The provider to use (a key of [providers]).
+    #[schemars(length(min = 1))]
     provider: Option<String>,
+    /// How much the session may do without asking. read-only: only read tools run; ask: write
+    /// and destructive tools ask first; ask-destructive (default): destructive tools ask first;
+    /// allow-all: nothing asks.
+    #[serde(default)]
+    #[schemars(
+        schema_with = "crate::schema::permission_mode_schema",
+        extend("default" = PermissionMode::default().as_str())
+    )]
     permission_mode: Option<String>,
+    /// Model requests per prompt before the loop stops.
+    #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_ITERATIONS))]
     max_iterations: Option<u32>,
+    /// Directories file tools may reach besides the workspace (relative paths anchor at the config file's directory).
     extra_roots: Option<Vec<PathBuf>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// One OpenAI-compatible endpoint, `[providers.<id>]`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ProviderToml {
+#[schemars(rename = "provider")]
+pub(crate) struct ProviderToml {
+    /// The chat-completions URL, or a base URL ending in /v1. HTTPS except to loopback.
+    #[schemars(required, length(min = 1))]
     endpoint: Option<String>,
+    /// The environment variable holding the API key (never the key itself).
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
     api_key_env: Option<String>,
+    /// The model used when none is chosen.
     default_model: Option<String>,
+    /// Models to list without asking the endpoint.
     models: Option<Vec<String>>,
+    /// Context window in tokens, for usage statistics.
+    #[schemars(range(min = 1))]
     context_window: Option<u64>,
+    /// Budget for the first byte of an answer, in seconds.
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TIMEOUT_SEC))]
     request_timeout_sec: Option<f64>,
+    /// Budget between two chunks of a streamed answer, in seconds.
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TIMEOUT_SEC))]
     idle_timeout_sec: Option<f64>,
 }
 
@@ -198,10 +212,12 @@ pub(crate) fn resolve_provider(
     }
     let duration = |value: Option<f64>, k: &str, problems: &mut Vec<String>| match value {
         None => None,
-        Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) if s.is_finite() && s > 0.0 && s <= f64::from(MAX_TIMEOUT_SEC) => {
+            Some(Duration::from_secs_f64(s))
+        }
         Some(_) => {
             problems.push(format!(
-                "{}: must be a number of seconds above 0 and at most 86400",
+                "{}: must be a number of seconds above 0 and at most {MAX_TIMEOUT_SEC}",
                 key(k)
             ));
             None

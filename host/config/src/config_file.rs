@@ -13,9 +13,11 @@ use std::time::Duration;
 
 use rho_component::endpoint::{check_headers, check_remote_url};
 use rho_component::{
-    HttpServerSpec, LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec,
-    SamplingPolicy, StdioCommand, StdioServerSpec, ToolFilter,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
+    LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy,
+    StdioCommand, StdioServerSpec, ToolFilter,
 };
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::ConfigError;
@@ -26,26 +28,8 @@ use crate::agent::{
 /// `config.toml` larger than this is refused.
 pub const CONFIG_MAX_BYTES: u64 = 1024 * 1024;
 
-/// The keys an `[mcp.servers.<id>]` table accepts (kept equal to the JSON schema by a test).
-pub const SERVER_KEYS: &[&str] = &[
-    "transport",
-    "enabled",
-    "command",
-    "args",
-    "cwd",
-    "env",
-    "env_from_env",
-    "url",
-    "headers",
-    "headers_from_env",
-    "tools",
-    "log_level",
-    "sampling",
-    "oauth",
-    "startup_timeout_sec",
-    "call_timeout_sec",
-    "max_output_bytes",
-];
+/// The longest timeout any key of the file may set, in seconds (a day).
+pub const MAX_TIMEOUT_SEC: u32 = 86_400;
 
 /// The parsed configuration of one run.
 #[derive(Debug, Clone, Default)]
@@ -82,76 +66,128 @@ pub struct ConfigServer {
 }
 
 // ---------- raw types: exactly what the file may say ----------
+//
+// These types are also the source of `schemas/rho-config.schema.json` (`schema.rs`): their doc
+// comments are the schema's descriptions, so they speak to a user editing the file.
 
-#[derive(Debug, Deserialize)]
+/// rho's configuration file (`$RHO_HOME/config.toml`, or `--config <file>`). Strict: unknown keys are errors. Rules beyond JSON Schema (URL rules, header names, which keys each transport takes) are enforced by rho.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ConfigSkeleton {
+pub(crate) struct ConfigToml {
+    /// MCP servers.
     #[serde(default)]
-    mcp: Option<McpSkeleton>,
+    mcp: Option<McpToml>,
+    /// The session defaults: model, provider, permission mode, iteration budget, extra file roots.
     #[serde(default)]
     agent: Option<AgentToml>,
+    /// OpenAI-compatible chat-completions endpoints by identity (ASCII letters, digits, '-', '_').
     #[serde(default)]
+    #[schemars(schema_with = "crate::schema::identity_map::<crate::agent::ProviderToml>")]
     providers: Option<ProvidersToml>,
 }
 
-#[derive(Debug, Deserialize)]
+/// `[mcp]`: MCP servers.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct McpSkeleton {
+#[schemars(rename = "mcp")]
+struct McpToml {
+    /// MCP servers by identity (ASCII letters, digits, '-', '_').
     #[serde(default)]
+    #[schemars(schema_with = "crate::schema::identity_map::<McpServerToml>")]
     servers: BTreeMap<String, toml::Spanned<toml::Table>>,
 }
 
-/// `[mcp.servers.<id>]` as written.
-#[derive(Debug, Default, Deserialize)]
+/// One MCP server, `[mcp.servers.<id>]`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "server")]
 pub struct McpServerToml {
+    /// Inferred from command (stdio) or url (streamable_http) when omitted.
     transport: Option<TransportToml>,
+    /// Whether rho starts the server.
+    #[schemars(extend("default" = true))]
     enabled: Option<bool>,
+    /// stdio: a bare name found on PATH, or a path (relative paths anchor at the config file's directory). Never run through a shell.
+    #[schemars(length(min = 1))]
     command: Option<String>,
+    /// stdio: the arguments, passed as they are.
     args: Option<Vec<String>>,
+    /// stdio: working directory (relative to the config file's directory).
     cwd: Option<PathBuf>,
+    /// stdio: literal variables added to the sanitized base environment.
     env: Option<BTreeMap<String, String>>,
+    /// stdio: child variable name -> ambient variable name (for secrets).
     env_from_env: Option<BTreeMap<String, String>>,
+    /// streamable_http: https URL (plain http only to localhost or loopback addresses).
     url: Option<String>,
+    /// streamable_http: literal header values.
     headers: Option<BTreeMap<String, String>>,
+    /// streamable_http: header name -> ambient variable holding the whole value; wins over headers.
     headers_from_env: Option<BTreeMap<String, String>>,
+    /// Which of the server's tools the session gets.
     tools: Option<ToolsToml>,
+    /// The least severe MCP log message the server should send.
+    #[serde(default)]
+    #[schemars(schema_with = "crate::schema::log_level_schema")]
     log_level: Option<String>,
+    /// Whether the server may ask the session's model for a completion (`ask`: the user decides each time).
+    #[schemars(extend("default" = "deny"))]
     sampling: Option<SamplingToml>,
+    /// streamable_http: log in with OAuth 2.1 (an empty table asks for full discovery).
     oauth: Option<OAuthToml>,
+    /// Budget for the server to start and list its tools, in seconds.
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TIMEOUT_SEC, "default" = DEFAULT_STARTUP_TIMEOUT.as_secs()))]
     startup_timeout_sec: Option<f64>,
+    /// Budget for one tool call, in seconds.
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TIMEOUT_SEC, "default" = DEFAULT_CALL_TIMEOUT.as_secs()))]
     call_timeout_sec: Option<f64>,
+    /// The most bytes of one tool result the model sees (the rest is cut and said so).
+    #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_OUTPUT_BYTES))]
     max_output_bytes: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+/// How rho talks to the server.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "transport")]
 enum TransportToml {
     Stdio,
     StreamableHttp,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `tools = { allow = [...], deny = [...] }`: names as the server spells them.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "tools")]
 struct ToolsToml {
+    /// Only these tools (all when absent).
     allow: Option<Vec<String>>,
+    /// Never these tools (wins over allow).
     #[serde(default)]
     deny: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+/// Whether a server's sampling requests are refused or put to the user.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "sampling")]
 enum SamplingToml {
     Deny,
     Ask,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// A pre-registered OAuth client, or a client ID metadata document.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "oauth")]
 struct OAuthToml {
+    /// The client id registered with the authorization server.
     client_id: Option<String>,
+    /// The environment variable holding the client secret (never the secret itself).
     client_secret_env: Option<String>,
+    /// An https URL of the client's metadata document (the URL is the client id).
     client_metadata_url: Option<String>,
+    /// Scopes to ask for (when empty: the server's challenge, else its metadata, chooses).
     #[serde(default)]
     scopes: Vec<String>,
 }
@@ -196,7 +232,7 @@ pub fn load_config(source: &ConfigSource) -> Result<RhoConfig, ConfigError> {
 
 /// Parses configuration text; `path` names the file in errors and anchors relative paths.
 pub fn parse_config(text: &str, path: &Path) -> Result<RhoConfig, ConfigError> {
-    let skeleton: ConfigSkeleton = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+    let skeleton: ConfigToml = toml::from_str(text).map_err(|e| ConfigError::Invalid {
         path: path.to_path_buf(),
         message: toml_message(text, &e),
     })?;
@@ -494,9 +530,9 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
     ] {
         if let Some(secs) = value {
             match Duration::try_from_secs_f64(secs) {
-                Ok(d) if secs > 0.0 && secs <= 86_400.0 => *slot = d,
+                Ok(d) if secs > 0.0 && secs <= f64::from(MAX_TIMEOUT_SEC) => *slot = d,
                 _ => problems.push(format!(
-                    "{}: must be more than 0 and at most 86400 seconds",
+                    "{}: must be more than 0 and at most {MAX_TIMEOUT_SEC} seconds",
                     key(k)
                 )),
             }

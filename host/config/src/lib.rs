@@ -1,7 +1,8 @@
 //! rho's configuration locations.
 //!
 //! This crate owns `config.toml` (strict raw `*Toml` types resolved into the shared
-//! [`rho_component::McpServerSpec`], plus `[agent]` and `[providers.*]`) and the paths rho reads and writes: `RHO_HOME` (default
+//! [`rho_component::McpServerSpec`], plus `[agent]` and `[providers.*]`; its JSON Schema,
+//! [`config_schema`], is derived from those types) and the paths rho reads and writes: `RHO_HOME` (default
 //! `~/.rho`), the user and project roots for Agent Plugins and loose skills, and the activation
 //! state files. Locations are resolved once from an explicit environment snapshot
 //! ([`PathsEnv`]) so callers and tests never depend on the process environment by accident.
@@ -15,13 +16,11 @@ mod config_file;
 mod credentials;
 mod error;
 mod paths;
+mod schema;
 
-pub use agent::{
-    AGENT_KEYS, AgentSettings, ConfigProvider, DEFAULT_MAX_ITERATIONS, PROVIDER_KEYS,
-    ProviderSettings,
-};
+pub use agent::{AgentSettings, ConfigProvider, DEFAULT_MAX_ITERATIONS, ProviderSettings};
 pub use config_file::{
-    CONFIG_MAX_BYTES, ConfigServer, ConfigSource, McpServerToml, RhoConfig, SERVER_KEYS,
+    CONFIG_MAX_BYTES, ConfigServer, ConfigSource, MAX_TIMEOUT_SEC, McpServerToml, RhoConfig,
     load_config, parse_config, valid_server_id,
 };
 pub use credentials::{
@@ -30,3 +29,4 @@ pub use credentials::{
 };
 pub use error::ConfigError;
 pub use paths::{PathsEnv, ProjectPaths, RhoPaths};
+pub use schema::config_schema;

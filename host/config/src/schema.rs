@@ -1,0 +1,127 @@
+//! The JSON Schema of `config.toml`, derived from the raw `*Toml` types the parser reads
+//! (`schemars`), so the schema and the parser cannot disagree on a key. The checked-in
+//! `schemas/rho-config.schema.json` is this document; a test keeps it equal (regenerate with
+//! `RHO_UPDATE_SCHEMAS=1 cargo test -p rho-config config_schema`).
+//!
+//! Rules JSON Schema cannot say (URL rules, header names, the stdio/HTTP key split) stay in the
+//! parser, which is the judge; the schema is for editors and for readers.
+
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{Schema, SchemaGenerator, json_schema};
+use serde_json::Value;
+
+use rho_component::{LogLevel, PermissionMode};
+
+use crate::config_file::ConfigToml;
+
+/// Where the document says it lives.
+const SCHEMA_ID: &str = "https://rho.dev/schemas/rho-config.schema.json";
+
+/// The pattern of a server or provider identity (checked by [`crate::valid_server_id`] too).
+pub(crate) const IDENTITY_PATTERN: &str = "^[A-Za-z0-9_-]{1,64}$";
+
+/// The schema of `config.toml` (JSON Schema 2020-12).
+pub fn config_schema() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with_transform(RecursiveTransform(tidy))
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<ConfigToml>();
+    schema.insert("$id".into(), SCHEMA_ID.into());
+    schema.insert("title".into(), "rho config.toml".into());
+    schema.to_value()
+}
+
+/// TOML has no null: an optional key is one that may be absent, so the `null` alternative
+/// (and the `null` default) schemars gives every `Option` goes. So does `format`, which names
+/// Rust's number types (`uint32`, `double`), not anything a TOML reader checks. Descriptions
+/// lose the line breaks of the doc comments they come from.
+fn tidy(schema: &mut Schema) {
+    if schema.get("default") == Some(&Value::Null) {
+        schema.remove("default");
+    }
+    schema.remove("format");
+    // A doc comment's line breaks are the source's wrapping, not the text's.
+    if let Some(Value::String(text)) = schema.get_mut("description") {
+        *text = text
+            .split("\n\n")
+            .map(|paragraph| paragraph.replace('\n', " "))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+    }
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            schema.insert("type".into(), only);
+        }
+    }
+    let Some(Value::Array(branches)) = schema.get_mut("anyOf") else {
+        return;
+    };
+    branches.retain(|b| b.get("type").and_then(Value::as_str) != Some("null"));
+    if branches.len() == 1 {
+        let only = branches.remove(0);
+        schema.remove("anyOf");
+        if let Value::Object(only) = only {
+            for (key, value) in only {
+                schema.insert(key, value);
+            }
+        }
+    }
+}
+
+/// `log_level`: the MCP logging levels, from [`LogLevel::ALL`].
+pub(crate) fn log_level_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = LogLevel::ALL.iter().map(|l| l.as_str()).collect();
+    json_schema!({
+        "enum": names,
+    })
+}
+
+/// `permission_mode`: the modes of [`PermissionMode::ALL`].
+pub(crate) fn permission_mode_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = PermissionMode::ALL.iter().map(|m| m.as_str()).collect();
+    json_schema!({
+        "enum": names,
+    })
+}
+
+/// A table keyed by identity whose values follow `T`'s schema.
+pub(crate) fn identity_map<T: schemars::JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    let values = generator.subschema_for::<T>();
+    json_schema!({
+        "type": "object",
+        "propertyNames": { "pattern": IDENTITY_PATTERN },
+        "additionalProperties": values,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_checked_in_config_schema_is_generated_from_the_toml_types() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../schemas/rho-config.schema.json");
+        let mut generated = serde_json::to_string_pretty(&config_schema()).unwrap();
+        generated.push('\n');
+        if std::env::var_os("RHO_UPDATE_SCHEMAS").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            on_disk == generated,
+            "schemas/rho-config.schema.json is stale: run RHO_UPDATE_SCHEMAS=1 cargo test -p rho-config config_schema"
+        );
+    }
+
+    #[test]
+    fn no_option_leaves_a_null_behind() {
+        let text = config_schema().to_string();
+        assert!(!text.contains("\"null\""), "{text}");
+    }
+}

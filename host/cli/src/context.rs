@@ -22,13 +22,7 @@ impl Context {
             None => std::env::current_dir().context("cannot read the working directory")?,
         };
         let paths = RhoPaths::resolve(&PathsEnv::from_process(), &cwd)?;
-        let plugins = PluginLocations {
-            project_roots: paths.project_plugin_roots(),
-            project_install_root: paths.project_install_root(),
-            project_state_file: paths.project_state_file(),
-            user_root: paths.user_plugins_root(),
-            user_state_file: paths.user_state_file(),
-        };
+        let plugins = rho_core::plugin_locations(&paths);
         Ok(Self {
             paths,
             plugins,

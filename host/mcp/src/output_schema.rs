@@ -14,17 +14,8 @@ pub fn check(schema: &Value, structured: Option<&Value>) -> Result<(), String> {
         .offline()
         .build(schema)
         .map_err(|e| format!("the tool's outputSchema is not usable: {e}"))?;
-    let problems: Vec<String> = validator
-        .iter_errors(structured)
+    let problems: Vec<String> = rho_component::schema_problems(&validator, structured)
         .take(5)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("{at}: {e}")
-            }
-        })
         .collect();
     if problems.is_empty() {
         Ok(())

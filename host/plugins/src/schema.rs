@@ -164,17 +164,7 @@ pub(crate) fn violations(
             version.as_str()
         )];
     };
-    validator
-        .iter_errors(instance)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("{at}: {e}")
-            }
-        })
-        .collect()
+    rho_component::schema_problems(validator, instance).collect()
 }
 
 #[cfg(test)]

@@ -25,11 +25,27 @@ if [ -z "$libdir" ] || [ ! -d "$libdir" ]; then
     exit 1
 fi
 
+crate="$(cd "$crate" && pwd)"
+case "$crate/" in
+"$repo"/*)
+    # Cargo hashes the absolute path of a path dependency that lies outside the crate's own
+    # workspace (the SDK, for every guest) into the symbols of the build, so one source at two
+    # checkouts built two different components. rho's own guests therefore build through one
+    # fixed path, a link to this checkout, held under a lock for the length of the build.
+    stable=/tmp/rho-guest-checkout
+    exec 9>"$stable.lock"
+    flock 9
+    ln -sfn "$repo" "$stable"
+    crate="$stable/${crate#"$repo"/}"
+    ;;
+*) stable="$repo" ;;
+esac
+
 # Paths of the build machine (the checkout, cargo's registry) are written into panic messages;
 # remapped, the component is the same byte for byte wherever it is built, and names no local
 # directory (CI rebuilds rho's own components and fails when one differs from the committed file).
 cargo_home="${CARGO_HOME:-$HOME/.cargo}"
-export RUSTFLAGS="${RUSTFLAGS:-} --remap-path-prefix=$repo=/rho --remap-path-prefix=$cargo_home=/cargo"
+export RUSTFLAGS="${RUSTFLAGS:-} --remap-path-prefix=$stable=/rho --remap-path-prefix=$cargo_home=/cargo"
 cargo build --locked --release --target wasm32-wasip2 --manifest-path "$crate/Cargo.toml"
 mkdir -p "$(dirname "$out")"
 cp "$CARGO_TARGET_DIR/wasm32-wasip2/release/$lib.wasm" "$out"

@@ -1,7 +1,8 @@
 //! `rho-bench rpc-ready`: the time from spawning `rho rpc` (no MCP servers, empty home and
 //! project, an endpoint nothing listens on) to reading its `ready` notification, against the
 //! hidden `ready-line` mode of this binary, which prints the same line and waits for EOF the same
-//! way. Both clocks start just before `spawn` and stop when the first line has been read; closing
+//! way. A third series starts each run from a `$RHO_HOME` that does not exist yet (a newcomer's
+//! first run), against runs on the home the earlier runs left behind. Both clocks start just before `spawn` and stop when the first line has been read; closing
 //! stdin and reaping the process happen after the clock stops.
 //!
 //! [`LineChild`], a child spoken to line by line over pipes, is shared with `rpc-turn`,
@@ -267,7 +268,17 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let mut line = String::new();
     let mut rho_runs: Vec<Duration> = Vec::with_capacity(o.runs);
     let mut base_runs: Vec<Duration> = Vec::with_capacity(o.runs);
+    let mut fresh_runs: Vec<Duration> = Vec::with_capacity(o.runs);
     for i in 0..o.warmup + o.runs {
+        // The first run on a new machine: nothing under $RHO_HOME (no compile cache, no state).
+        // Removed before the clock starts; the used home is back by the next iteration's runs.
+        std::fs::remove_dir_all(&rho_home)
+            .or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            })
+            .map_err(|e| format!("cannot remove {}: {e}", rho_home.display()))?;
+        let f = time_ready(&mut rho, &mut line)?;
         // Alternating which goes first keeps a slow drift in the machine from favouring either.
         let (r, b) = if i % 2 == 0 {
             let r = time_ready(&mut rho, &mut line)?;
@@ -279,9 +290,14 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         if i >= o.warmup {
             rho_runs.push(r);
             base_runs.push(b);
+            fresh_runs.push(f);
         }
     }
-    let (Some(rho_ms), Some(base_ms)) = (Summary::of(&rho_runs), Summary::of(&base_runs)) else {
+    let (Some(rho_ms), Some(base_ms), Some(fresh_ms)) = (
+        Summary::of(&rho_runs),
+        Summary::of(&base_runs),
+        Summary::of(&fresh_runs),
+    ) else {
         return Err(Error::Failed("no timed runs".into()));
     };
 
@@ -296,7 +312,8 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         "baseline: rho-bench ready-line (spawn and exec of a Rust binary that prints the same line)"
     );
     println!(
-        "runs:     {} timed after {} warm-up; rho and baseline alternate; stdin closed and the \
+        "runs:     {} timed after {} warm-up; each iteration runs rho on a removed $RHO_HOME, \
+         then rho and the baseline (alternating order) on the home it left; stdin closed and the \
          process reaped after the clock stops",
         o.runs, o.warmup
     );
@@ -307,6 +324,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     );
     for (name, s) in [
         ("rho rpc → ready", rho_ms),
+        ("  (fresh $RHO_HOME)", fresh_ms),
         ("rho-bench ready-line", base_ms),
     ] {
         println!("{name:<22} {:>9.2} {:>7.2} {:>7.2}", s.median, s.min, s.p90);
@@ -316,6 +334,11 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         "rho/baseline: {:.2}x ({:+.2} ms over a process that only prints the line)",
         rho_ms.median / base_ms.median,
         rho_ms.median - base_ms.median
+    );
+    println!(
+        "fresh/used home: {:.2}x ({:+.2} ms for a first run; the goal is a first run as fast as the next)",
+        fresh_ms.median / rho_ms.median,
+        fresh_ms.median - rho_ms.median
     );
     let verdict = if rho_ms.median <= GOAL_MS {
         "met"

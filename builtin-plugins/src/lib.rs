@@ -22,7 +22,8 @@ use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
 
 pub use components::{BuiltinComponent, builtin_components};
 pub use tools::{
-    EditFile, Glob, Grep, ListDirectory, ReadFile, RunCommand, WriteFile, builtin_tools,
+    Builtin, BuiltinTool, EditFile, Glob, Grep, ListDirectory, ReadFile, RunCommand, WriteFile,
+    builtin_tools,
 };
 
 /// One embedded skill: its name and the full text of its `SKILL.md`.

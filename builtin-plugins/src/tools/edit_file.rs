@@ -2,14 +2,14 @@
 
 use std::fs;
 
-use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec};
+use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::args::{invalid, parse};
+use super::args::invalid;
 use super::blocking::{OnCancel, cancelled, run_blocking};
-use super::builtin_spec;
 use super::paths::{Sandbox, write_no_follow};
+use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "edit_file";
 /// The largest file edited in memory.
@@ -21,71 +21,41 @@ whitespace and indentation, and must occur exactly once unless `replace_all` is 
 enough surrounding lines to make it unique. Read the file first to copy the text exactly. \
 Returns how many replacements were made.";
 
-#[derive(Debug, Deserialize)]
+/// The arguments (their schema is the tool's input schema).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// The file to edit, relative to the workspace root or absolute inside it.
     path: String,
+    /// The exact text to replace (not empty).
     old_string: String,
+    /// The text to put in its place (must differ from old_string).
     new_string: String,
+    /// Replace every occurrence instead of requiring exactly one (default false).
     #[serde(default)]
     replace_all: bool,
 }
 
 /// Replaces an exact string in a file, once or everywhere.
-#[derive(Debug, Clone)]
-pub struct EditFile {
-    spec: ToolSpec,
-}
+#[derive(Debug, Clone, Copy)]
+pub struct EditFile;
 
 impl EditFile {
-    /// The tool with its declaration.
-    pub fn new() -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "The file to edit, relative to the workspace root or absolute inside it."
-                },
-                "old_string": {
-                    "type": "string",
-                    "description": "The exact text to replace (not empty)."
-                },
-                "new_string": {
-                    "type": "string",
-                    "description": "The text to put in its place (must differ from old_string)."
-                },
-                "replace_all": {
-                    "type": "boolean",
-                    "description": "Replace every occurrence instead of requiring exactly one (default false)."
-                }
-            },
-            "required": ["path", "old_string", "new_string"],
-            "additionalProperties": false
-        });
-        Self {
-            spec: builtin_spec(NAME, "Edit file", DESCRIPTION, schema, RiskLevel::Write),
-        }
+    /// The tool, ready for the registry.
+    pub fn new() -> Builtin<Self> {
+        Builtin::new(Self)
     }
 }
 
-impl Default for EditFile {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+impl BuiltinTool for EditFile {
+    type Args = Args;
+    const NAME: &'static str = NAME;
+    const TITLE: &'static str = "Edit file";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const RISK: RiskLevel = RiskLevel::Write;
 
-impl Tool for EditFile {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse(NAME, arguments) {
-                Ok(args) => args,
-                Err(failed) => return failed,
-            };
             if args.old_string.is_empty() {
                 return invalid(NAME, "old_string", "must not be empty");
             }
@@ -169,6 +139,7 @@ fn edit(sandbox: &Sandbox, args: &Args) -> ToolOutput {
 mod tests {
     use super::*;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
+    use serde_json::json;
 
     #[tokio::test]
     async fn replaces_one_unique_occurrence() {

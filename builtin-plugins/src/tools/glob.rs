@@ -7,15 +7,15 @@ use std::sync::{Mutex, PoisonError};
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
-use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec};
+use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::args::{invalid, parse};
+use super::args::invalid;
 use super::blocking::{OnCancel, Stop, cancelled, run_blocking};
-use super::builtin_spec;
 use super::paths::Sandbox;
 use super::walk::{relative, walker};
+use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "glob";
 /// The most paths one call shows.
@@ -32,61 +32,37 @@ Files excluded by .gitignore or .ignore files are skipped, and so are hidden ent
 the pattern names one (e.g. `.github/**` or `**/.env`); `.git` directories are never searched. \
 Returns matching paths relative to the search root, sorted, directories ending with `/`, at most 1000.";
 
-#[derive(Debug, Deserialize)]
+/// The arguments (their schema is the tool's input schema).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// The glob pattern, relative to the search root, e.g. `**/*.rs`.
     pattern: String,
+    /// The directory to search, relative to the workspace root or absolute inside it (default: the workspace root).
     #[serde(default)]
     path: Option<String>,
 }
 
 /// Finds paths matching a glob pattern.
-#[derive(Debug, Clone)]
-pub struct Glob {
-    spec: ToolSpec,
-}
+#[derive(Debug, Clone, Copy)]
+pub struct Glob;
 
 impl Glob {
-    /// The tool with its declaration.
-    pub fn new() -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "pattern": {
-                    "type": "string",
-                    "description": "The glob pattern, relative to the search root, e.g. `**/*.rs`."
-                },
-                "path": {
-                    "type": "string",
-                    "description": "The directory to search, relative to the workspace root or absolute inside it (default: the workspace root)."
-                }
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        });
-        Self {
-            spec: builtin_spec(NAME, "Find files", DESCRIPTION, schema, RiskLevel::Read),
-        }
+    /// The tool, ready for the registry.
+    pub fn new() -> Builtin<Self> {
+        Builtin::new(Self)
     }
 }
 
-impl Default for Glob {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+impl BuiltinTool for Glob {
+    type Args = Args;
+    const NAME: &'static str = NAME;
+    const TITLE: &'static str = "Find files";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const RISK: RiskLevel = RiskLevel::Read;
 
-impl Tool for Glob {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse(NAME, arguments) {
-                Ok(args) => args,
-                Err(failed) => return failed,
-            };
             let pattern = args.pattern.trim_start_matches("./");
             if pattern.is_empty() {
                 return invalid(NAME, "pattern", "must not be empty");
@@ -189,6 +165,7 @@ fn collect(
 mod tests {
     use super::*;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
+    use serde_json::json;
 
     fn tree() -> tempfile::TempDir {
         let dir = workspace();

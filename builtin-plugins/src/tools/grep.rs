@@ -9,15 +9,15 @@ use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
-use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec};
+use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::args::{invalid, parse};
+use super::args::invalid;
 use super::blocking::{OnCancel, Stop, cancelled, run_blocking};
-use super::builtin_spec;
 use super::paths::Sandbox;
 use super::walk::walker;
+use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "grep";
 /// Matching lines returned when the call gives no `max_results`.
@@ -37,87 +37,47 @@ are skipped. `glob` limits the files searched in a directory, e.g. `*.rs` (any d
 leading `!` excludes instead. Returns at most `max_results` lines (default 200, at most 2000); \
 lines longer than 500 bytes are cut.";
 
-#[derive(Debug, Deserialize)]
+/// The arguments (their schema is the tool's input schema).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// The regular expression to search for (Rust regex syntax); matched against each line.
     pattern: String,
+    /// The directory or file to search, relative to the workspace root or absolute inside it (default: the workspace root).
     #[serde(default)]
     path: Option<String>,
+    /// Only search files matching this glob, e.g. `*.rs` or `src/**/*.ts`; prefix with `!` to exclude instead.
     #[serde(default)]
     glob: Option<String>,
+    /// Match without regard to case (default false).
     #[serde(default)]
     case_insensitive: bool,
+    /// The most matching lines to return (default 200, at most 2000).
+    #[schemars(range(min = 1, max = MAX_RESULTS))]
     #[serde(default)]
     max_results: Option<u64>,
 }
 
 /// Searches file contents for a regular expression.
-#[derive(Debug, Clone)]
-pub struct Grep {
-    spec: ToolSpec,
-}
+#[derive(Debug, Clone, Copy)]
+pub struct Grep;
 
 impl Grep {
-    /// The tool with its declaration.
-    pub fn new() -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "pattern": {
-                    "type": "string",
-                    "description": "The regular expression to search for (Rust regex syntax); matched against each line."
-                },
-                "path": {
-                    "type": "string",
-                    "description": "The directory or file to search, relative to the workspace root or absolute inside it (default: the workspace root)."
-                },
-                "glob": {
-                    "type": "string",
-                    "description": "Only search files matching this glob, e.g. `*.rs` or `src/**/*.ts`; prefix with `!` to exclude instead."
-                },
-                "case_insensitive": {
-                    "type": "boolean",
-                    "description": "Match without regard to case (default false)."
-                },
-                "max_results": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_RESULTS,
-                    "description": "The most matching lines to return (default 200, at most 2000)."
-                }
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        });
-        Self {
-            spec: builtin_spec(
-                NAME,
-                "Search contents",
-                DESCRIPTION,
-                schema,
-                RiskLevel::Read,
-            ),
-        }
+    /// The tool, ready for the registry.
+    pub fn new() -> Builtin<Self> {
+        Builtin::new(Self)
     }
 }
 
-impl Default for Grep {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+impl BuiltinTool for Grep {
+    type Args = Args;
+    const NAME: &'static str = NAME;
+    const TITLE: &'static str = "Search contents";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const RISK: RiskLevel = RiskLevel::Read;
 
-impl Tool for Grep {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse(NAME, arguments) {
-                Ok(args) => args,
-                Err(failed) => return failed,
-            };
             let max = args.max_results.unwrap_or(DEFAULT_RESULTS);
             if !(1..=MAX_RESULTS).contains(&max) {
                 return invalid(
@@ -294,6 +254,7 @@ fn render(hits: &[Hit], stopped_early: bool, limit: usize) -> ToolOutput {
 mod tests {
     use super::*;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
+    use serde_json::json;
 
     fn tree() -> tempfile::TempDir {
         let dir = workspace();

@@ -3,14 +3,13 @@
 use std::fmt::Write as _;
 use std::fs;
 
-use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec};
+use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::args::parse;
 use super::blocking::{OnCancel, Stop, cancelled, run_blocking};
-use super::builtin_spec;
 use super::paths::Sandbox;
+use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "list_directory";
 /// The most entries one call shows.
@@ -21,56 +20,35 @@ sorted by name, one per line; directories end with `/`. Hidden entries are inclu
 files are not applied. At most 1000 entries are shown. Defaults to the workspace root. Use glob \
 to find files recursively.";
 
-#[derive(Debug, Deserialize)]
+/// The arguments (their schema is the tool's input schema).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// The directory to list, relative to the workspace root or absolute inside it (default: the workspace root).
     #[serde(default)]
     path: Option<String>,
 }
 
 /// Lists one directory.
-#[derive(Debug, Clone)]
-pub struct ListDirectory {
-    spec: ToolSpec,
-}
+#[derive(Debug, Clone, Copy)]
+pub struct ListDirectory;
 
 impl ListDirectory {
-    /// The tool with its declaration.
-    pub fn new() -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "The directory to list, relative to the workspace root or absolute inside it (default: the workspace root)."
-                }
-            },
-            "required": [],
-            "additionalProperties": false
-        });
-        Self {
-            spec: builtin_spec(NAME, "List directory", DESCRIPTION, schema, RiskLevel::Read),
-        }
+    /// The tool, ready for the registry.
+    pub fn new() -> Builtin<Self> {
+        Builtin::new(Self)
     }
 }
 
-impl Default for ListDirectory {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+impl BuiltinTool for ListDirectory {
+    type Args = Args;
+    const NAME: &'static str = NAME;
+    const TITLE: &'static str = "List directory";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const RISK: RiskLevel = RiskLevel::Read;
 
-impl Tool for ListDirectory {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse(NAME, arguments) {
-                Ok(args) => args,
-                Err(failed) => return failed,
-            };
             run_blocking(NAME, context, OnCancel::Abandon, move |sandbox, stop| {
                 list(sandbox, stop, args.path.as_deref().unwrap_or("."))
             })
@@ -135,6 +113,7 @@ fn list(sandbox: &Sandbox, stop: &Stop, raw: &str) -> ToolOutput {
 mod tests {
     use super::*;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
+    use serde_json::json;
 
     #[tokio::test]
     async fn lists_sorted_entries_with_directories_marked() {

@@ -23,7 +23,9 @@ mod testing;
 
 use std::sync::Arc;
 
-use rho_component::{RiskLevel, Tool, ToolOrigin, ToolSpec};
+use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOrigin, ToolSpec};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use edit_file::EditFile;
@@ -48,22 +50,67 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     ]
 }
 
-/// The declaration of a built-in tool.
-fn builtin_spec(
-    name: &str,
-    title: &str,
-    description: &str,
-    input_schema: Value,
-    risk: RiskLevel,
-) -> ToolSpec {
-    ToolSpec {
-        name: name.to_owned(),
-        title: Some(title.to_owned()),
-        description: description.to_owned(),
-        input_schema,
-        output_schema: None,
-        risk,
-        origin: ToolOrigin::Builtin,
+/// A built-in tool: its declaration as constants and its arguments as a typed struct, whose
+/// derived JSON Schema ([`rho_component::input_schema`], descriptions from the fields' doc
+/// comments) is the input schema the model sees. [`Builtin`] makes it a [`Tool`].
+pub trait BuiltinTool: Send + Sync + 'static {
+    /// The arguments, parsed from the model's JSON before [`BuiltinTool::run`] (unknown fields
+    /// are refused: `deny_unknown_fields`).
+    type Args: DeserializeOwned + JsonSchema + Send;
+    /// The name the model calls.
+    const NAME: &'static str;
+    /// The short title shown to people.
+    const TITLE: &'static str;
+    /// What the model reads about the tool.
+    const DESCRIPTION: &'static str;
+    /// What a call can change.
+    const RISK: RiskLevel;
+
+    /// Runs one call with parsed arguments (checks the schema cannot say are the tool's own).
+    fn run<'a>(&'a self, args: Self::Args, context: &'a ToolContext) -> ToolFuture<'a>;
+}
+
+/// The [`Tool`] a [`BuiltinTool`] is: the declaration built once from the constants and the
+/// arguments' schema; each call's arguments parsed into `T::Args` (errors name the field).
+#[derive(Debug, Clone)]
+pub struct Builtin<T> {
+    tool: T,
+    spec: ToolSpec,
+}
+
+impl<T: BuiltinTool> Builtin<T> {
+    /// Declares `tool`.
+    pub fn new(tool: T) -> Self {
+        let mut input_schema = rho_component::input_schema::<T::Args>();
+        if let Value::Object(root) = &mut input_schema {
+            // The model needs the shape, not the document's metadata.
+            root.remove("$schema");
+            root.remove("title");
+            root.remove("description");
+        }
+        let spec = ToolSpec {
+            name: T::NAME.to_owned(),
+            title: Some(T::TITLE.to_owned()),
+            description: T::DESCRIPTION.to_owned(),
+            input_schema,
+            output_schema: None,
+            risk: T::RISK,
+            origin: ToolOrigin::Builtin,
+        };
+        Self { tool, spec }
+    }
+}
+
+impl<T: BuiltinTool> Tool for Builtin<T> {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
+        match args::parse::<T::Args>(T::NAME, arguments) {
+            Ok(args) => self.tool.run(args, context),
+            Err(failed) => Box::pin(std::future::ready(failed)),
+        }
     }
 }
 
@@ -92,7 +139,8 @@ mod tests {
                     spec.name
                 );
             }
-            for required in schema["required"].as_array().unwrap() {
+            let required = schema.get("required").and_then(Value::as_array);
+            for required in required.into_iter().flatten() {
                 assert!(properties.contains_key(required.as_str().unwrap()));
             }
         }

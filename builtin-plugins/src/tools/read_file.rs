@@ -5,14 +5,14 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
-use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec};
+use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::args::{invalid, parse};
+use super::args::invalid;
 use super::blocking::{OnCancel, Stop, cancelled, run_blocking};
-use super::builtin_spec;
 use super::paths::Sandbox;
+use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "read_file";
 /// Lines shown when the call gives no `limit`.
@@ -31,69 +31,42 @@ capped at 256 KiB and lines longer than 4096 bytes are cut; the result says when
 which offset to read next. Binary files are refused. Relative paths are resolved against the \
 workspace root.";
 
-#[derive(Debug, Deserialize)]
+/// The arguments (their schema is the tool's input schema).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// The file to read, relative to the workspace root or absolute inside it.
     path: String,
+    /// The 1-based line number to start at (default 1).
+    #[schemars(range(min = 1))]
     #[serde(default)]
     offset: Option<u64>,
+    /// How many lines to return (default 2000).
+    #[schemars(range(min = 1))]
     #[serde(default)]
     limit: Option<u64>,
 }
 
 /// Reads a text file with numbered lines, refusing binary files and capping the output.
-#[derive(Debug, Clone)]
-pub struct ReadFile {
-    spec: ToolSpec,
-}
+#[derive(Debug, Clone, Copy)]
+pub struct ReadFile;
 
 impl ReadFile {
-    /// The tool with its declaration.
-    pub fn new() -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "The file to read, relative to the workspace root or absolute inside it."
-                },
-                "offset": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "The 1-based line number to start at (default 1)."
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "How many lines to return (default 2000)."
-                }
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        });
-        Self {
-            spec: builtin_spec(NAME, "Read file", DESCRIPTION, schema, RiskLevel::Read),
-        }
+    /// The tool, ready for the registry.
+    pub fn new() -> Builtin<Self> {
+        Builtin::new(Self)
     }
 }
 
-impl Default for ReadFile {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+impl BuiltinTool for ReadFile {
+    type Args = Args;
+    const NAME: &'static str = NAME;
+    const TITLE: &'static str = "Read file";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const RISK: RiskLevel = RiskLevel::Read;
 
-impl Tool for ReadFile {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse(NAME, arguments) {
-                Ok(args) => args,
-                Err(failed) => return failed,
-            };
             if args.offset == Some(0) {
                 return invalid(NAME, "offset", "line numbers start at 1");
             }
@@ -256,6 +229,8 @@ mod tests {
     use super::*;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
     use rho_component::CancelSignal;
+    use rho_component::Tool;
+    use serde_json::json;
 
     #[tokio::test]
     async fn numbers_lines_like_cat_n() {

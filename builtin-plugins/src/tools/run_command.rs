@@ -8,15 +8,15 @@ use std::pin::pin;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec};
+use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio::process::Command;
 
-use super::args::{invalid, parse};
-use super::builtin_spec;
+use super::args::invalid;
 use super::capture::{Capture, drain};
 use super::paths::Sandbox;
+use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "run_command";
 /// The timeout when the call gives none.
@@ -38,84 +38,46 @@ command is killed after `timeout_seconds` (default 120, at most 600). Background
 starts are killed when it exits, so do not use it to start long-running servers. Each output \
 stream keeps its first and last 32 KiB; the middle of longer output is left out and counted.";
 
-#[derive(Debug, Deserialize)]
+/// The arguments (their schema is the tool's input schema).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// A shell command line, run with `/bin/sh -c`. Give this or `argv`, not both.
     #[serde(default)]
     command: Option<String>,
+    /// A program and its arguments, run directly without a shell. Give this or `command`, not both.
+    #[schemars(length(min = 1))]
     #[serde(default)]
     argv: Option<Vec<String>>,
+    /// Kill the command after this many seconds (default 120, at most 600).
+    #[schemars(range(min = 1, max = MAX_TIMEOUT_SECONDS))]
     #[serde(default)]
     timeout_seconds: Option<u64>,
+    /// The directory to run in, relative to the workspace root or absolute inside it (default: the workspace root).
     #[serde(default)]
     cwd: Option<String>,
 }
 
 /// Runs a shell command line or an argument vector, bounded in time and output.
-#[derive(Debug, Clone)]
-pub struct RunCommand {
-    spec: ToolSpec,
-}
+#[derive(Debug, Clone, Copy)]
+pub struct RunCommand;
 
 impl RunCommand {
-    /// The tool with its declaration.
-    pub fn new() -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "command": {
-                    "type": "string",
-                    "description": "A shell command line, run with `/bin/sh -c`. Give this or `argv`, not both."
-                },
-                "argv": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "minItems": 1,
-                    "description": "A program and its arguments, run directly without a shell. Give this or `command`, not both."
-                },
-                "timeout_seconds": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_TIMEOUT_SECONDS,
-                    "description": "Kill the command after this many seconds (default 120, at most 600)."
-                },
-                "cwd": {
-                    "type": "string",
-                    "description": "The directory to run in, relative to the workspace root or absolute inside it (default: the workspace root)."
-                }
-            },
-            "required": [],
-            "additionalProperties": false
-        });
-        Self {
-            spec: builtin_spec(
-                NAME,
-                "Run command",
-                DESCRIPTION,
-                schema,
-                RiskLevel::Destructive,
-            ),
-        }
+    /// The tool, ready for the registry.
+    pub fn new() -> Builtin<Self> {
+        Builtin::new(Self)
     }
 }
 
-impl Default for RunCommand {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+impl BuiltinTool for RunCommand {
+    type Args = Args;
+    const NAME: &'static str = NAME;
+    const TITLE: &'static str = "Run command";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const RISK: RiskLevel = RiskLevel::Destructive;
 
-impl Tool for RunCommand {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse(NAME, arguments) {
-                Ok(args) => args,
-                Err(failed) => return failed,
-            };
             let plan = match plan(&args, context) {
                 Ok(plan) => plan,
                 Err(failed) => return failed,
@@ -357,6 +319,8 @@ impl Drop for GroupGuard {
 mod tests {
     use super::*;
     use crate::tools::testing::{assert_error, call, ok_text, workspace};
+    use rho_component::Tool;
+    use serde_json::json;
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::Instant;
 

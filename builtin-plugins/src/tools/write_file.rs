@@ -2,14 +2,13 @@
 
 use std::fs;
 
-use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec};
+use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::args::parse;
 use super::blocking::{OnCancel, cancelled, run_blocking};
-use super::builtin_spec;
 use super::paths::{Sandbox, write_no_follow};
+use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "write_file";
 
@@ -18,60 +17,36 @@ Parent directories are created as needed. Use edit_file instead to change part o
 file. Relative paths are resolved against the workspace root; paths outside the workspace \
 (including through symbolic links) are refused.";
 
-#[derive(Debug, Deserialize)]
+/// The arguments (their schema is the tool's input schema).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// The file to write, relative to the workspace root or absolute inside it.
     path: String,
+    /// The complete new content of the file.
     content: String,
 }
 
 /// Creates or overwrites a file with the given content.
-#[derive(Debug, Clone)]
-pub struct WriteFile {
-    spec: ToolSpec,
-}
+#[derive(Debug, Clone, Copy)]
+pub struct WriteFile;
 
 impl WriteFile {
-    /// The tool with its declaration.
-    pub fn new() -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "The file to write, relative to the workspace root or absolute inside it."
-                },
-                "content": {
-                    "type": "string",
-                    "description": "The complete new content of the file."
-                }
-            },
-            "required": ["path", "content"],
-            "additionalProperties": false
-        });
-        Self {
-            spec: builtin_spec(NAME, "Write file", DESCRIPTION, schema, RiskLevel::Write),
-        }
+    /// The tool, ready for the registry.
+    pub fn new() -> Builtin<Self> {
+        Builtin::new(Self)
     }
 }
 
-impl Default for WriteFile {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+impl BuiltinTool for WriteFile {
+    type Args = Args;
+    const NAME: &'static str = NAME;
+    const TITLE: &'static str = "Write file";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const RISK: RiskLevel = RiskLevel::Write;
 
-impl Tool for WriteFile {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse(NAME, arguments) {
-                Ok(args) => args,
-                Err(failed) => return failed,
-            };
             run_blocking(NAME, context, OnCancel::Finish, move |sandbox, stop| {
                 if stop.requested() {
                     return cancelled(NAME);
@@ -122,6 +97,7 @@ fn write(sandbox: &Sandbox, args: &Args) -> ToolOutput {
 mod tests {
     use super::*;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
+    use serde_json::json;
 
     #[tokio::test]
     async fn creates_files_and_parent_directories() {

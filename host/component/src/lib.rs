@@ -8,8 +8,8 @@
 //! runtime-free [`CancelSignal`]), what servers offer besides tools ([`ServerPrompt`],
 //! [`ServerResource`]) and the questions they ask during a call ([`Form`],
 //! [`SamplingRequest`], answered through an [`Asker`]), and [`terminal_safe`], the one rule for
-//! text that reaches a terminal, and [`schema_problems`], the one wording of a JSON Schema
-//! violation. Its one piece of IO is [`RegularFile`], the one reader of a
+//! text that reaches a terminal, [`input_schema`], the one way a schema is derived from a Rust
+//! type, and [`schema_problems`], the one wording of a JSON Schema violation. Its one piece of IO is [`RegularFile`], the one reader of a
 //! file a user or a package names (regular files only, never a blocking open, capped), so
 //! every crate refuses a FIFO, a device or a huge file the same way. It spawns nothing and
 //! knows no async runtime; loaders in the adapter crates produce these values and the registry
@@ -19,12 +19,12 @@ mod cancel;
 mod civil_time;
 mod diagnostic;
 pub mod endpoint;
+mod json_schema;
 mod mcp_server;
 pub mod naming;
 mod permission;
 mod question;
 mod regular_file;
-mod schema_problem;
 mod server_offer;
 mod skill;
 mod source;
@@ -35,6 +35,7 @@ mod wasm_component;
 pub use cancel::{CancelSignal, Cancelled};
 pub use civil_time::CivilTime;
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
+pub use json_schema::{input_schema, schema_problems};
 pub use mcp_server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
     LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy,
@@ -46,7 +47,6 @@ pub use question::{
     SamplingMessage, SamplingRequest, SamplingRole,
 };
 pub use regular_file::{FileError, FileKind, OpenRegular, RegularFile, format_size, read_regular};
-pub use schema_problem::schema_problems;
 pub use server_offer::{
     PromptArgument, PromptMessage, PromptRole, ResourceAttachment, ServerPrompt, ServerResource,
 };

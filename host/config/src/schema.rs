@@ -6,12 +6,10 @@
 //! Rules JSON Schema cannot say (URL rules, header names, the stdio/HTTP key split) stay in the
 //! parser, which is the judge; the schema is for editors and for readers.
 
-use schemars::generate::SchemaSettings;
-use schemars::transform::RecursiveTransform;
 use schemars::{Schema, SchemaGenerator, json_schema};
 use serde_json::Value;
 
-use rho_component::{LogLevel, PermissionMode};
+use rho_component::{LogLevel, PermissionMode, input_schema};
 
 use crate::config_file::ConfigToml;
 
@@ -21,54 +19,15 @@ const SCHEMA_ID: &str = "https://rho.dev/schemas/rho-config.schema.json";
 /// The pattern of a server or provider identity (checked by [`crate::valid_server_id`] too).
 pub(crate) const IDENTITY_PATTERN: &str = "^[A-Za-z0-9_-]{1,64}$";
 
-/// The schema of `config.toml` (JSON Schema 2020-12).
+/// The schema of `config.toml` (JSON Schema 2020-12; TOML has no null, so optional keys are
+/// ones that may be absent: [`input_schema`]).
 pub fn config_schema() -> Value {
-    let generator = SchemaSettings::draft2020_12()
-        .with_transform(RecursiveTransform(tidy))
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<ConfigToml>();
-    schema.insert("$id".into(), SCHEMA_ID.into());
-    schema.insert("title".into(), "rho config.toml".into());
-    schema.to_value()
-}
-
-/// TOML has no null: an optional key is one that may be absent, so the `null` alternative
-/// (and the `null` default) schemars gives every `Option` goes. So does `format`, which names
-/// Rust's number types (`uint32`, `double`), not anything a TOML reader checks. Descriptions
-/// lose the line breaks of the doc comments they come from.
-fn tidy(schema: &mut Schema) {
-    if schema.get("default") == Some(&Value::Null) {
-        schema.remove("default");
+    let mut schema = input_schema::<ConfigToml>();
+    if let Value::Object(root) = &mut schema {
+        root.insert("$id".into(), SCHEMA_ID.into());
+        root.insert("title".into(), "rho config.toml".into());
     }
-    schema.remove("format");
-    // A doc comment's line breaks are the source's wrapping, not the text's.
-    if let Some(Value::String(text)) = schema.get_mut("description") {
-        *text = text
-            .split("\n\n")
-            .map(|paragraph| paragraph.replace('\n', " "))
-            .collect::<Vec<_>>()
-            .join("\n\n");
-    }
-    if let Some(Value::Array(types)) = schema.get_mut("type") {
-        types.retain(|t| t != "null");
-        if types.len() == 1 {
-            let only = types.remove(0);
-            schema.insert("type".into(), only);
-        }
-    }
-    let Some(Value::Array(branches)) = schema.get_mut("anyOf") else {
-        return;
-    };
-    branches.retain(|b| b.get("type").and_then(Value::as_str) != Some("null"));
-    if branches.len() == 1 {
-        let only = branches.remove(0);
-        schema.remove("anyOf");
-        if let Value::Object(only) = only {
-            for (key, value) in only {
-                schema.insert(key, value);
-            }
-        }
-    }
+    schema
 }
 
 /// `log_level`: the MCP logging levels, from [`LogLevel::ALL`].

@@ -1,0 +1,127 @@
+//! JSON Schema both ways: the schema of what a Rust type reads ([`input_schema`], derived with
+//! schemars: `config.toml`, the built-in tools' arguments), and how a violation reads wherever
+//! rho validates a document a package or a server supplies ([`schema_problems`]: an Agent
+//! Plugins manifest, an `mcp.json`, a tool's structured output).
+
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{JsonSchema, Schema};
+use serde_json::Value;
+
+/// The JSON Schema (2020-12) of the documents `T` deserializes from, its descriptions taken
+/// from `T`'s doc comments. Written for inputs that have no null (TOML, a tool's JSON
+/// arguments): an `Option` field is one that may be absent, so schemars' `null` alternative
+/// (and a `null` default) goes, as does `format`, which names Rust's number types (`uint32`,
+/// `double`) rather than anything a reader checks; descriptions lose the doc comments' line
+/// wrapping (paragraphs stay).
+pub fn input_schema<T: JsonSchema>() -> Value {
+    SchemaSettings::draft2020_12()
+        .with_transform(RecursiveTransform(tidy))
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+fn tidy(schema: &mut Schema) {
+    if schema.get("default") == Some(&Value::Null) {
+        schema.remove("default");
+    }
+    schema.remove("format");
+    if let Some(Value::String(text)) = schema.get_mut("description") {
+        *text = text
+            .split("\n\n")
+            .map(|paragraph| paragraph.replace('\n', " "))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+    }
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            schema.insert("type".into(), only);
+        }
+    }
+    let Some(Value::Array(branches)) = schema.get_mut("anyOf") else {
+        return;
+    };
+    branches.retain(|b| b.get("type").and_then(Value::as_str) != Some("null"));
+    if branches.len() == 1 {
+        let only = branches.remove(0);
+        schema.remove("anyOf");
+        if let Value::Object(only) = only {
+            for (key, value) in only {
+                schema.insert(key, value);
+            }
+        }
+    }
+}
+
+/// One line per violation of `validator` by `instance` (`/servers/a/url: "x" is not a "uri"`;
+/// a violation at the root has no path), in the validator's order.
+pub fn schema_problems<'a>(
+    validator: &'a jsonschema::Validator,
+    instance: &'a Value,
+) -> impl Iterator<Item = String> + 'a {
+    validator.iter_errors(instance).map(|e| {
+        let at = e.instance_path().to_string();
+        if at.is_empty() {
+            e.to_string()
+        } else {
+            format!("{at}: {e}")
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    /// What the text of the file says.
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Example {
+        /// The name,
+        /// wrapped over two lines.
+        name: String,
+        /// How many.
+        count: Option<u32>,
+        /// The kind.
+        kind: Option<Kind>,
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    enum Kind {
+        A,
+    }
+
+    #[test]
+    fn input_schemas_have_no_null_and_no_rust_formats() {
+        let schema = input_schema::<Example>();
+        let text = schema.to_string();
+        assert!(!text.contains("null") && !text.contains("format"), "{text}");
+        let properties = &schema["properties"];
+        assert_eq!(properties["count"]["type"], "integer");
+        assert_eq!(properties["kind"]["$ref"], "#/$defs/Kind");
+        assert_eq!(
+            properties["name"]["description"],
+            "The name, wrapped over two lines."
+        );
+        assert_eq!(schema["required"], json!(["name"]));
+    }
+
+    #[test]
+    fn problems_name_where_and_what() {
+        let schema =
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+        let validator = jsonschema::options().offline().build(&schema).unwrap();
+        let missing: Vec<String> = schema_problems(&validator, &json!({})).collect();
+        assert_eq!(missing, [r#""n" is a required property"#]);
+        let wrong: Vec<String> = schema_problems(&validator, &json!({"n": "x"})).collect();
+        assert_eq!(wrong, [r#"/n: "x" is not of type "integer""#]);
+        assert_eq!(schema_problems(&validator, &json!({"n": 1})).count(), 0);
+    }
+}

@@ -2,7 +2,6 @@
 //! (stdio): the workspace as the one root, a server's form and sampling questions put to the
 //! RPC client and answered, prompts as `/mcp:` commands with argument suggestions, and
 //! resources attached to a prompt. The model is `fake-model`, scripted turn by turn.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
 

@@ -1,7 +1,6 @@
 //! Agent Plugins 1.0.0 conformance through the real binary: one fixture per MUST/SHOULD of
 //! sections 4–9 and 11 and the Appendix A checklist, asserting status, diagnostic codes and the
 //! components that still load (failure boundaries).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use rho_e2e::*;
 use serde_json::Value;

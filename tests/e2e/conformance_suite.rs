@@ -4,7 +4,6 @@
 //! included, each at its own revision's wire. Known failures, each with
 //! its reason, are in `tests/conformance/expected-failures.yaml`; the suite itself fails the run
 //! when one of them starts passing.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,5 +1,4 @@
 //! `rho plugins install/link/enable/disable/remove/inspect/validate` on real directories.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use rho_e2e::*;
 

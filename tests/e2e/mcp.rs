@@ -1,7 +1,6 @@
 //! `rho mcp list/show` through the real binary: config.toml and plugin servers, strict config
 //! errors, the guarantee that listing without `--connect` starts and contacts nothing, and
 //! `--connect` progress on a terminal (under `script`, a real pty) that scripts never see.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::net::TcpListener;
 use std::time::Duration;

@@ -1,6 +1,5 @@
 //! rho-mcp used as a library (the way sessions will use it), against `fake-mcp`: behaviour that
 //! needs a connection kept open across several calls.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Duration;
 

@@ -1,6 +1,5 @@
 //! The MCP runtime against real servers: the reference `server-everything` (npm, pinned) over
 //! stdio and Streamable HTTP, plus small misbehaving commands, through the real binary.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

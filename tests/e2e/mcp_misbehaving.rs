@@ -1,6 +1,5 @@
 //! Misbehaving stdio servers (`fake-mcp --mode ...`, adversarial catalogue §D): each one fails
 //! alone, with a clear error naming it, within its budget, leaving no process behind.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,6 @@
 //! every start is given up on after the bound, and each keep-alive ping and each
 //! `notifications/cancelled` really reaches the server. Real processes throughout (`fake-mcp`,
 //! over stdio and real loopback HTTP), through `rho rpc` where a session is the point.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -1,7 +1,6 @@
 //! Servers at scale (adversarial catalogue §D): a server listing 100,000 tools is held to its
 //! startup budget and to the per-server caps, and 2,000 configured servers all start under a
 //! low soft open-file limit (starts are bounded, the limit raised towards the hard one).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::process::Command;
 use std::time::{Duration, Instant};

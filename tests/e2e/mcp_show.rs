@@ -3,7 +3,6 @@
 //! the reference `server-everything`, tools added after connecting (none in a one-shot
 //! command, the field kept), a server started again while connecting (`restarts`), nothing of
 //! it without `--connect`, and server text that cannot drive the terminal.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use rho_e2e::*;
 use serde_json::{Value, json};

@@ -3,7 +3,6 @@
 //! plays an OAuth 2.1 client by hand: discovery from the 401, registration, an authorization
 //! request with PKCE and a resource indicator, the browser leg into a one-shot loopback
 //! listener, the code exchange, MCP calls with the bearer, refresh and revocation.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

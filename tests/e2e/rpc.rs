@@ -1,7 +1,6 @@
 //! `rho rpc` end to end: the real binary over pipes, a scripted OpenAI-compatible model
 //! (`fake-model`) on loopback, real tools and a real MCP server. Every stdout line must be a
 //! JSON-RPC message; notification sequences are checked against those `docs/rpc.md` documents.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -685,10 +684,8 @@ fn bad_input_gets_the_right_errors_and_the_process_keeps_serving() {
 fn huge_ids_are_echoed_byte_for_byte() {
     let sandbox = Sandbox::new();
     let model = Model::start(&sandbox.dir.path().join("model"), &json!([]));
-    let mut child = Command::new(rho_e2e::rho_bin())
-        .arg("--cwd")
-        .arg(&sandbox.project)
-        .args([
+    let mut child = sandbox
+        .command(&[
             "rpc",
             "--ephemeral",
             "--endpoint",
@@ -696,10 +693,6 @@ fn huge_ids_are_echoed_byte_for_byte() {
             "--model",
             "m",
         ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("RHO_HOME", &sandbox.rho_home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -795,21 +788,15 @@ fn the_spec_usage_pipes_one_prompt_and_gets_the_answer() {
         &sandbox.dir.path().join("model"),
         &json!([{"content": "fixed it"}]),
     );
-    let mut child = Command::new(rho_e2e::rho_bin())
-        .arg("--cwd")
-        .arg(&sandbox.project)
-        // As `docs/rpc.md` shows it: no `rpc` command, stdin not a terminal.
-        .args([
+    // As `docs/rpc.md` shows it: no `rpc` command, stdin not a terminal.
+    let mut child = sandbox
+        .command(&[
             "--ephemeral",
             "--endpoint",
             &model.endpoint(),
             "--model",
             "m",
         ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("RHO_HOME", &sandbox.rho_home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -873,10 +860,8 @@ fn sigterm_mid_tool_aborts_kills_the_command_and_exits() {
 #[test]
 fn a_closed_stdout_stops_rho_without_a_panic() {
     let sandbox = Sandbox::new();
-    let mut child = Command::new(rho_e2e::rho_bin())
-        .arg("--cwd")
-        .arg(&sandbox.project)
-        .args([
+    let mut child = sandbox
+        .command(&[
             "rpc",
             "--ephemeral",
             "--endpoint",
@@ -884,10 +869,6 @@ fn a_closed_stdout_stops_rho_without_a_panic() {
             "--model",
             "m",
         ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("RHO_HOME", &sandbox.rho_home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1167,10 +1148,8 @@ fn an_empty_summary_never_replaces_the_history() {
 fn ready_comes_before_answers_to_early_input() {
     let sandbox = Sandbox::new();
     for _ in 0..5 {
-        let mut child = Command::new(rho_e2e::rho_bin())
-            .arg("--cwd")
-            .arg(&sandbox.project)
-            .args([
+        let mut child = sandbox
+            .command(&[
                 "rpc",
                 "--ephemeral",
                 "--endpoint",
@@ -1178,10 +1157,6 @@ fn ready_comes_before_answers_to_early_input() {
                 "--model",
                 "m",
             ])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &sandbox.home)
-            .env("RHO_HOME", &sandbox.rho_home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -1,5 +1,4 @@
 //! `rho skills list/show/validate` through the real binary: five sources, one precedence order.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use rho_e2e::*;
 use serde_json::Value;

@@ -1,7 +1,6 @@
 //! `rho tools list/call` and `rho doctor` through the real binary: built-in tools, skill
 //! activation, real MCP servers (npm `server-everything`), workspace containment and the
 //! setup report.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};

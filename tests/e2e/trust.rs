@@ -1,6 +1,5 @@
 //! Project plugins start their MCP servers only once trusted, and only with the launch spec
 //! that was trusted (adversarial catalogue J1, J2; H21 in headless mode).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 

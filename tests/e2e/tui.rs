@@ -4,7 +4,6 @@
 //! resource attached with `@`, a turn stopped with Esc Esc, a session resumed with
 //! `--continue`, and the terminal restored on every way out. The image tests run rho on a pty
 //! whose other end answers as kitty does (`tests/peers/graphics_terminal.py`).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use rho_component::naming::ExportedNames;
 use rho_e2e::tmux::Tmux;

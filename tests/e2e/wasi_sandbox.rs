@@ -24,7 +24,6 @@
 //! below); without workspace access that fails and the guest stays in `/`. The probe's `cwd`
 //! argument changes directory first, which is how the relative `..` cases below start in a
 //! chosen directory.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;

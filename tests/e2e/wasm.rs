@@ -3,7 +3,6 @@
 //! component, a plugin with a broken component and one with invalid settings, a session that
 //! calls a WASM tool (`rho rpc` against the scripted `fake-model`), and the compiled-component
 //! cache under `$RHO_HOME/cache/wasm`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -1,7 +1,6 @@
 //! Rules about the workspace itself: the crate dependency graph that ARCHITECTURE.md's crate
 //! table and rules lay down, the documentation tables that must stay in step with the code, and
 //! that the repository stands alone (it cites only documents it holds).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -372,4 +371,25 @@ fn the_reference_check_sees_what_it_looks_for() {
         markdown_links("[a](docs/a.md#x) [b](https://x.org) [c](#top)\n[d]: ../README.md\n"),
         ["docs/a.md", "../README.md"]
     );
+}
+
+/// The end-to-end tests are one binary (`tests/e2e/main.rs`): a file of `tests/e2e/` that it
+/// does not declare as a module would never be compiled or run.
+#[test]
+fn every_e2e_file_is_a_module_of_the_one_test_binary() {
+    let dir = repo_root().join("tests/e2e");
+    let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+    let declared: BTreeSet<String> = main
+        .lines()
+        .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+        .map(str::to_owned)
+        .collect();
+    let files: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|stem| stem != "main")
+        .collect();
+    assert_eq!(declared, files, "tests/e2e/main.rs declares each file once");
 }

@@ -160,14 +160,8 @@ impl Sandbox {
 
     /// Runs rho with `--cwd <dir>`.
     pub fn rho_in(&self, cwd: &Path, args: &[&str]) -> Run {
-        let output = Command::new(rho_bin())
-            .arg("--cwd")
-            .arg(cwd)
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("RHO_HOME", &self.rho_home)
+        let output = self
+            .command_at(&rho_bin(), cwd, args)
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
@@ -413,10 +407,15 @@ impl Sandbox {
     /// [`Sandbox::command`] running the rho binary at `bin` (such as a copy placed outside the
     /// repository).
     pub fn command_of(&self, bin: &Path, args: &[&str]) -> Command {
+        self.command_at(bin, &self.project, args)
+    }
+
+    /// [`Sandbox::command_of`] with `--cwd <cwd>` instead of the project.
+    fn command_at(&self, bin: &Path, cwd: &Path, args: &[&str]) -> Command {
         let mut command = Command::new(bin);
         command
             .arg("--cwd")
-            .arg(&self.project)
+            .arg(cwd)
             .args(args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -583,8 +582,7 @@ impl Rpc {
     }
 
     pub fn start_env(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut command = Command::new(rho_bin());
-        command.env_clear();
+        let mut command = sandbox.command(&[&["rpc"], args].concat());
         if let Some(filter) = std::env::var_os("RHO_TEST_LOG") {
             command.env("RHO_LOG", filter);
         }
@@ -592,13 +590,6 @@ impl Rpc {
             command.env(k, v);
         }
         let mut child = command
-            .arg("--cwd")
-            .arg(&sandbox.project)
-            .arg("rpc")
-            .args(args)
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &sandbox.home)
-            .env("RHO_HOME", &sandbox.rho_home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(match std::env::var_os("RHO_TEST_STDERR") {

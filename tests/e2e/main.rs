@@ -1,0 +1,29 @@
+//! rho's end-to-end tests, one test binary: each file of `tests/e2e/` is a module of it (one
+//! link, one harness, `rho_e2e` from `tests/support/`). Run one file's tests with its module
+//! path as the filter, e.g. `cargo test -p rho-e2e --test e2e lifecycle::`. All the tests share
+//! one process, so nothing here may rely on process-wide state: a test finds the processes it
+//! started by a marker of its own on their command lines, never by looking at this process.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod adversarial;
+mod client_half;
+mod conformance;
+mod conformance_suite;
+mod lifecycle;
+mod mcp;
+mod mcp_library;
+mod mcp_live;
+mod mcp_misbehaving;
+mod mcp_restarts;
+mod mcp_scale;
+mod mcp_show;
+mod oauth;
+mod oauth_fixtures;
+mod rpc;
+mod skills;
+mod tools;
+mod trust;
+mod tui;
+mod wasi_sandbox;
+mod wasm;
+mod workspace;

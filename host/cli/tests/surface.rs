@@ -20,8 +20,9 @@ fn canonical(path: &Path) -> PathBuf {
 }
 
 /// The one redaction of machine-specific text: the checkout (`[REPO]`), the private home
-/// (`[HOME]`), the rest of the test's temporary directory (`[TMP]`), and the content hash of
-/// the SDK directory (`<version>-[HASH]`).
+/// (`[HOME]`), the rest of the test's temporary directory (`[TMP]`), the content hash of the
+/// SDK directory (`<version>-[HASH]`) and trust fingerprints (`sha256:[HASH]`, they cover the
+/// plugin's path).
 struct Redact {
     pairs: Vec<(String, &'static str)>,
 }
@@ -45,7 +46,7 @@ impl Redact {
         for (path, tag) in &self.pairs {
             text = text.replace(path.as_str(), tag);
         }
-        redact_sdk_hash(&text)
+        redact_fingerprints(&redact_sdk_hash(&text))
     }
 }
 
@@ -68,6 +69,25 @@ fn redact_sdk_hash(text: &str) -> String {
             _ => out.push_str(segment),
         }
         rest = &tail[segment_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `sha256:<64 hex>` → `sha256:[HASH]`.
+fn redact_fingerprints(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("sha256:") {
+        let (head, tail) = rest.split_at(at + "sha256:".len());
+        out.push_str(head);
+        let hex = tail.bytes().take_while(u8::is_ascii_hexdigit).count();
+        if hex == 64 {
+            out.push_str("[HASH]");
+            rest = &tail[hex..];
+        } else {
+            rest = tail;
+        }
     }
     out.push_str(rest);
     out
@@ -388,5 +408,10 @@ fn the_sdk_hash_is_redacted() {
     assert_eq!(
         redact_sdk_hash("\"[HOME]/.rho/sdk/0.1.0-0123abcd9f/Cargo.toml\" sdk/x"),
         "\"[HOME]/.rho/sdk/0.1.0-[HASH]/Cargo.toml\" sdk/x"
+    );
+    let hex = "ab".repeat(32);
+    assert_eq!(
+        redact_fingerprints(&format!("sha256:{hex} sha256:12")),
+        "sha256:[HASH] sha256:12"
     );
 }

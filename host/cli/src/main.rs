@@ -6,6 +6,7 @@ mod context;
 mod logging;
 mod output;
 mod runtime;
+mod shapes;
 
 use std::process::ExitCode;
 

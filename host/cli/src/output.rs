@@ -1,12 +1,11 @@
-//! Writing to stdout and stderr without panicking when the reader goes away, JSON shapes shared
-//! by several commands, and terminal-safe text.
+//! Writing to stdout and stderr without panicking when the reader goes away, the two ways a
+//! `--json` shape is printed, and terminal-safe text.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // this module owns the process's output
 
 use std::io::Write;
 use std::path::Path;
 
 use rho_component::Diagnostic;
-use serde_json::Value;
 
 /// Writes `text` to stdout, made terminal-safe line by line (whatever a caller forgot to clean,
 /// no escape sequence or carriage return gets through). A closed pipe (`rho ... | head`) is not
@@ -19,12 +18,17 @@ pub fn out(text: &str) {
         .and_then(|()| stdout.flush());
 }
 
-/// Prints a JSON value, pretty, with a trailing newline.
-pub fn json_out(value: &Value) {
-    json_write(value);
+/// Prints a shape as pretty JSON with its object keys sorted at every level (the order most
+/// commands' documents have always had), with a trailing newline.
+pub fn json_sorted<T: serde::Serialize + ?Sized>(value: &T) {
+    match serde_json::to_value(value) {
+        Ok(value) => json_write(&value),
+        Err(e) => error_line(&format!("error: cannot write JSON: {e}")),
+    }
 }
 
-/// Prints any serializable shape as pretty JSON with a trailing newline.
+/// Prints a shape as pretty JSON in the declaration order of its fields, with a trailing
+/// newline.
 pub fn json_write<T: serde::Serialize + ?Sized>(value: &T) {
     let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let _ = serde_json::to_writer_pretty(&mut stdout, value)
@@ -47,40 +51,6 @@ pub fn error_text(text: &str) {
     let _ = stderr
         .write_all(text.as_bytes())
         .and_then(|()| stderr.flush());
-}
-
-/// The JSON shape of a diagnostic: `{severity, code, message, path, component}`.
-#[derive(serde::Serialize)]
-pub struct DiagnosticEntry<'a> {
-    severity: &'static str,
-    code: &'static str,
-    message: &'a str,
-    path: Option<std::borrow::Cow<'a, str>>,
-    component: Option<&'a str>,
-}
-
-impl<'a> From<&'a Diagnostic> for DiagnosticEntry<'a> {
-    fn from(d: &'a Diagnostic) -> Self {
-        Self {
-            severity: d.severity.as_str(),
-            code: d.code.as_str(),
-            message: &d.message,
-            path: d.path.as_deref().map(Path::to_string_lossy),
-            component: d.component.as_deref(),
-        }
-    }
-}
-
-/// Diagnostics in their JSON shape.
-pub fn diagnostic_entries<'a>(
-    ds: impl IntoIterator<Item = &'a Diagnostic>,
-) -> Vec<DiagnosticEntry<'a>> {
-    ds.into_iter().map(DiagnosticEntry::from).collect()
-}
-
-/// Diagnostics as a JSON array value.
-pub fn diagnostics_json<'a>(ds: impl IntoIterator<Item = &'a Diagnostic>) -> Value {
-    serde_json::to_value(diagnostic_entries(ds)).unwrap_or(Value::Null)
 }
 
 /// A path for output (lossy only for names that are not UTF-8).

@@ -189,11 +189,3 @@ fn man_prints_rho_1_and_writes_every_page_with_out() {
     assert!(page.status.success());
     assert_eq!(page.stdout, std::fs::read(dir.join("rho.1")).unwrap());
 }
-
-/// The top-level help as a user sees it.
-#[test]
-fn top_level_help_snapshot() {
-    let out = rho(&["--help"]);
-    assert!(out.status.success());
-    insta::assert_snapshot!("rho_help", String::from_utf8(out.stdout).unwrap());
-}

@@ -8,8 +8,9 @@ use rho_core::doctor::{CheckStatus, Servers};
 use rho_core::{MountOptions, ProviderFlags};
 
 use crate::context::Context;
-use crate::output::{clean, json_write, out, table};
+use crate::output::{clean, json_sorted, out, table};
 use crate::runtime;
+use crate::shapes::DoctorReport;
 
 pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
     let registry = ctx.registry();
@@ -39,7 +40,10 @@ pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
     })?;
     let failed = rows.iter().any(|r| r.status == CheckStatus::Error);
     if ctx.json {
-        json_write(&serde_json::json!({ "checks": rows, "ok": !failed }));
+        json_sorted(&DoctorReport {
+            checks: &rows,
+            ok: !failed,
+        });
     } else {
         let mut table_rows = vec![vec!["CHECK".into(), "STATUS".into(), "DETAIL".into()]];
         for row in &rows {

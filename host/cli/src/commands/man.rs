@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::CommandFactory as _;
-use serde_json::json;
 
 use crate::cli::Cli;
-use crate::output::{clean, json_out, out, path_str};
+use crate::output::{clean, json_sorted, out, path_str};
+use crate::shapes::ManPages;
 
 /// The command tree as the pages describe it: built (so subcommands carry their full
 /// `rho-plugins-install` names) and without the `help` subcommand, which has no page.
@@ -38,10 +38,10 @@ pub fn run(out_dir: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
     let mut pages = Vec::new();
     write_pages(command(), dir, &mut pages)?;
     if json {
-        json_out(&json!({
-            "dir": path_str(dir),
-            "pages": pages.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
-        }));
+        json_sorted(&ManPages {
+            dir: path_str(dir),
+            pages: pages.iter().map(|p| path_str(p)).collect(),
+        });
     } else {
         out(&format!(
             "wrote {} manual pages to {}\n",

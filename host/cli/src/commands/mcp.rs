@@ -18,8 +18,9 @@ use serde::Serialize;
 
 use crate::cli::McpCommand;
 use crate::context::Context;
-use crate::output::{clean, error_text, first_line, json_write, out, table, truncate};
+use crate::output::{clean, error_text, first_line, json_sorted, json_write, out, table, truncate};
 use crate::runtime;
+use crate::shapes::{ImageEntry, McpCall, McpLogin, McpLogout, McpToolEntry};
 
 pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -82,13 +83,13 @@ fn login(ctx: &Context, id: &str, no_browser: bool, scopes: &[String]) -> anyhow
         )
     })?;
     if ctx.json {
-        json_write(&serde_json::json!({
-            "server": id,
-            "issuer": report.issuer,
-            "scopes": report.scopes,
-            "expires_at": report.expires_at,
-            "refreshable": report.refreshable,
-        }));
+        json_sorted(&McpLogin {
+            server: id,
+            issuer: &report.issuer,
+            scopes: &report.scopes,
+            expires_at: report.expires_at,
+            refreshable: report.refreshable,
+        });
     } else {
         let scopes = if report.scopes.is_empty() {
             String::new()
@@ -113,7 +114,10 @@ fn logout(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
     }
     let removed = credentials(ctx).remove(id)?;
     if ctx.json {
-        json_write(&serde_json::json!({ "server": id, "removed": removed }));
+        json_sorted(&McpLogout {
+            server: id,
+            removed,
+        });
     } else if removed {
         out(&format!(
             "logged out of {}: its tokens are removed\n",
@@ -140,7 +144,7 @@ struct ServerEntry<'a> {
     error: Option<Cow<'a, str>>,
     protocol_version: Option<String>,
     server_info: Option<serde_json::Value>,
-    tools: Vec<serde_json::Value>,
+    tools: Vec<McpToolEntry>,
     /// `--connect` only: tools the server added after the connection was made (a session's
     /// tool set is fixed when it connects, so they need a restart).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -465,10 +469,10 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
         for tool in &entry.tools {
             t.push_str(&format!(
                 "  {}  ({})  {}\n",
-                clean(tool["exported_name"].as_str().unwrap_or_default()),
-                clean(tool["name"].as_str().unwrap_or_default()),
+                clean(&tool.exported_name),
+                clean(&tool.name),
                 clean(&first_line(
-                    tool["description"].as_str().unwrap_or_default(),
+                    tool.description.as_deref().unwrap_or_default(),
                     80
                 )),
             ));
@@ -685,13 +689,11 @@ fn connect_all(
                 entry.instructions = summary.instructions;
                 entry.tools = tools
                     .iter()
-                    .map(|t| {
-                        serde_json::json!({
-                            "name": t.name,
-                            "exported_name": names.assign(&entry.id, &t.name),
-                            "title": t.title(),
-                            "description": t.description(),
-                        })
+                    .map(|t| McpToolEntry {
+                        description: t.description().map(str::to_owned),
+                        exported_name: names.assign(&entry.id, &t.name),
+                        name: t.name.clone(),
+                        title: t.title().map(str::to_owned),
                     })
                     .collect();
             }
@@ -951,15 +953,18 @@ fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Resu
         let result = result?;
         let rendered = rho_mcp::render_result(&result, spec.max_output_bytes);
         if json {
-            json_write(&serde_json::json!({
-                "server": spec.id,
-                "tool": raw,
-                "is_error": rendered.is_error,
-                "text": rendered.text,
-                "truncated": rendered.truncated,
-                "structured_content": rendered.structured,
-                "image": rendered.image.as_ref().map(|i| serde_json::json!({"mime_type": i.mime_type, "bytes": i.data.len()})),
-            }));
+            json_sorted(&McpCall {
+                server: &spec.id,
+                tool: &raw,
+                is_error: rendered.is_error,
+                text: &rendered.text,
+                truncated: rendered.truncated,
+                structured_content: rendered.structured.as_ref(),
+                image: rendered.image.as_ref().map(|i| ImageEntry {
+                    mime_type: &i.mime_type,
+                    bytes: i.data.len(),
+                }),
+            });
         } else {
             let mut text = crate::output::clean_block(&rendered.text);
             text.push('\n');

@@ -6,18 +6,17 @@ use std::process::ExitCode;
 use anyhow::bail;
 use rho_component::{McpTransport, Scope, Severity, StdioCommand};
 use rho_plugins::{InstallReport, Package, PluginRecord, PluginStatus};
-use serde_json::{Value, json};
 
 use crate::cli::{InstallArgs, PluginsCommand, ScopeArg};
 use crate::context::Context;
-use std::borrow::Cow;
-use std::path::Path;
-
-use serde::Serialize;
 
 use crate::output::{
-    DiagnosticEntry, clean, diagnostic_entries, diagnostic_line, diagnostics_json, first_line,
-    json_out, json_write, out, path_str, table, truncate,
+    clean, diagnostic_line, first_line, json_sorted, json_write, out, path_str, table, truncate,
+};
+use crate::shapes::{
+    AuthorEntry, ComponentDetail, EnableOutput, InstallAction, InstallOutput, ManifestEntry,
+    OtherCopy, PluginEntry, PluginInspect, PluginList, PluginValidation, RemoveOutput,
+    ServerDetail, SkillDetail, TrustReport, TrustedComponent, WasmToolEntry, diagnostic_entries,
 };
 
 pub fn run(ctx: &Context, command: PluginsCommand) -> anyhow::Result<ExitCode> {
@@ -68,74 +67,43 @@ fn server_names(package: &Package) -> Vec<&str> {
         .collect()
 }
 
-/// The stable list entry shape (documented in docs/cli-json.md).
-#[derive(Serialize)]
-struct PluginEntry<'a> {
-    name: &'a str,
-    version: Option<&'a str>,
-    description: Option<&'a str>,
-    scope: &'static str,
-    origin: &'static str,
-    path: Cow<'a, str>,
-    entry: Cow<'a, str>,
-    enabled: bool,
-    status: &'static str,
-    shadowed_by: Option<Cow<'a, str>>,
-    skills: Vec<&'a str>,
-    mcp_servers: Vec<&'a str>,
-    tool_components: Vec<&'a str>,
-    diagnostics: Vec<DiagnosticEntry<'a>>,
-}
-
-impl<'a> From<&'a PluginRecord> for PluginEntry<'a> {
-    fn from(record: &'a PluginRecord) -> Self {
-        let manifest = record.package.manifest.as_ref();
-        Self {
-            name: &record.name,
-            version: manifest.and_then(|m| m.version.as_deref()),
-            description: manifest.and_then(|m| m.description.as_deref()),
-            scope: record.scope.as_str(),
-            origin: origin_str(record),
-            path: record.path().to_string_lossy(),
-            entry: record.entry.to_string_lossy(),
-            enabled: record.enabled,
-            status: status_str(record.status),
-            shadowed_by: record.shadowed_by.as_deref().map(Path::to_string_lossy),
-            skills: record
-                .package
-                .skills
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect(),
-            mcp_servers: server_names(&record.package),
-            tool_components: record
-                .package
-                .tool_components
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect(),
-            diagnostics: diagnostic_entries(&record.package.diagnostics),
-        }
+/// The list entry of `record`.
+fn plugin_entry(record: &PluginRecord) -> PluginEntry<'_> {
+    let manifest = record.package.manifest.as_ref();
+    PluginEntry {
+        name: &record.name,
+        version: manifest.and_then(|m| m.version.as_deref()),
+        description: manifest.and_then(|m| m.description.as_deref()),
+        scope: record.scope,
+        origin: record.origin,
+        path: path_str(record.path()),
+        entry: path_str(&record.entry),
+        enabled: record.enabled,
+        status: record.status,
+        shadowed_by: record.shadowed_by.as_deref().map(path_str),
+        skills: record
+            .package
+            .skills
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect(),
+        mcp_servers: server_names(&record.package),
+        tool_components: record
+            .package
+            .tool_components
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect(),
+        diagnostics: diagnostic_entries(&record.package.diagnostics),
     }
-}
-
-/// `rho plugins list --json`.
-#[derive(Serialize)]
-struct ListOutput<'a> {
-    plugins: Vec<PluginEntry<'a>>,
-    diagnostics: Vec<DiagnosticEntry<'a>>,
-}
-
-fn record_json(record: &PluginRecord) -> Value {
-    serde_json::to_value(PluginEntry::from(record)).unwrap_or(Value::Null)
 }
 
 fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
     // The process exits right after printing: freeing thousands of records would only cost time.
     let inventory = std::mem::ManuallyDrop::new(ctx.plugins.discover());
     if ctx.json {
-        json_write(&ListOutput {
-            plugins: inventory.plugins.iter().map(PluginEntry::from).collect(),
+        json_write(&PluginList {
+            plugins: inventory.plugins.iter().map(plugin_entry).collect(),
             diagnostics: diagnostic_entries(&inventory.diagnostics),
         });
         return Ok(ExitCode::SUCCESS);
@@ -187,39 +155,44 @@ fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn server_json(spec: &rho_component::McpServerSpec) -> Value {
+/// The command of a stdio server, as inventories show it.
+fn command_str(command: &StdioCommand) -> String {
+    match command {
+        StdioCommand::Bare(name) => name.clone(),
+        StdioCommand::Path(path) => path_str(path),
+    }
+}
+
+fn server_detail(spec: &rho_component::McpServerSpec) -> ServerDetail<'_> {
     let name = match &spec.origin {
-        rho_component::McpServerOrigin::Plugin { server, .. } => server.clone(),
-        rho_component::McpServerOrigin::Config => spec.id.clone(),
+        rho_component::McpServerOrigin::Plugin { server, .. } => server.as_str(),
+        rho_component::McpServerOrigin::Config => spec.id.as_str(),
     };
     match &spec.transport {
-        McpTransport::Stdio(s) => json!({
-            "name": name,
-            "id": spec.id,
-            "transport": rho_component::Transport::Stdio,
-            "command": match &s.command {
-                StdioCommand::Bare(name) => name.clone(),
-                StdioCommand::Path(path) => path_str(path),
-            },
-            "args": s.args,
-            "cwd": s.cwd.as_deref().map(path_str),
+        McpTransport::Stdio(s) => ServerDetail::Stdio {
+            name,
+            id: &spec.id,
+            transport: rho_component::Transport::Stdio,
+            command: command_str(&s.command),
+            args: &s.args,
+            cwd: s.cwd.as_deref().map(path_str),
             // Values are package data but may still be sensitive: inventories show names only.
-            "env": s.env.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
-        }),
-        McpTransport::StreamableHttp(h) => json!({
-            "name": name,
-            "id": spec.id,
-            "transport": rho_component::Transport::StreamableHttp,
-            "url": h.url,
-            "headers": h.headers.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
-        }),
+            env: s.env.iter().map(|(k, _)| k.as_str()).collect(),
+        },
+        McpTransport::StreamableHttp(h) => ServerDetail::StreamableHttp {
+            name,
+            id: &spec.id,
+            transport: rho_component::Transport::StreamableHttp,
+            url: &h.url,
+            headers: h.headers.iter().map(|(k, _)| k.as_str()).collect(),
+        },
     }
 }
 
 /// The tools one component lists, as `inspect` shows them, and the declarations refused.
 #[derive(Clone)]
 struct ComponentTools {
-    tools: Vec<Value>,
+    tools: Vec<WasmToolEntry>,
     rejected: Vec<String>,
 }
 
@@ -265,21 +238,19 @@ fn component_tools(
             // collide with `wasm__<this plugin>__`).
             let mut names = rho_component::naming::ExportedNames::default();
             out.push(loaded.map(|component| {
-                let tools: Vec<Value> = component
+                let tools: Vec<WasmToolEntry> = component
                     .tools()
                     .iter()
-                    .map(|t| {
-                        json!({
-                            "name": t.name,
-                            "exported_name": names.assign_with(
-                                rho_component::naming::WASM_PREFIX,
-                                &spec.plugin,
-                                &t.name,
-                            ),
-                            "title": t.title,
-                            "description": t.description,
-                            "risk": rho_core::wasm_tool_risk(spec, t).as_str(),
-                        })
+                    .map(|t| WasmToolEntry {
+                        name: t.name.clone(),
+                        exported_name: names.assign_with(
+                            rho_component::naming::WASM_PREFIX,
+                            &spec.plugin,
+                            &t.name,
+                        ),
+                        title: t.title.clone(),
+                        description: t.description.clone(),
+                        risk: rho_core::wasm_tool_risk(spec, t),
                     })
                     .collect();
                 // Declarations the host refused: the session leaves these tools out.
@@ -296,101 +267,87 @@ fn component_tools(
     ComponentListing::Loaded(loaded.unwrap_or_else(|e| vec![Err(e.to_string()); count]))
 }
 
-fn inspect_json(
-    record: &PluginRecord,
+fn inspect_json<'a>(
+    record: &'a PluginRecord,
     others: &[&PluginRecord],
-    listing: &ComponentListing,
-) -> Value {
-    let (tools, unlisted): (&[Result<ComponentTools, String>], Option<String>) = match listing {
-        ComponentListing::Loaded(tools) => (tools, None),
-        ComponentListing::Untrusted => (&[], Some(untrusted_tools_note(&record.name))),
+    listing: &'a ComponentListing,
+    unlisted: Option<&'a str>,
+    trust: &rho_plugins::TrustState,
+) -> PluginInspect<'a> {
+    let tools: &[Result<ComponentTools, String>] = match listing {
+        ComponentListing::Loaded(tools) => tools,
+        ComponentListing::Untrusted => &[],
     };
-    let mut value = record_json(record);
     let manifest = record.package.manifest.as_ref();
-    if let Value::Object(map) = &mut value {
-        map.insert("manifest".into(), json!(manifest.map(|m| json!({
-            "$schema": m.schema,
-            "spec_version": m.spec.as_str(),
-            "name": m.name,
-            "version": m.version,
-            "description": m.description,
-            "author": m.author.as_ref().map(|a| json!({"name": a.name, "email": a.email, "url": a.url})),
-            "homepage": m.homepage,
-            "repository": m.repository,
-            "license": m.license,
-            "keywords": m.keywords,
-            "extensions": m.extensions.keys().collect::<Vec<_>>(),
-        }))));
-        map.insert("data_dir".into(), json!(path_str(&record.data_dir())));
-        map.insert(
-            "installed_from".into(),
-            json!(record.installed_from.as_deref().map(path_str)),
-        );
-        map.insert(
-            "skill_details".into(),
-            json!(
-                record
-                    .package
-                    .skills
-                    .iter()
-                    .map(|s| json!({
-                        "name": s.name,
-                        "description": s.description,
-                        "path": path_str(&s.location),
-                    }))
-                    .collect::<Vec<_>>()
-            ),
-        );
-        map.insert(
-            "mcp_server_details".into(),
-            json!(
-                record
-                    .package
-                    .mcp_servers
-                    .iter()
-                    .map(server_json)
-                    .collect::<Vec<_>>()
-            ),
-        );
-        map.insert(
-            "tool_component_details".into(),
-            json!(
-                record
-                    .package
-                    .tool_components
-                    .iter()
-                    .zip(tools.iter().map(Some).chain(std::iter::repeat(None)))
-                    .map(|(c, loaded)| json!({
-                        "name": c.name,
-                        "tools": loaded.and_then(|l| l.as_ref().ok()).map(|l| &l.tools),
-                        "rejected_tools": loaded.and_then(|l| l.as_ref().ok()).map(|l| &l.rejected),
-                        "error": loaded.and_then(|l| l.as_ref().err()),
-                        "tools_not_listed": unlisted,
-                        "path": path_str(&c.path),
-                        "workspace": c.workspace.as_str(),
-                        "env": c.env,
-                        "timeout_ms": u64::try_from(c.timeout.as_millis()).unwrap_or(u64::MAX),
-                        "memory_mib": c.memory_limit / (1024 * 1024),
-                        "risk": c.risk.as_str(),
-                    }))
-                    .collect::<Vec<_>>()
-            ),
-        );
-        map.insert(
-            "other_copies".into(),
-            json!(
-                others
-                    .iter()
-                    .map(|o| json!({
-                        "entry": path_str(&o.entry),
-                        "scope": o.scope.as_str(),
-                        "status": status_str(o.status),
-                    }))
-                    .collect::<Vec<_>>()
-            ),
-        );
+    PluginInspect {
+        entry: plugin_entry(record),
+        manifest: manifest.map(|m| ManifestEntry {
+            schema: &m.schema,
+            spec_version: m.spec.as_str(),
+            name: &m.name,
+            version: m.version.as_deref(),
+            description: m.description.as_deref(),
+            author: m.author.as_ref().map(|a| AuthorEntry {
+                name: a.name.as_deref(),
+                email: a.email.as_deref(),
+                url: a.url.as_deref(),
+            }),
+            homepage: m.homepage.as_deref(),
+            repository: m.repository.as_deref(),
+            license: m.license.as_deref(),
+            keywords: &m.keywords,
+            extensions: m.extensions.keys().map(String::as_str).collect(),
+        }),
+        data_dir: path_str(&record.data_dir()),
+        installed_from: record.installed_from.as_deref().map(path_str),
+        skill_details: record
+            .package
+            .skills
+            .iter()
+            .map(|s| SkillDetail {
+                name: &s.name,
+                description: &s.description,
+                path: path_str(&s.location),
+            })
+            .collect(),
+        mcp_server_details: record
+            .package
+            .mcp_servers
+            .iter()
+            .map(server_detail)
+            .collect(),
+        tool_component_details: record
+            .package
+            .tool_components
+            .iter()
+            .zip(tools.iter().map(Some).chain(std::iter::repeat(None)))
+            .map(|(c, loaded)| {
+                let listed = loaded.and_then(|l| l.as_ref().ok());
+                ComponentDetail {
+                    name: &c.name,
+                    tools: listed.map(|l| l.tools.as_slice()),
+                    rejected_tools: listed.map(|l| l.rejected.as_slice()),
+                    error: loaded.and_then(|l| l.as_ref().err()).map(String::as_str),
+                    tools_not_listed: unlisted,
+                    path: path_str(&c.path),
+                    workspace: c.workspace,
+                    env: &c.env,
+                    timeout_ms: u64::try_from(c.timeout.as_millis()).unwrap_or(u64::MAX),
+                    memory_mib: c.memory_limit / (1024 * 1024),
+                    risk: c.risk,
+                }
+            })
+            .collect(),
+        other_copies: others
+            .iter()
+            .map(|o| OtherCopy {
+                entry: path_str(&o.entry),
+                scope: o.scope,
+                status: o.status,
+            })
+            .collect(),
+        trust: trust.as_str(),
     }
-    value
 }
 
 fn trust_store(ctx: &Context) -> anyhow::Result<rho_plugins::TrustStore> {
@@ -423,30 +380,27 @@ fn trust(ctx: &Context, name: &str, trusted: bool) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|spec| spec.id.as_str())
         .collect();
-    let components: Vec<serde_json::Value> = record
-        .package
-        .tool_components
-        .iter()
-        .map(|spec| {
-            json!({
-                "name": spec.name,
-                "workspace": spec.workspace.as_str(),
-                "env": spec.env,
-                "risk": spec.risk.to_string(),
-            })
-        })
-        .collect();
     if ctx.json {
-        json_out(&json!({
-            "name": record.name,
-            "path": path_str(record.path()),
-            "trusted": trusted,
-            "changed": changed,
-            "fingerprint": fingerprint,
-            "trust_file": path_str(&ctx.paths.trust_file()),
-            "servers": servers,
-            "components": components,
-        }));
+        json_sorted(&TrustReport {
+            name: &record.name,
+            path: path_str(record.path()),
+            trusted,
+            changed,
+            fingerprint,
+            trust_file: path_str(&ctx.paths.trust_file()),
+            servers,
+            components: record
+                .package
+                .tool_components
+                .iter()
+                .map(|spec| TrustedComponent {
+                    name: &spec.name,
+                    workspace: spec.workspace,
+                    env: &spec.env,
+                    risk: spec.risk,
+                })
+                .collect(),
+        });
     } else if trusted {
         let mut t = format!(
             "{} trusted ({}): its MCP servers and WASM tools may run\n",
@@ -496,9 +450,15 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
     };
     let listing = component_tools(ctx, record, &trust_state);
     if ctx.json {
-        let mut value = inspect_json(record, &others, &listing);
-        value["trust"] = json!(trust_state.as_str());
-        json_out(&value);
+        let unlisted = matches!(listing, ComponentListing::Untrusted)
+            .then(|| untrusted_tools_note(&record.name));
+        json_sorted(&inspect_json(
+            record,
+            &others,
+            &listing,
+            unlisted.as_deref(),
+            &trust_state,
+        ));
         return Ok(ExitCode::SUCCESS);
     }
     let m = record.package.manifest.as_ref();
@@ -578,15 +538,13 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
         record.package.mcp_servers.len()
     ));
     for s in &record.package.mcp_servers {
-        let v = server_json(s);
         match &s.transport {
             McpTransport::Stdio(stdio) => {
-                let cmd = v["command"].as_str().unwrap_or_default();
                 t.push_str(&format!(
                     "  {}  {}: {} {}\n",
                     clean(&s.id),
                     s.transport.kind(),
-                    clean(cmd),
+                    clean(&command_str(&stdio.command)),
                     clean(&stdio.args.join(" "))
                 ));
             }
@@ -632,20 +590,16 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
                         t.push_str(&format!("    rejected: {}\n", clean(why)));
                     }
                     for tool in &list.tools {
-                        let risk = tool["risk"].as_str().unwrap_or_default();
                         t.push_str(&format!(
                             "    {} ({}{})  {}\n",
-                            clean(tool["exported_name"].as_str().unwrap_or_default()),
-                            clean(tool["name"].as_str().unwrap_or_default()),
-                            if risk == c.risk.as_str() {
+                            clean(&tool.exported_name),
+                            clean(&tool.name),
+                            if tool.risk == c.risk {
                                 String::new()
                             } else {
-                                format!(", risk {risk} by its annotations")
+                                format!(", risk {} by its annotations", tool.risk.as_str())
                             },
-                            clean(&first_line(
-                                tool["description"].as_str().unwrap_or_default(),
-                                60
-                            ))
+                            clean(&first_line(&tool.description, 60))
                         ));
                     }
                 }
@@ -693,11 +647,16 @@ fn install(ctx: &Context, args: InstallArgs, as_link: bool) -> anyhow::Result<Ex
     } else {
         rho_plugins::install(&ctx.plugins, &source, scope, args.force)?
     };
-    report_install(ctx, &report, if as_link { "linked" } else { "installed" });
+    let action = if as_link {
+        InstallAction::Linked
+    } else {
+        InstallAction::Installed
+    };
+    report_install(ctx, &report, action);
     Ok(ExitCode::SUCCESS)
 }
 
-fn report_install(ctx: &Context, report: &InstallReport, verb: &str) {
+fn report_install(ctx: &Context, report: &InstallReport, action: InstallAction) {
     // Tell the user when the new package loses to another copy of the same name.
     let inventory = ctx.plugins.discover();
     let shadowed_by = inventory
@@ -706,19 +665,20 @@ fn report_install(ctx: &Context, report: &InstallReport, verb: &str) {
         .find(|p| p.entry == report.destination)
         .and_then(|p| p.shadowed_by.clone());
     if ctx.json {
-        json_out(&json!({
-            "name": report.name,
-            "action": verb,
-            "scope": report.scope.as_str(),
-            "path": path_str(&report.destination),
-            "replaced": report.replaced,
-            "shadowed_by": shadowed_by.as_deref().map(path_str),
-            "diagnostics": diagnostics_json(&report.diagnostics),
-        }));
+        json_sorted(&InstallOutput {
+            name: &report.name,
+            action,
+            scope: report.scope,
+            path: path_str(&report.destination),
+            replaced: report.replaced,
+            shadowed_by: shadowed_by.as_deref().map(path_str),
+            diagnostics: diagnostic_entries(&report.diagnostics),
+        });
         return;
     }
     let mut t = format!(
-        "{verb} {} ({} scope){} at {}\n",
+        "{} {} ({} scope){} at {}\n",
+        action.as_str(),
         clean(&report.name),
         report.scope,
         if report.replaced {
@@ -744,13 +704,13 @@ fn enable(ctx: &Context, name: &str, enabled: bool) -> anyhow::Result<ExitCode> 
     let report = rho_plugins::set_enabled(&ctx.plugins, name, enabled)?;
     let verb = if enabled { "enabled" } else { "disabled" };
     if ctx.json {
-        json_out(&json!({
-            "name": report.name,
-            "enabled": enabled,
-            "scope": report.scope.as_str(),
-            "state_file": path_str(&report.state_file),
-            "changed": report.changed,
-        }));
+        json_sorted(&EnableOutput {
+            name: &report.name,
+            enabled,
+            scope: report.scope,
+            state_file: path_str(&report.state_file),
+            changed: report.changed,
+        });
     } else {
         out(&format!(
             "{} {verb}{} ({} scope, {})\n",
@@ -784,13 +744,13 @@ fn remove(ctx: &Context, name: &str, yes: bool) -> anyhow::Result<ExitCode> {
     }
     let report = rho_plugins::remove(&ctx.plugins, name)?;
     if ctx.json {
-        json_out(&json!({
-            "name": report.name,
-            "removed": path_str(&report.removed),
-            "was_link": report.was_link,
-            "scope": report.scope.as_str(),
-            "data_dir_kept": path_str(&report.data_dir),
-        }));
+        json_sorted(&RemoveOutput {
+            name: &report.name,
+            removed: path_str(&report.removed),
+            was_link: report.was_link,
+            scope: report.scope,
+            data_dir_kept: path_str(&report.data_dir),
+        });
     } else {
         out(&format!(
             "removed {} {} ({} scope); its data directory {} is kept\n",
@@ -822,15 +782,19 @@ fn validate(ctx: &Context, path: &std::path::Path) -> anyhow::Result<ExitCode> {
         .count();
     let valid = package.is_valid() && errors == 0;
     if ctx.json {
-        json_out(&json!({
-            "path": path_str(package.root.as_deref().unwrap_or(&path)),
-            "valid": valid,
-            "loadable": package.is_valid(),
-            "name": package.manifest.as_ref().map(|m| m.name.clone()).or(package.claimed_name.clone()),
-            "skills": package.skills.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
-            "mcp_servers": server_names(&package),
-            "diagnostics": diagnostics_json(&package.diagnostics),
-        }));
+        json_sorted(&PluginValidation {
+            path: path_str(package.root.as_deref().unwrap_or(&path)),
+            valid,
+            loadable: package.is_valid(),
+            name: package
+                .manifest
+                .as_ref()
+                .map(|m| m.name.as_str())
+                .or(package.claimed_name.as_deref()),
+            skills: package.skills.iter().map(|s| s.name.as_str()).collect(),
+            mcp_servers: server_names(&package),
+            diagnostics: diagnostic_entries(&package.diagnostics),
+        });
     } else {
         let name = package
             .manifest

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
-use serde_json::json;
 
 use super::embedded_sdk::{SDK_LOCK, TEMPLATE_FILES, ensure_sdk};
 use crate::context::Context;
-use crate::output::{clean, json_out, out, path_str};
+use crate::output::{clean, json_sorted, out, path_str};
+use crate::shapes::NewPlugin;
 
 /// Agent Plugins names: lowercase ASCII letters and digits in `-`-separated words.
 fn valid_plugin_name(name: &str) -> bool {
@@ -123,13 +123,13 @@ pub fn new_plugin(
         )
     })?;
     if ctx.json {
-        json_out(&json!({
-            "plugin": plugin,
-            "tool": tool,
-            "path": path_str(&dir),
-            "sdk": path_str(&sdk),
-            "files": written.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
-        }));
+        json_sorted(&NewPlugin {
+            plugin: &plugin,
+            tool,
+            path: path_str(&dir),
+            sdk: path_str(&sdk),
+            files: written.iter().map(|p| path_str(p)).collect(),
+        });
     } else {
         out(&format!(
             "created plugin {} with tool {} in {}\nrho-plugin-sdk: {}\nnext: cd {} && ./build.sh && rho plugins install .\n",

@@ -3,13 +3,13 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
-use serde_json::{Value, json};
+use rho_component::{Diagnostic, DiagnosticCode, SkillSource};
 
 use crate::cli::SkillsCommand;
 use crate::context::Context;
-use crate::output::{
-    clean, diagnostic_line, diagnostics_json, first_line, json_out, out, path_str, table,
+use crate::output::{clean, diagnostic_line, first_line, json_sorted, out, path_str, table};
+use crate::shapes::{
+    SkillEntry, SkillList, SkillShow, SkillStatus, SkillValidation, diagnostic_entries,
 };
 
 pub fn run(ctx: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode> {
@@ -62,31 +62,24 @@ fn is_skill_diagnostic(d: &Diagnostic) -> bool {
     }
 }
 
-fn skill_json(s: &SkillMeta, status: &str) -> Value {
-    json!({
-        "name": s.name,
-        "description": s.description,
-        "source": s.source.kind(),
-        "plugin": s.source.plugin(),
-        "path": path_str(&s.location),
-        "status": status,
-    })
-}
-
 fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
     let (merged, diags) = collect(ctx);
     if ctx.json {
-        let mut skills: Vec<Value> = merged
+        let mut skills: Vec<SkillEntry> = merged
             .skills
             .iter()
-            .map(|s| skill_json(s, "loaded"))
+            .map(|s| SkillEntry::new(s, SkillStatus::Loaded))
             .collect();
         for lost in &merged.shadowed {
-            let mut v = skill_json(&lost.skill, "shadowed");
-            v["shadowed_by"] = json!(path_str(&lost.winner_location));
-            skills.push(v);
+            skills.push(SkillEntry {
+                shadowed_by: Some(path_str(&lost.winner_location)),
+                ..SkillEntry::new(&lost.skill, SkillStatus::Shadowed)
+            });
         }
-        json_out(&json!({ "skills": skills, "diagnostics": diagnostics_json(&diags) }));
+        json_sorted(&SkillList {
+            skills,
+            diagnostics: diagnostic_entries(&diags),
+        });
         return Ok(ExitCode::SUCCESS);
     }
     let mut rows = vec![
@@ -97,13 +90,18 @@ fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
     let all = merged
         .skills
         .iter()
-        .map(|s| (s, "loaded"))
-        .chain(merged.shadowed.iter().map(|l| (&l.skill, "shadowed")));
+        .map(|s| (s, SkillStatus::Loaded))
+        .chain(
+            merged
+                .shadowed
+                .iter()
+                .map(|l| (&l.skill, SkillStatus::Shadowed)),
+        );
     for (s, status) in all {
         rows.push(vec![
             clean(&s.name),
             clean(&s.source.to_string()),
-            status.into(),
+            status.as_str().into(),
             clean(&first_line(&s.description, 70)),
         ]);
     }
@@ -148,20 +146,20 @@ fn show(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
         )
     };
     if ctx.json {
-        json_out(&json!({
-            "name": skill.name,
-            "description": skill.description,
-            "source": skill.source.kind(),
-            "plugin": skill.source.plugin(),
-            "path": path_str(&skill.location),
-            "directory": path_str(&skill.directory()),
-            "license": skill.license,
-            "compatibility": skill.compatibility,
-            "metadata": skill.metadata,
-            "allowed_tools": skill.allowed_tools,
-            "resources": resources.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
-            "body": body,
-        }));
+        json_sorted(&SkillShow {
+            name: &skill.name,
+            description: &skill.description,
+            source: skill.source.kind(),
+            plugin: skill.source.plugin(),
+            path: path_str(&skill.location),
+            directory: path_str(&skill.directory()),
+            license: skill.license.as_deref(),
+            compatibility: skill.compatibility.as_deref(),
+            metadata: &skill.metadata,
+            allowed_tools: skill.allowed_tools.as_deref(),
+            resources: resources.iter().map(|p| path_str(p)).collect(),
+            body: &body,
+        });
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = format!(
@@ -189,13 +187,11 @@ fn validate(ctx: &Context, dir: &std::path::Path) -> anyhow::Result<ExitCode> {
     let dir = ctx.arg_path(dir);
     let result = rho_skills::validate_dir(&dir);
     if ctx.json {
-        json_out(&match &result {
-            Ok(skill) => {
-                json!({ "path": path_str(&dir), "valid": true, "name": skill.name, "problems": [] })
-            }
-            Err(problems) => {
-                json!({ "path": path_str(&dir), "valid": false, "name": null, "problems": problems })
-            }
+        json_sorted(&SkillValidation {
+            path: path_str(&dir),
+            valid: result.is_ok(),
+            name: result.as_ref().ok().map(|skill| skill.name.as_str()),
+            problems: result.as_ref().err().map_or(&[], Vec::as_slice),
         });
     } else {
         match &result {

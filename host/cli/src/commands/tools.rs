@@ -5,12 +5,13 @@ use std::process::ExitCode;
 use anyhow::bail;
 use rho_component::{ToolContext, ToolOrigin, ToolSpec};
 use rho_core::MountOptions;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::cli::ToolsCommand;
 use crate::context::Context;
-use crate::output::{clean, diagnostic_line, diagnostics_json, first_line, json_out, out, table};
+use crate::output::{clean, diagnostic_line, first_line, json_sorted, out, table};
 use crate::runtime;
+use crate::shapes::{ToolCall, ToolEntry, ToolList, ToolServer, diagnostic_entries};
 
 pub fn run(ctx: &Context, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -36,18 +37,18 @@ fn owner(spec: &ToolSpec) -> (Option<&str>, Option<&str>) {
     }
 }
 
-fn tool_json(spec: &ToolSpec) -> Value {
+fn tool_entry(spec: &ToolSpec) -> ToolEntry<'_> {
     let (server, plugin) = owner(spec);
-    json!({
-        "name": spec.name,
-        "title": spec.title,
-        "description": spec.description,
-        "source": spec.origin.kind(),
-        "server": server,
-        "plugin": plugin,
-        "risk": spec.risk.as_str(),
-        "input_schema": spec.input_schema,
-    })
+    ToolEntry {
+        name: &spec.name,
+        title: spec.title.as_deref(),
+        description: &spec.description,
+        source: spec.origin.kind(),
+        server,
+        plugin,
+        risk: spec.risk,
+        input_schema: &spec.input_schema,
+    }
 }
 
 fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
@@ -72,11 +73,18 @@ fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
     })?;
     let (specs, servers, diagnostics) = set;
     if ctx.json {
-        json_out(&json!({
-            "tools": specs.iter().map(tool_json).collect::<Vec<_>>(),
-            "servers": servers.iter().map(|(id, status, error)| json!({"id": id, "status": status, "error": error})).collect::<Vec<_>>(),
-            "diagnostics": diagnostics_json(&diagnostics),
-        }));
+        json_sorted(&ToolList {
+            tools: specs.iter().map(tool_entry).collect(),
+            servers: servers
+                .iter()
+                .map(|(id, status, error)| ToolServer {
+                    id,
+                    status,
+                    error: error.as_deref(),
+                })
+                .collect(),
+            diagnostics: diagnostic_entries(&diagnostics),
+        });
         return Ok(ExitCode::SUCCESS);
     }
     let mut rows = vec![
@@ -162,13 +170,13 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
         drop(tool);
         set.close().await;
         if json {
-            json_out(&json!({
-                "tool": name,
-                "is_error": output.is_error,
-                "text": output.text,
-                "truncated": output.truncated,
-                "structured_content": output.structured,
-            }));
+            json_sorted(&ToolCall {
+                tool: name,
+                is_error: output.is_error,
+                text: &output.text,
+                truncated: output.truncated,
+                structured_content: output.structured.as_ref(),
+            });
         } else {
             let mut text = crate::output::clean_block(&output.text);
             text.push('\n');

@@ -1,0 +1,505 @@
+//! The `--json` shapes of the commands, one type per shape (documented in docs/cli-json.md).
+//!
+//! Shapes shared by several commands (a diagnostic, a plugin entry, a tool of an MCP server)
+//! are defined once and reused. Fields use the host crates' enums where those serialize to the
+//! documented spelling (scope, plugin status, transport, workspace access, risk, check status).
+//!
+//! Key order: shapes printed with [`crate::output::json_sorted`] have their object keys sorted
+//! at every level (the order these documents have always had); the others
+//! ([`crate::output::json_write`]) keep the declaration order of their fields.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rho_component::{Diagnostic, RiskLevel, Scope, Transport, WorkspaceAccess};
+use rho_plugins::{Origin, PluginStatus};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::output::path_str;
+
+/// A diagnostic: `{severity, code, message, path, component}`.
+#[derive(Serialize)]
+pub struct DiagnosticEntry<'a> {
+    severity: rho_component::Severity,
+    code: rho_component::DiagnosticCode,
+    message: &'a str,
+    path: Option<std::borrow::Cow<'a, str>>,
+    component: Option<&'a str>,
+}
+
+impl<'a> From<&'a Diagnostic> for DiagnosticEntry<'a> {
+    fn from(d: &'a Diagnostic) -> Self {
+        Self {
+            severity: d.severity,
+            code: d.code,
+            message: &d.message,
+            path: d.path.as_deref().map(Path::to_string_lossy),
+            component: d.component.as_deref(),
+        }
+    }
+}
+
+/// Diagnostics in their JSON shape.
+pub fn diagnostic_entries<'a>(
+    ds: impl IntoIterator<Item = &'a Diagnostic>,
+) -> Vec<DiagnosticEntry<'a>> {
+    ds.into_iter().map(DiagnosticEntry::from).collect()
+}
+
+// ---- rho plugins ----
+
+/// One package of `rho plugins list` (and the base of `inspect`).
+#[derive(Serialize)]
+pub struct PluginEntry<'a> {
+    pub name: &'a str,
+    pub version: Option<&'a str>,
+    pub description: Option<&'a str>,
+    pub scope: Scope,
+    pub origin: Origin,
+    pub path: String,
+    pub entry: String,
+    pub enabled: bool,
+    pub status: PluginStatus,
+    pub shadowed_by: Option<String>,
+    pub skills: Vec<&'a str>,
+    pub mcp_servers: Vec<&'a str>,
+    pub tool_components: Vec<&'a str>,
+    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+}
+
+/// `rho plugins list --json`.
+#[derive(Serialize)]
+pub struct PluginList<'a> {
+    pub plugins: Vec<PluginEntry<'a>>,
+    /// About roots and state files, not one package.
+    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+}
+
+/// `rho plugins inspect <name> --json` (printed sorted): the list entry plus the details.
+#[derive(Serialize)]
+pub struct PluginInspect<'a> {
+    #[serde(flatten)]
+    pub entry: PluginEntry<'a>,
+    /// `null` when the package was rejected.
+    pub manifest: Option<ManifestEntry<'a>>,
+    pub data_dir: String,
+    pub installed_from: Option<String>,
+    pub skill_details: Vec<SkillDetail<'a>>,
+    pub mcp_server_details: Vec<ServerDetail<'a>>,
+    pub tool_component_details: Vec<ComponentDetail<'a>>,
+    pub other_copies: Vec<OtherCopy>,
+    /// `not-needed`, `trusted`, `untrusted` or `changed`.
+    pub trust: &'static str,
+}
+
+/// A plugin's manifest as `inspect` shows it (`extensions`: namespace names only).
+#[derive(Serialize)]
+pub struct ManifestEntry<'a> {
+    #[serde(rename = "$schema")]
+    pub schema: &'a str,
+    pub spec_version: &'static str,
+    pub name: &'a str,
+    pub version: Option<&'a str>,
+    pub description: Option<&'a str>,
+    pub author: Option<AuthorEntry<'a>>,
+    pub homepage: Option<&'a str>,
+    pub repository: Option<&'a str>,
+    pub license: Option<&'a str>,
+    pub keywords: &'a [String],
+    pub extensions: Vec<&'a str>,
+}
+
+/// The manifest's `author`.
+#[derive(Serialize)]
+pub struct AuthorEntry<'a> {
+    pub name: Option<&'a str>,
+    pub email: Option<&'a str>,
+    pub url: Option<&'a str>,
+}
+
+/// A skill of a plugin: `{name, description, path}`.
+#[derive(Serialize)]
+pub struct SkillDetail<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub path: String,
+}
+
+/// A server of a plugin, as its package declares it (values of `env` and `headers` are not
+/// shown: names only).
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum ServerDetail<'a> {
+    /// A local process.
+    Stdio {
+        name: &'a str,
+        id: &'a str,
+        transport: Transport,
+        command: String,
+        args: &'a [String],
+        cwd: Option<String>,
+        env: Vec<&'a str>,
+    },
+    /// A Streamable HTTP endpoint.
+    StreamableHttp {
+        name: &'a str,
+        id: &'a str,
+        transport: Transport,
+        url: &'a str,
+        headers: Vec<&'a str>,
+    },
+}
+
+/// A WASM tool component of a plugin, what it asks for and what it offers.
+#[derive(Serialize)]
+pub struct ComponentDetail<'a> {
+    pub name: &'a str,
+    /// The tools it offers; `null` when it was not loaded.
+    pub tools: Option<&'a [WasmToolEntry]>,
+    /// Declarations rho refuses (those tools are left out); `null` when it was not loaded.
+    pub rejected_tools: Option<&'a [String]>,
+    /// Why it does not load.
+    pub error: Option<&'a str>,
+    /// Why its tools are not listed (a project plugin that is not trusted).
+    pub tools_not_listed: Option<&'a str>,
+    pub path: String,
+    pub workspace: WorkspaceAccess,
+    pub env: &'a [String],
+    pub timeout_ms: u64,
+    pub memory_mib: u64,
+    pub risk: RiskLevel,
+}
+
+/// One tool a WASM component lists.
+#[derive(Clone, Serialize)]
+pub struct WasmToolEntry {
+    pub name: String,
+    /// The name a session exports it under (`wasm__<plugin>__<tool>`).
+    pub exported_name: String,
+    pub title: Option<String>,
+    pub description: String,
+    /// The component's risk, raised to `destructive` by the tool's annotations.
+    pub risk: RiskLevel,
+}
+
+/// Another package with the same name as the one inspected.
+#[derive(Serialize)]
+pub struct OtherCopy {
+    pub entry: String,
+    pub scope: Scope,
+    pub status: PluginStatus,
+}
+
+/// `rho plugins trust|untrust <name> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct TrustReport<'a> {
+    pub name: &'a str,
+    pub path: String,
+    pub trusted: bool,
+    /// For untrust: whether a record existed.
+    pub changed: bool,
+    /// `null` for untrust.
+    pub fingerprint: Option<String>,
+    pub trust_file: String,
+    /// The MCP servers that may now start.
+    pub servers: Vec<&'a str>,
+    /// The WASM components that may now load.
+    pub components: Vec<TrustedComponent<'a>>,
+}
+
+/// A WASM component named by `trust`: what it may do.
+#[derive(Serialize)]
+pub struct TrustedComponent<'a> {
+    pub name: &'a str,
+    pub workspace: WorkspaceAccess,
+    pub env: &'a [String],
+    pub risk: RiskLevel,
+}
+
+/// What `install` or `link` did.
+#[derive(Clone, Copy, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InstallAction {
+    /// Copied into the root.
+    Installed,
+    /// Linked into the root.
+    Linked,
+}
+
+impl InstallAction {
+    /// `installed` or `linked`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Installed => "installed",
+            Self::Linked => "linked",
+        }
+    }
+}
+
+/// `rho plugins install|link <path> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct InstallOutput<'a> {
+    pub name: &'a str,
+    pub action: InstallAction,
+    pub scope: Scope,
+    /// The new entry.
+    pub path: String,
+    /// Whether `--force` replaced an existing entry.
+    pub replaced: bool,
+    /// A higher-precedence package of the same name, if there is one.
+    pub shadowed_by: Option<String>,
+    /// The package's non-fatal problems.
+    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+}
+
+/// `rho plugins enable|disable <name> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct EnableOutput<'a> {
+    pub name: &'a str,
+    pub enabled: bool,
+    pub scope: Scope,
+    pub state_file: String,
+    pub changed: bool,
+}
+
+/// `rho plugins remove <name> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct RemoveOutput<'a> {
+    pub name: &'a str,
+    /// The entry removed.
+    pub removed: String,
+    pub was_link: bool,
+    pub scope: Scope,
+    pub data_dir_kept: String,
+}
+
+/// `rho plugins validate <path> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct PluginValidation<'a> {
+    pub path: String,
+    /// Loadable, and no error-severity diagnostic.
+    pub valid: bool,
+    /// Whether the manifest is accepted (the plugin would load).
+    pub loadable: bool,
+    pub name: Option<&'a str>,
+    pub skills: Vec<&'a str>,
+    pub mcp_servers: Vec<&'a str>,
+    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+}
+
+/// `rho plugins new <dir> --tool <name> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct NewPlugin<'a> {
+    pub plugin: &'a str,
+    pub tool: &'a str,
+    /// The new plugin directory.
+    pub path: String,
+    /// The `rho-plugin-sdk` directory its tool crate depends on.
+    pub sdk: String,
+    /// Every file written.
+    pub files: Vec<String>,
+}
+
+/// `rho man --out <dir> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct ManPages {
+    pub dir: String,
+    /// Every page written.
+    pub pages: Vec<String>,
+}
+
+// ---- rho skills ----
+
+/// Whether a skill is the one sessions get, or lost to another of the same name.
+#[derive(Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkillStatus {
+    /// The winner of its name.
+    Loaded,
+    /// Lost to a higher-precedence skill.
+    Shadowed,
+}
+
+impl SkillStatus {
+    /// `loaded` or `shadowed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Loaded => "loaded",
+            Self::Shadowed => "shadowed",
+        }
+    }
+}
+
+/// One skill of `rho skills list`.
+#[derive(Serialize)]
+pub struct SkillEntry<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    /// `builtin`, `user`, `project`, `project-plugin` or `user-plugin`.
+    pub source: &'static str,
+    /// The owning plugin, for plugin skills.
+    pub plugin: Option<&'a str>,
+    pub path: String,
+    pub status: SkillStatus,
+    /// The winner's `SKILL.md`, for shadowed skills (else absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadowed_by: Option<String>,
+}
+
+impl<'a> SkillEntry<'a> {
+    /// The entry of `skill`.
+    pub fn new(skill: &'a rho_component::SkillMeta, status: SkillStatus) -> Self {
+        Self {
+            name: &skill.name,
+            description: &skill.description,
+            source: skill.source.kind(),
+            plugin: skill.source.plugin(),
+            path: path_str(&skill.location),
+            status,
+            shadowed_by: None,
+        }
+    }
+}
+
+/// `rho skills list --json` (printed sorted).
+#[derive(Serialize)]
+pub struct SkillList<'a> {
+    pub skills: Vec<SkillEntry<'a>>,
+    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+}
+
+/// `rho skills show <name> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct SkillShow<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub source: &'static str,
+    pub plugin: Option<&'a str>,
+    pub path: String,
+    pub directory: String,
+    pub license: Option<&'a str>,
+    pub compatibility: Option<&'a str>,
+    pub metadata: &'a BTreeMap<String, String>,
+    pub allowed_tools: Option<&'a str>,
+    /// Files of the skill directory, relative to it.
+    pub resources: Vec<String>,
+    /// The Markdown after the frontmatter.
+    pub body: &'a str,
+}
+
+/// `rho skills validate <dir> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct SkillValidation<'a> {
+    pub path: String,
+    pub valid: bool,
+    pub name: Option<&'a str>,
+    /// Every problem found, as lower-case sentences.
+    pub problems: &'a [String],
+}
+
+// ---- rho mcp ----
+
+/// A tool of a connected MCP server, in `rho mcp list|show --connect`. Its keys are in
+/// alphabetical order, as they have always been printed.
+#[derive(Debug, Serialize)]
+pub struct McpToolEntry {
+    pub description: Option<String>,
+    /// The name a session exports it under (`mcp__<server>__<tool>`).
+    pub exported_name: String,
+    /// The server's own name.
+    pub name: String,
+    pub title: Option<String>,
+}
+
+/// `rho mcp login <id> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct McpLogin<'a> {
+    pub server: &'a str,
+    pub issuer: &'a str,
+    pub scopes: &'a [String],
+    pub expires_at: Option<u64>,
+    pub refreshable: bool,
+}
+
+/// `rho mcp logout <id> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct McpLogout<'a> {
+    pub server: &'a str,
+    /// Whether tokens were stored.
+    pub removed: bool,
+}
+
+/// `rho mcp call <id> <tool> --json` (printed sorted): the result as the model reads it.
+#[derive(Serialize)]
+pub struct McpCall<'a> {
+    pub server: &'a str,
+    pub tool: &'a str,
+    pub is_error: bool,
+    pub text: &'a str,
+    pub truncated: bool,
+    pub structured_content: Option<&'a Value>,
+    pub image: Option<ImageEntry<'a>>,
+}
+
+/// The image a result keeps for display: its type and encoded size.
+#[derive(Serialize)]
+pub struct ImageEntry<'a> {
+    pub mime_type: &'a str,
+    pub bytes: usize,
+}
+
+// ---- rho tools ----
+
+/// One tool of `rho tools list`.
+#[derive(Serialize)]
+pub struct ToolEntry<'a> {
+    /// The exported name the model calls.
+    pub name: &'a str,
+    pub title: Option<&'a str>,
+    pub description: &'a str,
+    /// `builtin`, `mcp` or `wasm`.
+    pub source: &'static str,
+    /// The MCP server identity, for MCP tools.
+    pub server: Option<&'a str>,
+    /// The plugin, for plugin servers and WASM tools.
+    pub plugin: Option<&'a str>,
+    pub risk: RiskLevel,
+    pub input_schema: &'a Value,
+}
+
+/// A server of `rho tools list` and how it went.
+#[derive(Serialize)]
+pub struct ToolServer<'a> {
+    pub id: &'a str,
+    pub status: &'a str,
+    pub error: Option<&'a str>,
+}
+
+/// `rho tools list --json` (printed sorted).
+#[derive(Serialize)]
+pub struct ToolList<'a> {
+    pub tools: Vec<ToolEntry<'a>>,
+    pub servers: Vec<ToolServer<'a>>,
+    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+}
+
+/// `rho tools call <name> --json` (printed sorted).
+#[derive(Serialize)]
+pub struct ToolCall<'a> {
+    pub tool: &'a str,
+    pub is_error: bool,
+    pub text: &'a str,
+    pub truncated: bool,
+    pub structured_content: Option<&'a Value>,
+}
+
+// ---- rho doctor ----
+
+/// `rho doctor --json` (printed sorted).
+#[derive(Serialize)]
+pub struct DoctorReport<'a> {
+    pub checks: &'a [rho_core::doctor::Check],
+    /// False when any check is an error.
+    pub ok: bool,
+}

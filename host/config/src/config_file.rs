@@ -14,7 +14,7 @@ use std::time::Duration;
 use rho_component::endpoint::{check_headers, check_remote_url};
 use rho_component::{
     HttpServerSpec, LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec,
-    SamplingPolicy, StdioCommand, StdioServerSpec, ToolFilter,
+    SamplingPolicy, StdioCommand, StdioServerSpec, ToolFilter, Transport,
 };
 use serde::Deserialize;
 
@@ -105,7 +105,7 @@ struct McpSkeleton {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerToml {
-    transport: Option<TransportToml>,
+    transport: Option<Transport>,
     enabled: Option<bool>,
     command: Option<String>,
     args: Option<Vec<String>>,
@@ -122,13 +122,6 @@ pub struct McpServerToml {
     startup_timeout_sec: Option<f64>,
     call_timeout_sec: Option<f64>,
     max_output_bytes: Option<u64>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum TransportToml {
-    Stdio,
-    StreamableHttp,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -277,8 +270,8 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
     let mut problems = Vec::new();
     let transport = match (raw.transport, &raw.command, &raw.url) {
         (Some(t), _, _) => t,
-        (None, Some(_), None) => TransportToml::Stdio,
-        (None, None, Some(_)) => TransportToml::StreamableHttp,
+        (None, Some(_), None) => Transport::Stdio,
+        (None, None, Some(_)) => Transport::StreamableHttp,
         (None, Some(_), Some(_)) => {
             return Err(vec![format!(
                 "{}: both command and url are set; set transport to choose",
@@ -287,7 +280,9 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
         }
         (None, None, None) => {
             return Err(vec![format!(
-                "mcp.servers.{id}: needs command (stdio) or url (streamable_http)"
+                "mcp.servers.{id}: needs command ({}) or url ({})",
+                Transport::Stdio,
+                Transport::StreamableHttp
             )]);
         }
     };
@@ -309,26 +304,26 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
         }
         map.into_iter().collect::<Vec<_>>()
     };
-    let forbid = |set: bool, k: &str, problems: &mut Vec<String>, transport: &str| {
+    let forbid = |set: bool, k: &str, problems: &mut Vec<String>, transport: Transport| {
         if set {
             problems.push(format!("{}: not used by the {transport} transport", key(k)));
         }
     };
     let spec_transport = match transport {
-        TransportToml::Stdio => {
-            forbid(raw.url.is_some(), "url", &mut problems, "stdio");
-            forbid(raw.headers.is_some(), "headers", &mut problems, "stdio");
+        Transport::Stdio => {
+            forbid(raw.url.is_some(), "url", &mut problems, transport);
+            forbid(raw.headers.is_some(), "headers", &mut problems, transport);
             forbid(
                 raw.headers_from_env.is_some(),
                 "headers_from_env",
                 &mut problems,
-                "stdio",
+                transport,
             );
-            forbid(raw.oauth.is_some(), "oauth", &mut problems, "stdio");
+            forbid(raw.oauth.is_some(), "oauth", &mut problems, transport);
             let command = match raw.command.as_deref() {
                 None | Some("") => {
                     problems.push(format!(
-                        "{}: required for the stdio transport",
+                        "{}: required for the {transport} transport",
                         key("command")
                     ));
                     None
@@ -362,26 +357,21 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
                 })
             })
         }
-        TransportToml::StreamableHttp => {
-            forbid(
-                raw.command.is_some(),
-                "command",
-                &mut problems,
-                "streamable_http",
-            );
-            forbid(raw.args.is_some(), "args", &mut problems, "streamable_http");
-            forbid(raw.cwd.is_some(), "cwd", &mut problems, "streamable_http");
-            forbid(raw.env.is_some(), "env", &mut problems, "streamable_http");
+        Transport::StreamableHttp => {
+            forbid(raw.command.is_some(), "command", &mut problems, transport);
+            forbid(raw.args.is_some(), "args", &mut problems, transport);
+            forbid(raw.cwd.is_some(), "cwd", &mut problems, transport);
+            forbid(raw.env.is_some(), "env", &mut problems, transport);
             forbid(
                 raw.env_from_env.is_some(),
                 "env_from_env",
                 &mut problems,
-                "streamable_http",
+                transport,
             );
             let url = match raw.url {
                 None => {
                     problems.push(format!(
-                        "{}: required for the streamable_http transport",
+                        "{}: required for the {transport} transport",
                         key("url")
                     ));
                     None

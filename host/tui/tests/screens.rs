@@ -281,7 +281,12 @@ fn mcp_report_shows_restarts_and_servers_given_up_on() {
         ping_failure: None,
         given_up: None,
     };
-    let mut given_up = support::server("files", "stdio", rho_core::ServerStatus::Connected, &[]);
+    let mut given_up = support::server(
+        "files",
+        rho_component::Transport::Stdio,
+        rho_core::ServerStatus::Connected,
+        &[],
+    );
     given_up.health = std::sync::Arc::new(std::sync::Mutex::new(rho_core::ServerHealth {
         restarts: 5,
         last_restart: Some("the server's process exited".into()),

@@ -12,7 +12,7 @@ use ratatui::buffer::{Buffer, CellWidth};
 use rho_component::{
     Choice, Diagnostic, DiagnosticCode, FieldKind, FormField, PromptArgument, RiskLevel,
     SamplingMessage, SamplingRole, ServerPrompt, ServerResource, Severity, SkillMeta, SkillSource,
-    ToolOrigin, ToolSpec,
+    ToolOrigin, ToolSpec, Transport,
 };
 use rho_core::host::{
     Extensions, HostError, HostEvent, HostState, Operation, PromptCommand, PromptReply, RequestId,
@@ -401,7 +401,7 @@ pub fn tools() -> Vec<ToolSpec> {
 /// A server entry.
 pub fn server(
     id: &str,
-    transport: &'static str,
+    transport: Transport,
     status: ServerStatus,
     tools: &[&str],
 ) -> MountedServer {
@@ -424,7 +424,7 @@ pub fn server(
 pub fn everything() -> MountedServer {
     server(
         "everything",
-        "stdio",
+        Transport::Stdio,
         ServerStatus::Connected,
         &[
             "everything_echo",
@@ -471,14 +471,14 @@ pub fn three_servers() -> Extensions {
         everything(),
         server(
             "github",
-            "streamable_http",
+            Transport::StreamableHttp,
             ServerStatus::Failed(
                 "the server did not finish its handshake within 10s (connection refused)"
                     .to_owned(),
             ),
             &[],
         ),
-        server("sqlite", "stdio", ServerStatus::Disabled, &[]),
+        server("sqlite", Transport::Stdio, ServerStatus::Disabled, &[]),
     ];
     extensions.auth = BTreeMap::from([("github".to_owned(), "needs login".to_owned())]);
     extensions.diagnostics = vec![

@@ -15,7 +15,7 @@ use rho_component::endpoint::{check_headers, check_remote_url};
 use rho_component::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
     LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy,
-    StdioCommand, StdioServerSpec, ToolFilter,
+    StdioCommand, StdioServerSpec, ToolFilter, Transport,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -103,7 +103,7 @@ struct McpToml {
 #[schemars(rename = "server")]
 pub struct McpServerToml {
     /// Inferred from command (stdio) or url (streamable_http) when omitted.
-    transport: Option<TransportToml>,
+    transport: Option<Transport>,
     /// Whether rho starts the server.
     #[schemars(extend("default" = true))]
     enabled: Option<bool>,
@@ -144,15 +144,6 @@ pub struct McpServerToml {
     /// The most bytes of one tool result the model sees (the rest is cut and said so).
     #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_OUTPUT_BYTES))]
     max_output_bytes: Option<u64>,
-}
-
-/// How rho talks to the server.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[schemars(rename = "transport")]
-enum TransportToml {
-    Stdio,
-    StreamableHttp,
 }
 
 /// `tools = { allow = [...], deny = [...] }`: names as the server spells them.
@@ -313,8 +304,8 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
     let mut problems = Vec::new();
     let transport = match (raw.transport, &raw.command, &raw.url) {
         (Some(t), _, _) => t,
-        (None, Some(_), None) => TransportToml::Stdio,
-        (None, None, Some(_)) => TransportToml::StreamableHttp,
+        (None, Some(_), None) => Transport::Stdio,
+        (None, None, Some(_)) => Transport::StreamableHttp,
         (None, Some(_), Some(_)) => {
             return Err(vec![format!(
                 "{}: both command and url are set; set transport to choose",
@@ -323,7 +314,9 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
         }
         (None, None, None) => {
             return Err(vec![format!(
-                "mcp.servers.{id}: needs command (stdio) or url (streamable_http)"
+                "mcp.servers.{id}: needs command ({}) or url ({})",
+                Transport::Stdio,
+                Transport::StreamableHttp
             )]);
         }
     };
@@ -345,26 +338,26 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
         }
         map.into_iter().collect::<Vec<_>>()
     };
-    let forbid = |set: bool, k: &str, problems: &mut Vec<String>, transport: &str| {
+    let forbid = |set: bool, k: &str, problems: &mut Vec<String>, transport: Transport| {
         if set {
             problems.push(format!("{}: not used by the {transport} transport", key(k)));
         }
     };
     let spec_transport = match transport {
-        TransportToml::Stdio => {
-            forbid(raw.url.is_some(), "url", &mut problems, "stdio");
-            forbid(raw.headers.is_some(), "headers", &mut problems, "stdio");
+        Transport::Stdio => {
+            forbid(raw.url.is_some(), "url", &mut problems, transport);
+            forbid(raw.headers.is_some(), "headers", &mut problems, transport);
             forbid(
                 raw.headers_from_env.is_some(),
                 "headers_from_env",
                 &mut problems,
-                "stdio",
+                transport,
             );
-            forbid(raw.oauth.is_some(), "oauth", &mut problems, "stdio");
+            forbid(raw.oauth.is_some(), "oauth", &mut problems, transport);
             let command = match raw.command.as_deref() {
                 None | Some("") => {
                     problems.push(format!(
-                        "{}: required for the stdio transport",
+                        "{}: required for the {transport} transport",
                         key("command")
                     ));
                     None
@@ -398,26 +391,21 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
                 })
             })
         }
-        TransportToml::StreamableHttp => {
-            forbid(
-                raw.command.is_some(),
-                "command",
-                &mut problems,
-                "streamable_http",
-            );
-            forbid(raw.args.is_some(), "args", &mut problems, "streamable_http");
-            forbid(raw.cwd.is_some(), "cwd", &mut problems, "streamable_http");
-            forbid(raw.env.is_some(), "env", &mut problems, "streamable_http");
+        Transport::StreamableHttp => {
+            forbid(raw.command.is_some(), "command", &mut problems, transport);
+            forbid(raw.args.is_some(), "args", &mut problems, transport);
+            forbid(raw.cwd.is_some(), "cwd", &mut problems, transport);
+            forbid(raw.env.is_some(), "env", &mut problems, transport);
             forbid(
                 raw.env_from_env.is_some(),
                 "env_from_env",
                 &mut problems,
-                "streamable_http",
+                transport,
             );
             let url = match raw.url {
                 None => {
                     problems.push(format!(
-                        "{}: required for the streamable_http transport",
+                        "{}: required for the {transport} transport",
                         key("url")
                     ));
                     None

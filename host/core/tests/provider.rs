@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use rho_component::CancelSignal;
 use rho_core::provider::{
-    ChatMessage, ChatRequest, OpenAiCompatible, OpenAiConfig, Provider, ProviderError, StreamEvent,
-    ToolCall, ToolDefinition,
+    ChatMessage, ChatRequest, FinishReason, OpenAiCompatible, OpenAiConfig, Provider,
+    ProviderError, StreamEvent, ToolCall, ToolDefinition,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -238,7 +238,7 @@ async fn text_deltas_stream_in_order_and_usage_is_parsed() {
     );
     assert_eq!(response.content, "Hello, world");
     assert_eq!(response.reasoning, "Short answer.");
-    assert_eq!(response.finish_reason, "stop");
+    assert_eq!(response.finish_reason, FinishReason::Stop);
     assert_eq!(
         (
             response.usage.input_tokens,
@@ -307,7 +307,7 @@ async fn interleaved_tool_calls_are_assembled() {
             },
         ]
     );
-    assert_eq!(response.finish_reason, "tool_calls");
+    assert_eq!(response.finish_reason, FinishReason::ToolCalls);
     assert_eq!(response.usage.total_tokens, 14);
     server.seen.recv().await.unwrap();
 }

@@ -14,8 +14,8 @@ use rho_core::host::{
     HostEvent, HostHandle, HostOptions, Operation, Response, SessionHost, SessionStart,
 };
 use rho_core::provider::{
-    ChatRequest, ChatResponse, Provider, ProviderError, ProviderFuture, StreamEvent, ToolCall,
-    Usage,
+    ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, ProviderFuture, StreamEvent,
+    ToolCall, Usage,
 };
 use rho_core::session::{ApprovalDecision, SessionEvent};
 use rho_core::{ConfigSource, MountOptions, PathsEnv, ProviderFlags, Registry, RhoPaths};
@@ -92,9 +92,9 @@ impl Provider for Scripted {
                 content,
                 reasoning: String::new(),
                 finish_reason: if turn.calls.is_empty() {
-                    "stop".into()
+                    FinishReason::Stop
                 } else {
-                    "tool_calls".into()
+                    FinishReason::ToolCalls
                 },
                 tool_calls: turn.calls,
                 usage: Usage {
@@ -218,7 +218,7 @@ fn prompt(message: &str) -> Operation {
     }
 }
 
-fn finish_reason(result: &Result<Response, String>) -> &str {
+fn finish_reason(result: &Result<Response, String>) -> &FinishReason {
     match result {
         Ok(Response::Prompt(reply)) => &reply.finish_reason,
         other => panic!("not a prompt reply: {other:?}"),
@@ -246,13 +246,13 @@ async fn aborts_raced_against_completions_get_exactly_one_reply_each() {
                     .push(result.map_err(|e| e.message));
             }
         }
-        let finish = finish_reason(&replies[&prompt_id][0]).to_owned();
+        let finish = finish_reason(&replies[&prompt_id][0]).clone();
         assert!(
-            finish == "stop" || finish == "aborted",
+            finish == FinishReason::Stop || finish == FinishReason::Aborted,
             "round {round}: {finish}"
         );
         let abort = &replies[&abort_id][0];
-        if finish == "aborted" {
+        if finish == FinishReason::Aborted {
             aborted += 1;
             assert!(matches!(abort, Ok(Response::Done)), "{abort:?}");
         } else {
@@ -324,7 +324,7 @@ async fn steering_is_handled_mid_turn_and_other_operations_wait_for_it() {
     assert_eq!(messages.len(), 2, "{messages:?}");
     front.send(4, prompt("next")).await;
     let (_, next) = front.reply(4).await;
-    assert_eq!(finish_reason(&next), "stop");
+    assert_eq!(finish_reason(&next), &FinishReason::Stop);
     front.send(5, Operation::GetMessages).await;
     let (_, messages) = front.reply(5).await;
     let Ok(Response::Messages(messages)) = messages else {
@@ -400,7 +400,7 @@ async fn a_slow_reader_slows_the_host_and_loses_nothing_but_delta_boundaries() {
         })
         .collect();
     assert_eq!(kinds, ["start", "state", "usage", "state", "end"]);
-    assert_eq!(finish_reason(&reply), "stop");
+    assert_eq!(finish_reason(&reply), &FinishReason::Stop);
     front.close().await;
 }
 
@@ -467,7 +467,7 @@ async fn an_approval_answered_mid_turn_runs_the_call() {
         _ => None,
     });
     assert!(output.unwrap_or_default().contains("approved-run"));
-    assert_eq!(finish_reason(&reply), "stop");
+    assert_eq!(finish_reason(&reply), &FinishReason::Stop);
     // No approval is pending any more.
     front
         .send(3, Operation::AnswerApproval(ApprovalDecision::Approve))
@@ -510,7 +510,7 @@ async fn approving_for_the_session_stops_asking_for_that_tool() {
     let (_, answered) = front.reply(2).await;
     answered.unwrap();
     let (_, reply) = front.reply(1).await;
-    assert_eq!(finish_reason(&reply), "stop");
+    assert_eq!(finish_reason(&reply), &FinishReason::Stop);
     // The second call of the same tool runs without a question.
     front.send(3, prompt("again")).await;
     let (events, reply) = front.reply(3).await;
@@ -525,6 +525,6 @@ async fn approving_for_the_session_stops_asking_for_that_tool() {
         _ => None,
     });
     assert!(output.unwrap_or_default().contains("second-run"));
-    assert_eq!(finish_reason(&reply), "stop");
+    assert_eq!(finish_reason(&reply), &FinishReason::Stop);
     front.close().await;
 }

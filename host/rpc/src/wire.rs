@@ -1,12 +1,42 @@
 //! Every shape on the wire: method params and results, and notification params, as typed
 //! structs. Params deserialize strictly (unknown fields are `-32602`); results and
 //! notifications serialize exactly as `docs/rpc.md` spells them. The OpenRPC document in
-//! `schemas/rho-rpc.openrpc.json` is generated from these types (`openrpc.rs`).
+//! `schemas/rho-rpc.openrpc.json` is generated from these types (`openrpc.rs`). Fields that
+//! carry a host enum keep it (its serde spelling is the wire's); the schema of its values is
+//! built from the enum's own list of spellings (`---------- value sets ----------`), so
+//! the document lists exactly what the host can send.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
-use schemars::JsonSchema;
+use rho_core::provider::FinishReason;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
+
+// ---------- value sets ----------
+
+/// The schema of [`FinishReason`]: one of the reasons rho knows, or any other string a
+/// provider sent (kept as it came).
+struct FinishReasonValues;
+
+impl JsonSchema for FinishReasonValues {
+    fn schema_name() -> Cow<'static, str> {
+        "FinishReason".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let known: Vec<&str> = FinishReason::KNOWN
+            .iter()
+            .map(FinishReason::as_str)
+            .collect();
+        json_schema!({
+            "anyOf": [
+                { "type": "string", "enum": known },
+                { "type": "string" },
+            ]
+        })
+    }
+}
 
 // ---------- params ----------
 
@@ -122,8 +152,10 @@ pub struct Empty {}
 pub struct PromptResult {
     /// The model's final text.
     pub reply: String,
-    /// `stop`, `length`, `max_iterations`, `aborted`, ...
-    pub finish_reason: String,
+    /// `stop`, `length`, `max_iterations`, `aborted`, ... (another provider's value as it
+    /// came).
+    #[schemars(with = "FinishReasonValues")]
+    pub finish_reason: FinishReason,
 }
 
 /// `prompt` result: the turn's reply, or `{}` for a steering nudge.
@@ -645,8 +677,10 @@ pub struct AgentEndParams {
     pub tool_calls: Vec<CallRecordWire>,
     /// Wall time.
     pub duration_ms: u64,
-    /// `stop`, `length`, `max_iterations`, `aborted`, ...
-    pub finish_reason: String,
+    /// `stop`, `length`, `max_iterations`, `aborted`, ... (another provider's value as it
+    /// came).
+    #[schemars(with = "FinishReasonValues")]
+    pub finish_reason: FinishReason,
 }
 
 /// `agent/error`.

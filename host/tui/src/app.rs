@@ -18,7 +18,7 @@ use rho_component::{ServerResource, SkillMeta, ToolImage, ToolSpec, terminal_saf
 use rho_core::host::{
     Extensions, HostEvent, HostState, Operation, PromptCommand, RequestId, Response,
 };
-use rho_core::provider::{ChatMessage, Role as ChatRole};
+use rho_core::provider::{ChatMessage, FinishReason, Role as ChatRole};
 use rho_core::session::{
     ApprovalDecision, ContextSnapshot, LoopState, QuestionAnswer, SessionEvent, SessionSummary,
 };
@@ -471,15 +471,15 @@ impl App {
                 self.context = Some(context);
             }
             SessionEvent::AgentEnd(result) => {
-                let end = match result.finish_reason.as_str() {
-                    "aborted" => TurnEnd::Aborted,
+                let end = match result.finish_reason {
+                    FinishReason::Aborted => TurnEnd::Aborted,
                     _ => TurnEnd::Finished,
                 };
                 self.end_turn(end);
-                match result.finish_reason.as_str() {
-                    "stop" => {}
-                    "aborted" => self.notice("stopped"),
-                    "tool_calls" | "max_iterations" => self.notice(
+                match &result.finish_reason {
+                    FinishReason::Stop => {}
+                    FinishReason::Aborted => self.notice("stopped"),
+                    FinishReason::ToolCalls | FinishReason::MaxIterations => self.notice(
                         "the turn ended: its budget of model requests ([agent] max_iterations) \
                          ran out",
                     ),

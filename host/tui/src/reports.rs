@@ -1,7 +1,7 @@
 //! The text of the reporting commands (`/help`, `/mcp`, `/doctor`, `/plugins`, `/skills`,
 //! `/tools`), built from what the host reports; shown as notices in the conversation.
 
-use rho_component::{ServerResource, ToolSpec};
+use rho_component::{ServerResource, ToolSpec, Transport};
 use rho_core::doctor::Check;
 use rho_core::host::{Extensions, PromptCommand};
 
@@ -42,7 +42,7 @@ pub fn mcp(
         text.push_str(&format!(
             "\n{}  {}  {}",
             server.id,
-            server.transport.unwrap_or("-"),
+            server.transport.map_or("-", Transport::as_str),
             status.as_str()
         ));
         let detail = match &status {

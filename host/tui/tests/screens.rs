@@ -12,6 +12,7 @@ use crossterm::event::KeyCode;
 use rho_component::{RiskLevel, ToolImage};
 use rho_core::doctor::{Check, CheckStatus};
 use rho_core::host::{HostError, Operation, Response};
+use rho_core::provider::FinishReason;
 use rho_core::session::{ApprovalDecision, QuestionAnswer, SessionEvent};
 use rho_tui::images::{Graphics, Protocols};
 use support::{Harness, ctrl, plain, rows_above};
@@ -81,7 +82,7 @@ fn assistant_message_finished() {
     h.prompt("plan the release");
     h.stream(ANSWER);
     h.session(support::usage(1545, 3.7));
-    h.end_turn("stop");
+    h.end_turn(FinishReason::Stop);
     insta::assert_snapshot!("assistant_message_finished", h.screen(80, 32));
 }
 
@@ -180,7 +181,7 @@ fn card_cancelled() {
         "everything_longRunningOperation",
         r#"{"duration":10,"steps":5}"#,
     );
-    h.end_turn("aborted");
+    h.end_turn(FinishReason::Aborted);
     insta::assert_snapshot!("card_cancelled", h.screen(80, 12));
 }
 
@@ -280,7 +281,12 @@ fn mcp_report_shows_restarts_and_servers_given_up_on() {
         ping_failure: None,
         given_up: None,
     };
-    let mut given_up = support::server("files", "stdio", rho_core::ServerStatus::Connected, &[]);
+    let mut given_up = support::server(
+        "files",
+        rho_component::Transport::Stdio,
+        rho_core::ServerStatus::Connected,
+        &[],
+    );
     given_up.health = std::sync::Arc::new(std::sync::Mutex::new(rho_core::ServerHealth {
         restarts: 5,
         last_restart: Some("the server's process exited".into()),
@@ -506,7 +512,7 @@ fn wide_and_combining_characters() {
         "- 借用 👩‍💻 borrow\n- Zoe\u{308}, nai\u{308}ve, cafe\u{301}\n\n",
         "| 名前 | 意味 |\n|---|---|\n| 所有 | owner 🦀 |\n| 借用 | borrow |\n",
     ]);
-    h.end_turn("stop");
+    h.end_turn(FinishReason::Stop);
     h.type_text("次は🦀ライフタイム");
     insta::assert_snapshot!("wide_and_combining_characters", h.screen(80, 24));
 }
@@ -784,7 +790,7 @@ fn card_left_when_the_budget_ran_out() {
     let mut h = Harness::started();
     h.prompt("clean and rebuild");
     h.tool_call("call_1", "bash", BASH_ARGS);
-    h.end_turn("tool_calls");
+    h.end_turn(FinishReason::ToolCalls);
     insta::assert_snapshot!("card_left_when_the_budget_ran_out", h.screen(80, 10));
 }
 
@@ -793,7 +799,7 @@ fn turn_ended_by_the_length_limit() {
     let mut h = Harness::started();
     h.prompt("write a long essay");
     h.stream(&["Once upon a time"]);
-    h.end_turn("length");
+    h.end_turn(FinishReason::Length);
     let screen = h.screen(80, 10);
     assert!(screen.contains("• the turn ended: length"), "{screen}");
 }

@@ -11,7 +11,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use rho_component::{McpServerSpec, McpTransport, ServerPrompt, ServerResource, StdioCommand};
+use rho_component::{
+    McpServerSpec, McpTransport, ServerPrompt, ServerResource, StdioCommand, Transport,
+};
 use rho_core::{ServerSlot, SlotState};
 use rho_mcp::oauth::{Browser, LoginPolicy, PasteBrowser, SystemBrowser};
 use serde::Serialize;
@@ -137,7 +139,7 @@ struct ServerEntry<'a> {
     id: Cow<'a, str>,
     source: &'static str,
     plugin: Option<&'a str>,
-    transport: Option<&'static str>,
+    transport: Option<Transport>,
     enabled: bool,
     /// configured | connected | failed | disabled | untrusted
     status: &'static str,
@@ -228,7 +230,7 @@ impl<'a> ServerEntry<'a> {
             id: Cow::Borrowed(&slot.id),
             source: slot.source.as_str(),
             plugin: slot.plugin.as_deref(),
-            transport: spec.map(|s| s.transport.name()),
+            transport: spec.map(|s| s.transport.kind()),
             enabled: status != "disabled",
             status,
             error,
@@ -379,7 +381,7 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
         rows.push(vec![
             clean(&e.id),
             e.source.into(),
-            e.transport.unwrap_or("-").into(),
+            e.transport.map_or("-", Transport::as_str).into(),
             e.status.into(),
             clean(e.error.as_deref().or(e.target.as_deref()).unwrap_or("")),
         ]);

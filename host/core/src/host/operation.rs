@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use rho_component::{Diagnostic, ServerResource, SkillMeta, ToolSpec};
 
-use crate::provider::ChatMessage;
+use crate::provider::{ChatMessage, FinishReason};
 use crate::session::{
     ApprovalDecision, QuestionAnswer, SessionEvent, SessionStats, SessionSummary,
 };
@@ -140,8 +140,8 @@ impl Operation {
 pub struct PromptReply {
     /// The model's final text.
     pub reply: String,
-    /// `stop`, `length`, `max_iterations`, `aborted`, ...
-    pub finish_reason: String,
+    /// Why the prompt ended (as [`crate::session::TurnResult::finish_reason`]).
+    pub finish_reason: FinishReason,
 }
 
 /// Model, provider, workspace and session.

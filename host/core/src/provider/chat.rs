@@ -5,6 +5,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 use rho_component::CancelSignal;
+
+use crate::provider::FinishReason;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -182,8 +184,8 @@ pub struct ChatResponse {
     pub reasoning: String,
     /// The tool calls it asked for, in order.
     pub tool_calls: Vec<ToolCall>,
-    /// Why it stopped: `stop`, `tool_calls`, `length`, `content_filter`, ...
-    pub finish_reason: String,
+    /// Why it stopped (a provider that says nothing: [`FinishReason::Stop`]).
+    pub finish_reason: FinishReason,
     /// Tokens this request used (`request_count` 1).
     pub usage: Usage,
 }

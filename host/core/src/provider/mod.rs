@@ -1,8 +1,9 @@
 //! Model providers: the provider-neutral conversation types and the [`Provider`] trait
-//! (`chat.rs`), and the backends that implement it: [`OpenAiCompatible`] (`openai.rs`, with
+//! (`chat.rs`), why an answer ended ([`FinishReason`], `finish_reason.rs`), and the backends that implement it: [`OpenAiCompatible`] (`openai.rs`, with
 //! its wire format in `openai_wire.rs` and the SSE parser in `sse.rs`).
 
 mod chat;
+mod finish_reason;
 #[doc(hidden)]
 pub mod fuzzing;
 mod openai;
@@ -13,6 +14,7 @@ pub use chat::{
     ChatMessage, ChatRequest, ChatResponse, ImagePart, Provider, ProviderFuture, Role, StreamEvent,
     ToolCall, ToolDefinition, Usage,
 };
+pub use finish_reason::FinishReason;
 pub use openai::{DEFAULT_IDLE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, OpenAiCompatible, OpenAiConfig};
 
 /// Why a model request failed. Messages name the provider and endpoint, never a key.

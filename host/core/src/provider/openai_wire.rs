@@ -11,6 +11,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::chat::{ChatMessage, ChatRequest, ChatResponse, Role, StreamEvent, ToolCall, Usage};
+use super::finish_reason::FinishReason;
 
 /// The JSON body of one streaming request, serialized straight from the borrowed
 /// conversation (no intermediate JSON tree, no copies of messages or schemas).
@@ -280,7 +281,7 @@ pub(crate) struct Accumulator {
     content: String,
     reasoning: String,
     calls: Vec<PartialCall>,
-    finish_reason: String,
+    finish_reason: Option<FinishReason>,
     usage: Option<Usage>,
 }
 
@@ -334,14 +335,14 @@ impl Accumulator {
 
     /// Whether a choice has finished (a `finish_reason` arrived).
     pub(crate) fn finished(&self) -> bool {
-        !self.finish_reason.is_empty()
+        self.finish_reason.is_some()
     }
 
     fn note_finish(&mut self, choice: &Value) {
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str)
             && !reason.is_empty()
         {
-            self.finish_reason = reason.to_owned();
+            self.finish_reason = Some(FinishReason::parse(reason));
         }
     }
 
@@ -442,12 +443,10 @@ impl Accumulator {
                 arguments: call.arguments.clone(),
             });
         }
-        let finish_reason = if !self.finish_reason.is_empty() {
-            self.finish_reason
-        } else if tool_calls.is_empty() {
-            "stop".into()
-        } else {
-            "tool_calls".into()
+        let finish_reason = match self.finish_reason {
+            Some(reason) => reason,
+            None if tool_calls.is_empty() => FinishReason::Stop,
+            None => FinishReason::ToolCalls,
         };
         ChatResponse {
             content: self.content,
@@ -522,7 +521,7 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(response.finish_reason, "tool_calls");
+        assert_eq!(response.finish_reason, FinishReason::ToolCalls);
         assert_eq!(
             response.usage,
             Usage {
@@ -557,7 +556,7 @@ mod tests {
         );
         assert_eq!(response.content, "Hello, world");
         assert_eq!(response.reasoning, "think more");
-        assert_eq!(response.finish_reason, "stop");
+        assert_eq!(response.finish_reason, FinishReason::Stop);
         assert_eq!(response.usage.total_tokens, 5);
         assert_eq!(response.usage.total_cost, 1.5);
     }
@@ -579,7 +578,7 @@ mod tests {
             .collect();
         // The generated id skips `call_1`, which the server gave the second call.
         assert_eq!(calls, [("call_2", "a", "{}"), ("call_1", "b", "{\"k\":1}")]);
-        assert_eq!(response.finish_reason, "tool_calls");
+        assert_eq!(response.finish_reason, FinishReason::ToolCalls);
     }
 
     #[test]

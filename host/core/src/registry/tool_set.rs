@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, Tool, ToolSpec};
+use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, Tool, ToolSpec, Transport};
 use rho_mcp::Connection;
 use tokio::sync::RwLock;
 
@@ -96,8 +96,8 @@ pub struct MountedServer {
     pub source: ServerSource,
     /// The plugin, for plugin servers.
     pub plugin: Option<String>,
-    /// `stdio` or `streamable_http`, when the entry is valid.
-    pub transport: Option<&'static str>,
+    /// The transport, when the entry is valid.
+    pub transport: Option<Transport>,
     /// The live state.
     pub status: ServerStatus,
     /// The negotiated protocol version.
@@ -466,7 +466,7 @@ impl Registry {
                 id: slot.id.clone(),
                 source: slot.source,
                 plugin: slot.plugin.clone(),
-                transport: slot.spec.as_ref().map(|s| s.transport.name()),
+                transport: slot.spec.as_ref().map(|s| s.transport.kind()),
                 status,
                 protocol_version: None,
                 server_info: None,
@@ -558,7 +558,7 @@ impl Registry {
             server.protocol_version = Some(connection.summary.protocol_version.clone());
             server.server_info = connection.summary.server_info.clone();
             server.instructions = connection.summary.instructions.clone();
-            let http = server.transport == Some("streamable_http");
+            let http = server.transport == Some(Transport::StreamableHttp);
             let server_tools = connection.tools.clone();
             let link = Arc::new(ServerLink::new(
                 connection,

@@ -12,7 +12,7 @@ use rho_component::{
 };
 
 use super::events::{QuestionAnswer, QuestionKind, QuestionRequest};
-use crate::provider::{ChatMessage, ChatRequest, Provider, ProviderError, Usage};
+use crate::provider::{ChatMessage, ChatRequest, FinishReason, Provider, ProviderError, Usage};
 
 /// How long one sampling request may use the model.
 pub const SAMPLING_TIME_LIMIT: Duration = Duration::from_secs(180);
@@ -139,7 +139,7 @@ impl CallAsker {
         SamplingAnswer::Reply {
             model: self.model.clone(),
             text: response.content,
-            stop_reason: if response.finish_reason == "length" {
+            stop_reason: if response.finish_reason == FinishReason::Length {
                 "maxTokens".into()
             } else {
                 "endTurn".into()

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use rho_component::{FormField, RiskLevel, SamplingMessage, ToolImage};
 use serde::Serialize;
 
-use crate::provider::Usage;
+use crate::provider::{FinishReason, Usage};
 
 /// The loop's state, as `state/change` reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -87,9 +87,9 @@ pub struct TurnResult {
     pub tool_calls: Vec<CallRecord>,
     /// Wall time of the prompt.
     pub duration_ms: u64,
-    /// `stop`, `length`, `tool_calls` (iteration budget spent with calls pending),
-    /// `max_iterations` or `aborted`.
-    pub finish_reason: String,
+    /// The model's last reason (`stop`, `length`, ...), `tool_calls` (iteration budget spent
+    /// with calls pending), `max_iterations` or `aborted`.
+    pub finish_reason: FinishReason,
 }
 
 /// Something a front-end shows while a prompt runs. Names follow the RPC notifications of

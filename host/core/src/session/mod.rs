@@ -24,8 +24,8 @@ use serde_json::Value;
 
 use crate::ToolSet;
 use crate::provider::{
-    ChatMessage, ChatRequest, ImagePart, Provider, ProviderError, Role, StreamEvent, ToolCall,
-    ToolDefinition, Usage,
+    ChatMessage, ChatRequest, FinishReason, ImagePart, Provider, ProviderError, Role, StreamEvent,
+    ToolCall, ToolDefinition, Usage,
 };
 
 pub use call_asker::{QuestionDesk, SAMPLING_TIME_LIMIT};
@@ -453,7 +453,7 @@ impl Session {
             usage: Usage::default(),
             tool_calls: Vec::new(),
             duration_ms: 0,
-            finish_reason: String::new(),
+            finish_reason: FinishReason::Stop,
         };
         let outcome = match self.open_turn(input) {
             Ok(()) => {
@@ -470,7 +470,7 @@ impl Session {
                 Ok(turn)
             }
             Err(SessionError::Provider(ProviderError::Cancelled)) => {
-                turn.finish_reason = "aborted".into();
+                turn.finish_reason = FinishReason::Aborted;
                 sink.send(SessionEvent::AgentEnd(turn.clone())).await;
                 Ok(turn)
             }
@@ -509,7 +509,7 @@ impl Session {
                 return Err(ProviderError::Cancelled.into());
             }
             if turn.iterations >= self.config.max_iterations {
-                turn.finish_reason = "max_iterations".into();
+                turn.finish_reason = FinishReason::MaxIterations;
                 return Ok(());
             }
             turn.iterations += 1;
@@ -549,11 +549,7 @@ impl Session {
                 turn.reply = response.content;
             }
             if response.tool_calls.is_empty() {
-                turn.finish_reason = if response.finish_reason.is_empty() {
-                    "stop".into()
-                } else {
-                    response.finish_reason
-                };
+                turn.finish_reason = response.finish_reason;
                 return Ok(());
             }
             let batch = self
@@ -561,7 +557,7 @@ impl Session {
                 .await;
             self.record_sampling()?;
             batch?;
-            turn.finish_reason = "tool_calls".into();
+            turn.finish_reason = FinishReason::ToolCalls;
         }
     }
 
@@ -873,7 +869,7 @@ impl Session {
             usage,
             purpose: UsagePurpose::Turn,
         })?;
-        if response.content.trim().is_empty() || response.finish_reason == "length" {
+        if response.content.trim().is_empty() || response.finish_reason == FinishReason::Length {
             return Err(SessionError::Compaction(
                 "the model returned an empty or cut-off summary; the history is unchanged".into(),
             ));

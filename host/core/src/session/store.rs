@@ -507,6 +507,50 @@ mod tests {
     }
 
     #[test]
+    fn a_session_file_as_earlier_versions_wrote_it_still_loads() {
+        // Every kind of line, spelled as rho has written them since format version 1; the
+        // states that became enums (roles, usage purposes) keep these spellings.
+        let text = concat!(
+            r#"{"type":"header","version":1,"id":"20261130T122545-0a1b2c3d","cwd":"/w","created":1796041545,"model":"m"}"#,
+            "\n",
+            r#"{"type":"message","message":{"role":"user","content":"look"}}"#,
+            "\n",
+            r#"{"type":"message","message":{"role":"assistant","content":"","reasoning":"hm","tool_calls":[{"id":"c1","name":"read_file","arguments":"{}"}]}}"#,
+            "\n",
+            r#"{"type":"message","message":{"role":"tool","content":"text","tool_call_id":"c1","name":"read_file"}}"#,
+            "\n",
+            r#"{"type":"usage","usage":{"inputTokens":3,"outputTokens":2,"totalTokens":5,"totalCost":0.0,"requestCount":1}}"#,
+            "\n",
+            r#"{"type":"usage","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2,"totalCost":0.0,"requestCount":1},"purpose":"mcp_sampling"}"#,
+            "\n",
+            r#"{"type":"message","message":{"role":"assistant","content":"done"}}"#,
+            "\n",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.skipped_lines, 0);
+        assert_eq!(loaded.id, "20261130T122545-0a1b2c3d");
+        let roles: Vec<Role> = loaded.messages.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+        );
+        assert_eq!(loaded.messages[1].tool_calls[0].name, "read_file");
+        assert_eq!(loaded.messages[2].tool_call_id.as_deref(), Some("c1"));
+        assert_eq!(loaded.usage.total_tokens, 5);
+        assert_eq!(loaded.sampling_usage.total_tokens, 2);
+        // And what this rho writes reads back the same way, line for line.
+        for line in text.lines() {
+            let entry: Entry = serde_json::from_str(line).unwrap();
+            let again: Entry =
+                serde_json::from_str(&serde_json::to_string(&entry).unwrap()).unwrap();
+            assert_eq!(again, entry);
+        }
+    }
+
+    #[test]
     fn files_that_are_not_sessions_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.jsonl");

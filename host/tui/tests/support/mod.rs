@@ -12,13 +12,13 @@ use ratatui::buffer::{Buffer, CellWidth};
 use rho_component::{
     Choice, Diagnostic, DiagnosticCode, FieldKind, FormField, PromptArgument, RiskLevel,
     SamplingMessage, SamplingRole, ServerPrompt, ServerResource, Severity, SkillMeta, SkillSource,
-    ToolOrigin, ToolSpec,
+    ToolOrigin, ToolSpec, Transport,
 };
 use rho_core::host::{
     Extensions, HostError, HostEvent, HostState, Operation, PromptCommand, PromptReply, RequestId,
     Response,
 };
-use rho_core::provider::Usage;
+use rho_core::provider::{FinishReason, Usage};
 use rho_core::session::{
     ContextSnapshot, LoopState, QuestionKind, QuestionRequest, SessionEvent, SessionSummary,
     TurnResult,
@@ -242,9 +242,9 @@ impl Harness {
 
     /// Ends the running turn as the host does: `AgentEnd` with `finish_reason`, idle, and the
     /// prompt's reply.
-    pub fn end_turn(&mut self, finish_reason: &str) {
+    pub fn end_turn(&mut self, finish_reason: FinishReason) {
         self.sessions([
-            turn_end(finish_reason),
+            turn_end(finish_reason.clone()),
             SessionEvent::StateChange(LoopState::Idle),
         ]);
         if let Some(id) = self.prompt.take() {
@@ -252,7 +252,7 @@ impl Harness {
                 id,
                 Response::Prompt(PromptReply {
                     reply: String::new(),
-                    finish_reason: finish_reason.to_owned(),
+                    finish_reason,
                 }),
             );
         }
@@ -274,7 +274,7 @@ impl Harness {
     pub fn exchange(&mut self, prompt: &str, answer: &str) {
         self.prompt(prompt);
         self.stream(&[answer]);
-        self.end_turn("stop");
+        self.end_turn(FinishReason::Stop);
     }
 
     /// The model asks for `name` with `arguments` as call `call_id`.
@@ -401,7 +401,7 @@ pub fn tools() -> Vec<ToolSpec> {
 /// A server entry.
 pub fn server(
     id: &str,
-    transport: &'static str,
+    transport: Transport,
     status: ServerStatus,
     tools: &[&str],
 ) -> MountedServer {
@@ -424,7 +424,7 @@ pub fn server(
 pub fn everything() -> MountedServer {
     server(
         "everything",
-        "stdio",
+        Transport::Stdio,
         ServerStatus::Connected,
         &[
             "everything_echo",
@@ -471,14 +471,14 @@ pub fn three_servers() -> Extensions {
         everything(),
         server(
             "github",
-            "streamable_http",
+            Transport::StreamableHttp,
             ServerStatus::Failed(
                 "the server did not finish its handshake within 10s (connection refused)"
                     .to_owned(),
             ),
             &[],
         ),
-        server("sqlite", "stdio", ServerStatus::Disabled, &[]),
+        server("sqlite", Transport::Stdio, ServerStatus::Disabled, &[]),
     ];
     extensions.auth = BTreeMap::from([("github".to_owned(), "needs login".to_owned())]);
     extensions.diagnostics = vec![
@@ -548,14 +548,14 @@ pub fn resources() -> Vec<(String, ServerResource)> {
 }
 
 /// How a turn ended.
-pub fn turn_end(finish_reason: &str) -> SessionEvent {
+pub fn turn_end(finish_reason: FinishReason) -> SessionEvent {
     SessionEvent::AgentEnd(TurnResult {
         reply: String::new(),
         iterations: 1,
         usage: Usage::default(),
         tool_calls: Vec::new(),
         duration_ms: 1200,
-        finish_reason: finish_reason.to_owned(),
+        finish_reason,
     })
 }
 

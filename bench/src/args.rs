@@ -9,6 +9,8 @@ use crate::Error;
 const DEFAULT_SIZES: [usize; 4] = [250, 500, 1000, 2000];
 /// Servers started in parallel by `mcp-startup` when `--servers` is not given (the 10).
 const DEFAULT_SERVERS: usize = 10;
+/// Servers of each `soak` session when `--servers` is not given (the 3).
+const SOAK_SERVERS: usize = 3;
 /// Milliseconds between typed keys in `tui-keys` when `--key-ms` is not given (the 15).
 const DEFAULT_KEY_MS: u64 = 15;
 /// Messages in the resumed session of `tui-resume` when `--messages` is not given.
@@ -47,6 +49,12 @@ pub enum Command {
     TuiKeys(Options),
     /// Resuming a long session in the interactive rho against an empty one.
     TuiResume(Options),
+    /// `rho rpc` session start/stop cycles with stdio servers, leaks counted from `/proc`,
+    /// against the same cycles with no server.
+    Soak(Options),
+    /// A healthy server's calls in a session beside 24 misbehaving servers, against a session
+    /// with the healthy server alone.
+    Misbehaving(Options),
     /// Hidden baseline mode: read every file under a root, print the byte count.
     ReadFiles(PathBuf),
     /// Hidden baseline mode: start and exit.
@@ -76,7 +84,8 @@ pub struct Options {
     /// `--fake`: the `fake-mcp` server binary (mcp-startup, question-round-trip and
     /// complete-cached; default: next to rho).
     pub fake: Option<PathBuf>,
-    /// `--servers`: how many servers start in parallel (mcp-startup only).
+    /// `--servers`: how many servers start in parallel (mcp-startup), or each session has
+    /// (soak).
     pub servers: usize,
     /// `--fake-model`: the `fake-model` server binary (rpc-turn and question-round-trip;
     /// default: next to rho).
@@ -101,6 +110,8 @@ struct Accepts {
     messages: bool,
     /// The `--warmup` default when it is not 3.
     warmup: Option<usize>,
+    /// The `--servers` default when it is not [`DEFAULT_SERVERS`].
+    servers_default: Option<usize>,
 }
 
 /// Parses the arguments after the program name.
@@ -225,6 +236,30 @@ pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
             },
         )
         .map(Command::TuiResume),
+        // A cycle is a whole session start and stop, tens of milliseconds: the 500.
+        "soak" => options(
+            argv,
+            500,
+            Accepts {
+                fake: true,
+                servers: true,
+                servers_default: Some(SOAK_SERVERS),
+                ..Accepts::default()
+            },
+        )
+        .map(Command::Soak),
+        // A run is one model turn with one call of the healthy server's tool: the 200.
+        "misbehaving" => options(
+            argv,
+            200,
+            Accepts {
+                fake: true,
+                fake_model: true,
+                warmup: Some(10),
+                ..Accepts::default()
+            },
+        )
+        .map(Command::Misbehaving),
         "read-files" => {
             let root = argv
                 .next()
@@ -260,7 +295,7 @@ fn options(
         warmup: accepts.warmup.unwrap_or(3),
         sizes: DEFAULT_SIZES.to_vec(),
         fake: None,
-        servers: DEFAULT_SERVERS,
+        servers: accepts.servers_default.unwrap_or(DEFAULT_SERVERS),
         fake_model: None,
         browser: None,
         key_ms: DEFAULT_KEY_MS,
@@ -480,6 +515,43 @@ mod tests {
         assert_eq!((o.runs, o.warmup, o.messages), (11, 2, 500));
         assert!(matches!(
             parse_str(&["tui-resume", "--key-ms", "5"]),
+            Err(Error::Usage(_))
+        ));
+    }
+
+    #[test]
+    fn hardening_commands_take_their_options() {
+        let Ok(Command::Soak(o)) = parse_str(&["soak"]) else {
+            panic!("expected soak");
+        };
+        assert_eq!((o.runs, o.warmup, o.servers, o.fake), (500, 3, 3, None));
+        let Ok(Command::Soak(o)) = parse_str(&["soak", "--runs=20", "--servers", "5"]) else {
+            panic!("expected soak");
+        };
+        assert_eq!((o.runs, o.servers), (20, 5));
+        assert!(matches!(
+            parse_str(&["soak", "--fake-model", "/x"]),
+            Err(Error::Usage(_))
+        ));
+        let Ok(Command::Misbehaving(o)) = parse_str(&[
+            "misbehaving",
+            "--fake",
+            "/x/fake-mcp",
+            "--fake-model=/x/fake-model",
+        ]) else {
+            panic!("expected misbehaving");
+        };
+        assert_eq!(
+            (o.runs, o.warmup, o.fake, o.fake_model),
+            (
+                200,
+                10,
+                Some(PathBuf::from("/x/fake-mcp")),
+                Some(PathBuf::from("/x/fake-model"))
+            )
+        );
+        assert!(matches!(
+            parse_str(&["misbehaving", "--servers", "2"]),
             Err(Error::Usage(_))
         ));
     }

@@ -17,7 +17,11 @@
 //! shared pieces in `tui`): `tui-first-frame` (spawn to the first frame against
 //! `rho plugins list` through the same wrapper), `tui-keys` (keystroke-to-frame latency while a
 //! reply streams against the same with nothing streaming, and idle CPU) and `tui-resume` (a
-//! 2,000-message session's first frame, paging and peak RSS against an empty session).
+//! 2,000-message session's first frame, paging and peak RSS against an empty session); for
+//! hardening: `soak` (500 `rho rpc` session start/stop cycles with 3 stdio servers, leaked
+//! processes, descriptors and zombies counted from `/proc` (`processes`), against the same
+//! cycles with none) and `misbehaving` (a healthy server's call latency in a session beside 24
+//! misbehaving servers, against a session with the healthy server alone).
 //! `read-files`, `noop` and `ready-line` are the hidden baseline modes the bench re-executes
 //! itself in.
 //! Results are recorded in `docs/benchmarks.md`; the MCP `tools/call` benchmark is a bench
@@ -37,12 +41,15 @@ mod machine;
 mod mcp_list;
 mod mcp_startup;
 mod measure;
+mod misbehaving;
 mod oauth_connect;
 mod plugins_list;
+mod processes;
 mod question_round_trip;
 mod rpc_ready;
 mod rpc_turn;
 mod scratch;
+mod soak;
 mod startup;
 mod stats;
 mod toml_text;
@@ -107,6 +114,12 @@ commands:
                  the same keys with nothing streaming; and idle CPU after the reply
   tui-resume     first frame of a resumed 2,000-message session (conversation_frame_ms), the
                  draw time of 30 PageUp frames and peak RSS (VmHWM), against an empty session
+  soak           500 start/stop cycles of a `rho rpc` session with 3 fake-mcp stdio servers:
+                 mean/p50/p99 cycle time and the processes, descriptors and zombies left
+                 behind (from /proc), against the same cycles with 0 servers; fails on a leak
+  misbehaving    p50/p99 latency of 200 calls of a healthy fake-mcp server's tool in a `rho rpc`
+                 session (turns scripted by fake-model) beside 24 misbehaving servers, against
+                 a session with the healthy server alone; fails if p99 > 200 ms
   corpus DIR N   write a corpus of N plugins to DIR/home (and an empty DIR/project), for
                  profiling by hand with HOME=DIR/home rho --cwd DIR/project plugins list --json
   help           print this text
@@ -117,16 +130,19 @@ options:
                  startup and rpc-ready, 31 for mcp-startup, 200 turns for rpc-turn, 200
                  questions for question-round-trip, 1000 requests of each kind for
                  complete-cached, 21 for tui-first-frame, 3 sessions for tui-keys, 11
-                 resumes of each session for tui-resume)
+                 resumes of each session for tui-resume, 500 cycles for soak, 200 calls for
+                 misbehaving)
   --warmup N     untimed runs before them (default: 3; 5 for rpc-ready, 10 turns for rpc-turn,
                  20 questions for question-round-trip, 100 for complete-cached, 1 session for
-                 tui-keys, 2 for tui-resume)
+                 tui-keys, 2 for tui-resume, 10 calls for misbehaving)
   --sizes LIST   plugins-list only: comma-separated plugin counts (default: 250,500,1000,2000)
-  --fake PATH    mcp-startup, question-round-trip and complete-cached: the fake-mcp server
-                 (default: `fake-mcp` next to rho)
-  --servers N    mcp-startup only: servers started in parallel (default: 10)
+  --fake PATH    mcp-startup, question-round-trip, complete-cached, soak and misbehaving: the
+                 fake-mcp server (default: `fake-mcp` next to rho)
+  --servers N    mcp-startup: servers started in parallel (default: 10); soak: servers in
+                 each session (default: 3)
   --fake-model PATH
-                 rpc-turn, question-round-trip, tui-keys and tui-resume: the fake-model server
+                 rpc-turn, question-round-trip, tui-keys, tui-resume and misbehaving: the
+                 fake-model server
                  (default: `fake-model` next to rho)
   --browser PATH oauth-connect only: the rho-test-browser that logs in (default: next to rho)
   --key-ms N     tui-keys only: milliseconds between typed keys (default: 15)
@@ -136,7 +152,8 @@ build the binaries first: cargo build --release -p rho-cli -p rho-bench
 (mcp-startup and complete-cached also need: cargo build --release -p rho-e2e --bin fake-mcp;
 rpc-turn: cargo build --release -p rho-e2e --bin fake-model; question-round-trip: both;
 oauth-connect: cargo build --release -p rho-e2e --bin rho-test-browser, and the OAuth peers;
-tui-keys and tui-resume: fake-model; the tui-* commands need /usr/bin/script from util-linux)
+tui-keys and tui-resume: fake-model; soak: fake-mcp; misbehaving: both; the tui-* commands
+need /usr/bin/script from util-linux)
 ";
 
 fn main() -> ExitCode {
@@ -207,6 +224,14 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<(), Error> {
         Command::TuiResume(options) => {
             warn_if_debug_build();
             tui_resume::run(&resolve(options)?)
+        }
+        Command::Soak(options) => {
+            warn_if_debug_build();
+            soak::run(&resolve(options)?)
+        }
+        Command::Misbehaving(options) => {
+            warn_if_debug_build();
+            misbehaving::run(&resolve(options)?)
         }
         Command::ReadFiles(root) => baseline::read_files(&root),
         Command::Noop => Ok(()),

@@ -33,6 +33,26 @@ fn non_json_lines_and_banners_are_skipped() {
 }
 
 #[test]
+fn servers_flooding_notifications_still_answer_calls() {
+    let sb = Sandbox::new();
+    sb.write_config(&(fake("logs", "log-flood", "") + &fake("lists", "list-changed-flood", "")));
+    let started = Instant::now();
+    for server in ["logs", "lists"] {
+        let run = sb.rho(&["mcp", "call", server, "echo", r#"{"x":1}"#]).ok();
+        assert!(
+            run.stdout.starts_with("called echo"),
+            "{server}: {}",
+            run.stdout
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn a_crash_mid_call_fails_the_call_at_once() {
     let sb = Sandbox::new();
     sb.write_config(&fake("crashy", "crash-on-call", "call_timeout_sec = 60"));

@@ -9,6 +9,11 @@
 //! one prompt `pick` with an argument `item`, and answers `completion/complete` with three values
 //! built from what was typed plus `#N`, N counting the completion requests it has answered.
 //!
+//! `log-flood` and `list-changed-flood` answer like `ok` but, once the client has sent
+//! `notifications/initialized`, write a warning log message or a tools `list_changed`
+//! notification every `--interval-ms <N>` (default 2) until stdout closes: servers that never
+//! stop talking.
+//!
 //! `many-tools` lists `--count <N>` tools (`t0`, `t1`, ...) in one page; `many-offers` declares
 //! prompts and resources and lists `--count <N>` of each (and of resource templates), one page
 //! each: servers that offer far more than rho keeps.
@@ -95,12 +100,15 @@ fn main() {
         return;
     }
     let stdin = std::io::stdin();
-    let mut stdout = std::io::stdout().lock();
+    // Locked per batch of lines, not for good: the flood modes write from a second thread.
+    let stdout = std::io::stdout();
     let mut lines = stdin.lock().lines();
     if fake.mode == "banner" {
+        let mut stdout = stdout.lock();
         writeln!(stdout, "Starting fake server v1.0 ...").unwrap();
         writeln!(stdout, "\u{1b}[32mready\u{1b}[0m").unwrap();
     }
+    let mut flooding = false;
     loop {
         let Some(Ok(line)) = lines.next() else {
             if fake.mode == "ignore-stdin-close" {
@@ -113,6 +121,16 @@ fn main() {
         let Ok(message) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
+        if !flooding
+            && message["method"] == "notifications/initialized"
+            && let Some(notification) = flood_notification(&fake.mode)
+        {
+            flooding = true;
+            let ms = arg("--interval-ms").and_then(|n| n.parse().ok());
+            let every = Duration::from_millis(ms.unwrap_or(2));
+            std::thread::spawn(move || flood(&notification, every));
+        }
+        let mut stdout = stdout.lock();
         let lines_out = match fake.answer(&message) {
             Answer::Lines(lines) => lines,
             Answer::Nothing => continue,
@@ -414,6 +432,36 @@ fn http_connection(
                 respond(&mut writer, "200 OK", "", &response)?;
             }
         }
+    }
+}
+
+/// What a flood mode sends without being asked, once the client has initialized: `log-flood` a
+/// warning log message, `list-changed-flood` a tools `list_changed` (each one makes the client
+/// list the tools again).
+fn flood_notification(mode: &str) -> Option<String> {
+    let notification = match mode {
+        "log-flood" => json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+            "level": "warning", "logger": "fake", "data": "fake-mcp floods its client with log messages"
+        }}),
+        "list-changed-flood" => {
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        }
+        _ => return None,
+    };
+    Some(notification.to_string())
+}
+
+/// Writes `notification` every `every` until stdout is closed, then ends the process.
+fn flood(notification: &str, every: Duration) {
+    loop {
+        let written = {
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "{notification}").and_then(|()| stdout.flush())
+        };
+        if written.is_err() {
+            std::process::exit(0);
+        }
+        std::thread::sleep(every);
     }
 }
 

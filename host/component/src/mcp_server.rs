@@ -228,7 +228,15 @@ impl McpTransport {
 /// A plugin's `mcp.json` spells the HTTP transport `streamable-http` (the Agent Plugins
 /// format); that input spelling is read by the plugin loader and never echoed back.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 #[schemars(rename = "transport", description = "How rho talks to an MCP server.")]

@@ -84,11 +84,15 @@ impl DeferredComponent {
             .map_err(String::as_str)
     }
 
-    /// Starts loading the component in the background (inside a tokio runtime), so that the
-    /// first call finds it ready. Failures are logged here and reported again by each call.
+    /// Starts loading the component in the background (inside a tokio runtime) once the
+    /// session has lived [`WARM_AFTER`], so that a later first call finds it ready. A session
+    /// that ends sooner (a script's one-shot `rho rpc`) never compiles: the compile would only
+    /// hold up its exit and be thrown away unfinished. A call before then loads the component
+    /// itself. Failures are logged here and reported again by each call.
     pub fn warm(self: &Arc<Self>) {
         let component = self.clone();
         tokio::spawn(async move {
+            tokio::time::sleep(WARM_AFTER).await;
             if let Err(message) = component.load().await {
                 tracing::warn!(error = %message, "a deferred wasm component did not load");
             }
@@ -105,6 +109,9 @@ impl DeferredComponent {
         })
     }
 }
+
+/// How long a session lives before [`DeferredComponent::warm`] starts compiling.
+pub const WARM_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl std::fmt::Debug for DeferredComponent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -36,7 +36,7 @@ mod workspace_files;
 
 pub use cache::MAX_CACHE_BYTES;
 pub use component::LoadedComponent;
-pub use deferred::DeferredComponent;
+pub use deferred::{DeferredComponent, WARM_AFTER};
 pub use engine::MAX_WASM_STACK;
 pub use error::WasmError;
 pub use guard::CANCEL_GRACE;

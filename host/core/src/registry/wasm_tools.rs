@@ -382,6 +382,32 @@ mod tests {
         assert!(again.load().await.expect("loads").from_cache());
     }
 
+    /// Warming waits until the session has lived `WARM_AFTER` (a one-shot session never pays
+    /// for a compile it would throw away), then compiles in the background.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn warming_starts_only_after_the_session_has_lived_a_while() {
+        let home = tempfile::tempdir().expect("a temporary directory");
+        let cache = home.path().join("cache");
+        let host = start_host(cache.clone()).expect("the engine starts");
+        let builtin = &rho_builtin_plugins::builtin_components()[0];
+        let declared = builtin_declared_tools(builtin).expect("a valid embedded list");
+        let component = host.defer(builtin_spec(builtin), builtin.bytes, declared);
+        let artifacts = || std::fs::read_dir(&cache).map_or(0, Iterator::count);
+        component.warm();
+        tokio::time::sleep(rho_wasm::WARM_AFTER / 2).await;
+        assert!(!component.is_loaded());
+        assert_eq!(artifacts(), 0, "nothing compiled before WARM_AFTER");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !component.is_loaded() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "warming never finished"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(artifacts(), 1, "the warmed compile is cached");
+    }
+
     /// A component whose listed tools differ from the declared ones fails every call with a
     /// message naming it, and never runs a tool it did not declare.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,13 +16,14 @@
 //! Each request is timed from writing its line to reading its response line; nothing is
 //! parsed inside that window, and every response is checked after it.
 
-use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::fakes::fake_mcp_binary;
 use crate::json::{self, Value, member_span};
-use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, RESPONSE_PREFIX};
+use crate::rpc_ready::{
+    LineChild, LineCommand, READY_LINE, RESPONSE_PREFIX, UNREACHABLE_ENDPOINT, rpc_args,
+};
 use crate::scratch::Scratch;
 use crate::stats::Summary;
 use crate::toml_text::toml_string;
@@ -150,18 +151,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let mut command = LineCommand::new(
         "rho rpc",
         &resolved.rho,
-        &[
-            OsStr::new("--cwd"),
-            project.as_os_str(),
-            OsStr::new("--config"),
-            config.as_os_str(),
-            OsStr::new("rpc"),
-            OsStr::new("--ephemeral"),
-            OsStr::new("--endpoint"),
-            OsStr::new("http://127.0.0.1:1/v1"),
-            OsStr::new("--model"),
-            OsStr::new("m"),
-        ],
+        &rpc_args(&project, Some(&config), &[], UNREACHABLE_ENDPOINT),
         &[("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())],
         &project,
         scratch.path().join("rho.stderr"),

@@ -15,14 +15,13 @@
 //! server; one session exists at a time, so the misbehaving servers never slow the baseline.
 //! After each session the bench counts, from `/proc`, the servers it left running.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary};
 use crate::json::{self, Value};
 use crate::processes;
-use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, RESPONSE_PREFIX};
+use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, RESPONSE_PREFIX, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{max, median, percentile};
 use crate::toml_text::toml_string;
@@ -301,18 +300,7 @@ impl Setup<'_> {
         let mut command = LineCommand::new(
             &format!("rho rpc ({name})"),
             self.rho,
-            &[
-                OsStr::new("--cwd"),
-                self.project.as_os_str(),
-                OsStr::new("--config"),
-                config.as_os_str(),
-                OsStr::new("rpc"),
-                OsStr::new("--ephemeral"),
-                OsStr::new("--endpoint"),
-                OsStr::new(&endpoint),
-                OsStr::new("--model"),
-                OsStr::new("m"),
-            ],
+            &rpc_args(&self.project, Some(&config), &[], &endpoint),
             &[
                 ("HOME", self.home.as_path()),
                 ("RHO_HOME", rho_home.as_path()),

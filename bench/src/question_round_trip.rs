@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary};
 use crate::json::{self, Value, member_span};
-use crate::rpc_ready::{LineChild, LineCommand, READY_LINE};
+use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, signed};
 use crate::toml_text::toml_string;
@@ -377,19 +377,7 @@ fn start_rho(
     let mut command = LineCommand::new(
         "rho rpc",
         &resolved.rho,
-        &[
-            OsStr::new("--cwd"),
-            project.as_os_str(),
-            OsStr::new("--config"),
-            config.as_os_str(),
-            OsStr::new("rpc"),
-            OsStr::new("--accept-questions"),
-            OsStr::new("--ephemeral"),
-            OsStr::new("--endpoint"),
-            OsStr::new(&endpoint),
-            OsStr::new("--model"),
-            OsStr::new("m"),
-        ],
+        &rpc_args(&project, Some(config), &["--accept-questions"], &endpoint),
         &[("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())],
         &project,
         scratch.path().join("rho.stderr"),

@@ -27,6 +27,32 @@ pub const READY_LINE: &str = r#"{"jsonrpc":"2.0","method":"ready"}"#;
 /// Every rho response line starts like this (notifications have `method` where `id` is).
 pub const RESPONSE_PREFIX: &str = r#"{"jsonrpc":"2.0","id":"#;
 
+/// A model endpoint nothing listens on (port 1): sessions that must never call the model use it,
+/// which also proves they do not.
+pub const UNREACHABLE_ENDPOINT: &str = "http://127.0.0.1:1/v1";
+
+/// The arguments of an ephemeral `rho rpc` session on `project` (the one spelling every bench
+/// uses): `--config` when given, extra `rpc` flags, the model endpoint and model `m`.
+pub fn rpc_args<'a>(
+    project: &'a Path,
+    config: Option<&'a Path>,
+    flags: &'a [&'a str],
+    endpoint: &'a str,
+) -> Vec<&'a OsStr> {
+    let mut args = vec![OsStr::new("--cwd"), project.as_os_str()];
+    if let Some(config) = config {
+        args.extend([OsStr::new("--config"), config.as_os_str()]);
+    }
+    args.push(OsStr::new("rpc"));
+    args.extend(flags.iter().map(OsStr::new));
+    args.extend(
+        ["--ephemeral", "--endpoint", endpoint, "--model", "m"]
+            .into_iter()
+            .map(OsStr::new),
+    );
+    args
+}
+
 /// How much of a failing child's stderr is quoted in the error.
 const STDERR_QUOTE_BYTES: usize = 4096;
 
@@ -241,16 +267,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let mut rho = LineCommand::new(
         "rho rpc",
         &resolved.rho,
-        &[
-            OsStr::new("--cwd"),
-            project.as_os_str(),
-            OsStr::new("rpc"),
-            OsStr::new("--ephemeral"),
-            OsStr::new("--endpoint"),
-            OsStr::new("http://127.0.0.1:1/v1"),
-            OsStr::new("--model"),
-            OsStr::new("m"),
-        ],
+        &rpc_args(&project, None, &[], UNREACHABLE_ENDPOINT),
         &env,
         &project,
         scratch.path().join("rho.stderr"),

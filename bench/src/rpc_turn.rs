@@ -17,7 +17,6 @@
 //! agent loop, building the requests, its HTTP client and SSE parser, the tool beyond a bare
 //! read, and the notifications.
 
-use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -25,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::fakes::{FakeModel, fake_model_binary};
 use crate::json::{self, Value, member_span};
-use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, RESPONSE_PREFIX};
+use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, RESPONSE_PREFIX, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, signed};
 use crate::{Error, Resolved, machine};
@@ -183,18 +182,7 @@ impl Setup<'_> {
         let mut command = LineCommand::new(
             &format!("rho rpc ({name})"),
             self.rho,
-            &[
-                OsStr::new("--cwd"),
-                self.project.as_os_str(),
-                OsStr::new("--config"),
-                self.config.as_os_str(),
-                OsStr::new("rpc"),
-                OsStr::new("--ephemeral"),
-                OsStr::new("--endpoint"),
-                OsStr::new(&endpoint),
-                OsStr::new("--model"),
-                OsStr::new("m"),
-            ],
+            &rpc_args(&self.project, Some(&self.config), &[], &endpoint),
             &[
                 ("HOME", self.home.as_path()),
                 ("RHO_HOME", rho_home.as_path()),

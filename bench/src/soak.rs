@@ -14,14 +14,13 @@
 //! leaves rho's compiled-component cache filled, so every timed cycle starts as a user's
 //! warm home does.
 
-use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::fakes::fake_mcp_binary;
 use crate::json::{self, Value};
 use crate::processes;
-use crate::rpc_ready::{LineCommand, READY_LINE, RESPONSE_PREFIX};
+use crate::rpc_ready::{LineCommand, READY_LINE, RESPONSE_PREFIX, UNREACHABLE_ENDPOINT, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{max, median, percentile};
 use crate::toml_text::toml_string;
@@ -211,18 +210,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         let command = LineCommand::new(
             &format!("rho rpc ({servers} servers)"),
             &resolved.rho,
-            &[
-                OsStr::new("--cwd"),
-                project.as_os_str(),
-                OsStr::new("--config"),
-                config.as_os_str(),
-                OsStr::new("rpc"),
-                OsStr::new("--ephemeral"),
-                OsStr::new("--endpoint"),
-                OsStr::new("http://127.0.0.1:1/v1"),
-                OsStr::new("--model"),
-                OsStr::new("m"),
-            ],
+            &rpc_args(&project, Some(&config), &[], UNREACHABLE_ENDPOINT),
             &env,
             &project,
             scratch.path().join(format!("rho-{servers}.stderr")),

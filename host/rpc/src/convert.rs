@@ -66,7 +66,7 @@ pub(crate) fn message(m: &ChatMessage) -> MessageWire {
 
 pub(crate) fn diagnostic(d: &Diagnostic) -> DiagnosticWire {
     DiagnosticWire {
-        severity: d.severity.as_str().to_owned(),
+        severity: d.severity,
         code: d.code.as_str().to_owned(),
         message: d.message.clone(),
         component: d.component.clone(),
@@ -150,7 +150,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             Some(&ApprovalRequestParams {
                 tool: tool.clone(),
                 arguments: arguments.clone(),
-                risk: risk.as_str().to_owned(),
+                risk: *risk,
             }),
         ),
         SessionEvent::ToolDenied { name } => notification_line(
@@ -241,10 +241,7 @@ fn question_request(q: &QuestionRequest) -> QuestionRequestParams {
             .map(|f| FieldWire {
                 name: f.name.clone(),
                 title: f.title.clone(),
-                kind: serde_json::to_value(f.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                kind: f.kind,
                 choices: f
                     .choices
                     .iter()
@@ -262,10 +259,7 @@ fn question_request(q: &QuestionRequest) -> QuestionRequestParams {
             .messages
             .iter()
             .map(|m| SamplingMessageWire {
-                role: serde_json::to_value(m.role)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                role: m.role,
                 text: m.text.clone(),
             })
             .collect(),
@@ -417,7 +411,7 @@ pub(crate) fn tool(spec: &ToolSpec) -> ToolWire {
         title: spec.title.clone(),
         description: spec.description.clone(),
         input_schema: spec.input_schema.clone(),
-        risk: spec.risk.as_str().to_owned(),
+        risk: spec.risk,
         source: spec.origin.kind().to_owned(),
         server,
         plugin,

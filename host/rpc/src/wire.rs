@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
+use rho_component::{FieldKind, RiskLevel, SamplingRole, Severity};
 use rho_core::provider::FinishReason;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -411,7 +412,7 @@ pub struct ToolWire {
     /// JSON Schema of the arguments.
     pub input_schema: serde_json::Value,
     /// `read`, `write` or `destructive`.
-    pub risk: String,
+    pub risk: RiskLevel,
     /// `builtin`, `mcp` or `wasm`.
     pub source: String,
     /// The MCP server, for MCP tools.
@@ -489,7 +490,7 @@ pub struct ServerWire {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DiagnosticWire {
     /// `error`, `warning` or `info`.
-    pub severity: String,
+    pub severity: Severity,
     /// The stable code.
     pub code: String,
     /// What happened.
@@ -625,7 +626,7 @@ pub struct ApprovalRequestParams {
     /// The arguments as the model wrote them (JSON text).
     pub arguments: String,
     /// `read`, `write` or `destructive`.
-    pub risk: String,
+    pub risk: RiskLevel,
 }
 
 /// `usage`.
@@ -726,7 +727,7 @@ pub struct FieldWire {
     pub title: Option<String>,
     /// `text`, `number`, `integer`, `boolean`, `choice` or `multi_choice` (answers
     /// comma-separated).
-    pub kind: String,
+    pub kind: FieldKind,
     /// The values of a choice field.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<ChoiceWire>,
@@ -754,7 +755,7 @@ pub struct ChoiceWire {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SamplingMessageWire {
     /// `user` or `assistant`.
-    pub role: String,
+    pub role: SamplingRole,
     /// Its text.
     pub text: String,
 }
@@ -823,4 +824,29 @@ pub struct CompleteResult {
     /// Suggested values, best first (empty when the server has none, has no completions, fails
     /// or answers late).
     pub values: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON string `value` serializes to.
+    fn spelling<T: Serialize>(value: T) -> String {
+        serde_json::to_value(value)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+
+    /// Host enums that reach the wire as themselves are spelled by serde; the host's own
+    /// `as_str()` (tables, text output) must say the same.
+    #[test]
+    fn host_enums_serialize_as_their_as_str_spelling() {
+        for s in [Severity::Info, Severity::Warning, Severity::Error] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+        for r in [RiskLevel::Read, RiskLevel::Write, RiskLevel::Destructive] {
+            assert_eq!(spelling(r), r.as_str());
+        }
+    }
 }

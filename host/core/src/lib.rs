@@ -25,3 +25,4 @@ pub use registry::{
     untrusted_message, wasm_cache_dir, wasm_tool_risk,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths};
+pub use rho_plugins::PluginStatus;

@@ -2,7 +2,7 @@
 
 use rho_component::{Diagnostic, ToolOrigin, ToolSpec};
 use rho_core::host::{Extensions, HostState, ModelEntry, ProviderReport, SessionInfo};
-use rho_core::provider::{ChatMessage, Role, Usage};
+use rho_core::provider::{ChatMessage, Usage};
 use rho_core::session::{
     CallOutcome, CallRecord, ContextSnapshot, QuestionRequest, SessionEvent, SessionStats,
     SessionSummary, TurnResult,
@@ -41,13 +41,7 @@ pub(crate) fn context(c: &ContextSnapshot) -> ContextWire {
 
 pub(crate) fn message(m: &ChatMessage) -> MessageWire {
     MessageWire {
-        role: match m.role {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-        }
-        .to_owned(),
+        role: m.role,
         content: m.content.clone(),
         reasoning: (!m.reasoning.is_empty()).then(|| m.reasoning.clone()),
         tool_calls: m
@@ -110,12 +104,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
         SessionEvent::AgentStart => notification_line::<()>(Notification::AgentStart.name(), None),
         SessionEvent::StateChange(state) => notification_line(
             Notification::StateChange.name(),
-            Some(&StateChangeParams {
-                state: serde_json::to_value(state)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
-            }),
+            Some(&StateChangeParams { state: *state }),
         ),
         SessionEvent::MessageDelta(delta) => notification_line(
             Notification::MessageDelta.name(),
@@ -228,10 +217,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
 fn question_request(q: &QuestionRequest) -> QuestionRequestParams {
     QuestionRequestParams {
         question_id: q.id,
-        kind: serde_json::to_value(q.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        kind: q.kind,
         server: q.server.clone(),
         call_id: q.call_id.clone(),
         message: q.message.clone(),
@@ -275,7 +261,7 @@ pub(crate) fn state(s: HostState) -> StateResult {
         cwd: s.cwd,
         session_id: s.session_id,
         session_file: s.session_file,
-        permission_mode: s.permission_mode.to_owned(),
+        permission_mode: s.permission_mode,
     }
 }
 
@@ -358,8 +344,8 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
             .into_iter()
             .map(|p| PluginWire {
                 name: p.name,
-                scope: p.scope.to_owned(),
-                status: p.status.to_owned(),
+                scope: p.scope,
+                status: p.status,
                 path: p.path,
             })
             .collect(),
@@ -381,7 +367,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                 let health = s.health();
                 ServerWire {
                     id: s.id.clone(),
-                    source: s.source.as_str().to_owned(),
+                    source: s.source,
                     plugin: s.plugin.clone(),
                     status: status.as_str().to_owned(),
                     error: status.error().map(str::to_owned),
@@ -427,7 +413,7 @@ pub(crate) fn doctor(checks: Vec<rho_core::doctor::Check>) -> DoctorResult {
             .into_iter()
             .map(|c| CheckWire {
                 check: c.check.to_owned(),
-                status: c.status.as_str().to_owned(),
+                status: c.status,
                 detail: c.detail,
             })
             .collect(),

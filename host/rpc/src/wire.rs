@@ -9,8 +9,11 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use rho_component::{FieldKind, RiskLevel, SamplingRole, Severity};
-use rho_core::provider::FinishReason;
+use rho_component::{FieldKind, PermissionMode, RiskLevel, SamplingRole, Scope, Severity};
+use rho_core::doctor::CheckStatus;
+use rho_core::provider::{FinishReason, Role};
+use rho_core::session::{LoopState, QuestionKind};
+use rho_core::{PluginStatus, ServerSource};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
@@ -218,8 +221,8 @@ pub struct StateResult {
     pub session_id: Option<String>,
     /// The session file (`null` when ephemeral).
     pub session_file: Option<PathBuf>,
-    /// The permission mode.
-    pub permission_mode: String,
+    /// The permission mode: `read-only`, `ask`, `ask-destructive` or `allow-all`.
+    pub permission_mode: PermissionMode,
 }
 
 /// A tool call inside a message.
@@ -238,7 +241,7 @@ pub struct ToolCallWire {
 #[serde(rename_all = "camelCase")]
 pub struct MessageWire {
     /// `system`, `user`, `assistant` or `tool`.
-    pub role: String,
+    pub role: Role,
     /// The text.
     pub content: String,
     /// Reasoning text (assistant messages).
@@ -434,9 +437,9 @@ pub struct PluginWire {
     /// The manifest name.
     pub name: String,
     /// `user` or `project`.
-    pub scope: String,
+    pub scope: Scope,
     /// `loaded`, `disabled`, `rejected` or `shadowed`.
-    pub status: String,
+    pub status: PluginStatus,
     /// The resolved root.
     pub path: PathBuf,
 }
@@ -461,7 +464,7 @@ pub struct ServerWire {
     /// The identity.
     pub id: String,
     /// `config` or `plugin`.
-    pub source: String,
+    pub source: ServerSource,
     /// The plugin, for plugin servers.
     pub plugin: Option<String>,
     /// `connected`, `configured`, `disabled`, `untrusted` or `failed`.
@@ -531,7 +534,7 @@ pub struct CheckWire {
     /// `config`, `agent plugins`, `plugin trust`, `skills`, `mcp servers` or `provider`.
     pub check: String,
     /// `ok`, `warning` or `error`.
-    pub status: String,
+    pub status: CheckStatus,
     /// What was found.
     pub detail: String,
 }
@@ -542,7 +545,7 @@ pub struct CheckWire {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct StateChangeParams {
     /// `thinking`, `executing_tool`, `awaiting_approval` or `idle`.
-    pub state: String,
+    pub state: LoopState,
 }
 
 /// `message/delta` and `reasoning/delta`.
@@ -699,7 +702,7 @@ pub struct QuestionRequestParams {
     /// The id `questionResponse` names.
     pub question_id: u64,
     /// `elicitation` (a form) or `sampling` (permission to use the model).
-    pub kind: String,
+    pub kind: QuestionKind,
     /// The asking server's identity.
     pub server: String,
     /// The tool call the question belongs to (as in `tool/call`).
@@ -847,6 +850,26 @@ mod tests {
         }
         for r in [RiskLevel::Read, RiskLevel::Write, RiskLevel::Destructive] {
             assert_eq!(spelling(r), r.as_str());
+        }
+        for m in PermissionMode::ALL {
+            assert_eq!(spelling(m), m.as_str());
+        }
+        for s in [Scope::User, Scope::Project] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+        for s in [
+            PluginStatus::Loaded,
+            PluginStatus::Disabled,
+            PluginStatus::Rejected,
+            PluginStatus::Shadowed,
+        ] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+        for s in [ServerSource::Config, ServerSource::Plugin] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+        for s in [CheckStatus::Ok, CheckStatus::Warning, CheckStatus::Error] {
+            assert_eq!(spelling(s), s.as_str());
         }
     }
 }

@@ -159,8 +159,8 @@ pub struct HostState {
     pub session_id: Option<String>,
     /// The session file.
     pub session_file: Option<PathBuf>,
-    /// The permission mode's name.
-    pub permission_mode: &'static str,
+    /// The permission mode.
+    pub permission_mode: rho_component::PermissionMode,
 }
 
 /// One model a provider offers.

@@ -69,18 +69,15 @@ pub(crate) fn diagnostic(d: &Diagnostic) -> DiagnosticWire {
 }
 
 fn call_record(c: &CallRecord) -> CallRecordWire {
-    let (kind, message) = match &c.outcome {
-        CallOutcome::Success => ("success", None),
-        CallOutcome::Error { message } => ("error", Some(message.clone())),
-        CallOutcome::Denied => ("denied", None),
-        CallOutcome::Redirected => ("redirected", None),
-        CallOutcome::Cancelled => ("cancelled", None),
+    let message = match &c.outcome {
+        CallOutcome::Error { message } => Some(message.clone()),
+        _ => None,
     };
     CallRecordWire {
         name: c.name.clone(),
         arguments: c.arguments.clone(),
         outcome: OutcomeWire {
-            kind: kind.to_owned(),
+            kind: (&c.outcome).into(),
             message,
         },
         duration_ms: c.duration_ms,
@@ -355,7 +352,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
             .map(|s| SkillWire {
                 name: s.name.clone(),
                 description: s.description.clone(),
-                source: s.source.kind().to_owned(),
+                source: (&s.source).into(),
                 plugin: s.source.plugin().map(str::to_owned),
             })
             .collect(),
@@ -369,7 +366,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                     id: s.id.clone(),
                     source: s.source,
                     plugin: s.plugin.clone(),
-                    status: status.as_str().to_owned(),
+                    status: (&status).into(),
                     error: status.error().map(str::to_owned),
                     protocol_version: s.protocol_version.clone(),
                     tools: s.tools.clone(),
@@ -398,7 +395,7 @@ pub(crate) fn tool(spec: &ToolSpec) -> ToolWire {
         description: spec.description.clone(),
         input_schema: spec.input_schema.clone(),
         risk: spec.risk,
-        source: spec.origin.kind().to_owned(),
+        source: (&spec.origin).into(),
         server,
         plugin,
     }

@@ -1,19 +1,25 @@
 //! Every shape on the wire: method params and results, and notification params, as typed
 //! structs. Params deserialize strictly (unknown fields are `-32602`); results and
 //! notifications serialize exactly as `docs/rpc.md` spells them. The OpenRPC document in
-//! `schemas/rho-rpc.openrpc.json` is generated from these types (`openrpc.rs`). Fields that
-//! carry a host enum keep it (its serde spelling is the wire's); the schema of its values is
-//! built from the enum's own list of spellings (`---------- value sets ----------`), so
-//! the document lists exactly what the host can send.
+//! `schemas/rho-rpc.openrpc.json` is generated from these types (`openrpc.rs`). A field that
+//! holds one of a fixed set of words is an enum, never a `String`: a host enum where the host
+//! has one (its serde spelling is the wire's and its derived schema lists its values;
+//! [`FinishReason`], which also keeps values rho does not know, has its value set built from
+//! its own list, `---------- value sets ----------`), or, where the host value carries data
+//! (a server's error, a skill's plugin), a wire enum converted from it by an exhaustive match
+//! (`---------- wire enums ----------`). Either way the document lists exactly what the host
+//! can send.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use rho_component::{FieldKind, PermissionMode, RiskLevel, SamplingRole, Scope, Severity};
+use rho_component::{
+    FieldKind, PermissionMode, RiskLevel, SamplingRole, Scope, Severity, SkillSource, ToolOrigin,
+};
 use rho_core::doctor::CheckStatus;
 use rho_core::provider::{FinishReason, Role};
-use rho_core::session::{LoopState, QuestionKind};
-use rho_core::{PluginStatus, ServerSource};
+use rho_core::session::{CallOutcome, LoopState, QuestionKind};
+use rho_core::{PluginStatus, ServerSource, ServerStatus};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +45,124 @@ impl JsonSchema for FinishReasonValues {
                 { "type": "string" },
             ]
         })
+    }
+}
+
+// ---------- wire enums ----------
+//
+// Host values that carry data (a skill's plugin, a server's error, a tool's server) reach the
+// wire as one word; these enums are those words, each converted from the host type by an
+// exhaustive match, so a new host variant cannot go unspelled.
+
+/// Where a skill comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkillSourceWire {
+    /// Embedded in the rho binary.
+    Builtin,
+    /// A loose skill folder under the user's home.
+    User,
+    /// A loose skill folder in the project.
+    Project,
+    /// A plugin installed in the project.
+    ProjectPlugin,
+    /// A plugin installed for the user.
+    UserPlugin,
+}
+
+impl From<&SkillSource> for SkillSourceWire {
+    fn from(source: &SkillSource) -> Self {
+        match source {
+            SkillSource::BuiltIn => Self::Builtin,
+            SkillSource::User => Self::User,
+            SkillSource::Project => Self::Project,
+            SkillSource::Plugin {
+                scope: Scope::Project,
+                ..
+            } => Self::ProjectPlugin,
+            SkillSource::Plugin {
+                scope: Scope::User, ..
+            } => Self::UserPlugin,
+        }
+    }
+}
+
+/// The live state of an MCP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerStatusWire {
+    /// Started, handshake done, tools listed.
+    Connected,
+    /// Valid and enabled, but not started.
+    Configured,
+    /// Disabled by its entry or its plugin.
+    Disabled,
+    /// A project plugin's server the user has not trusted; never started (`error` says how
+    /// to trust it).
+    Untrusted,
+    /// Its entry is invalid or it failed to start (`error` says why).
+    Failed,
+}
+
+impl From<&ServerStatus> for ServerStatusWire {
+    fn from(status: &ServerStatus) -> Self {
+        match status {
+            ServerStatus::Connected => Self::Connected,
+            ServerStatus::Configured => Self::Configured,
+            ServerStatus::Disabled => Self::Disabled,
+            ServerStatus::Untrusted(_) => Self::Untrusted,
+            ServerStatus::Invalid(_) | ServerStatus::Failed(_) => Self::Failed,
+        }
+    }
+}
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolSourceWire {
+    /// Compiled into rho.
+    Builtin,
+    /// Served by an MCP server (`server` names it).
+    Mcp,
+    /// Exported by a WASM component of a plugin (`plugin` names it).
+    Wasm,
+}
+
+impl From<&ToolOrigin> for ToolSourceWire {
+    fn from(origin: &ToolOrigin) -> Self {
+        match origin {
+            ToolOrigin::Builtin => Self::Builtin,
+            ToolOrigin::Mcp { .. } => Self::Mcp,
+            ToolOrigin::Wasm { .. } => Self::Wasm,
+        }
+    }
+}
+
+/// What happened to one tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OutcomeKindWire {
+    /// The tool ran and succeeded.
+    Success,
+    /// The tool ran and failed, or could not run (`message` says why).
+    Error,
+    /// The approval gate or the user refused it.
+    Denied,
+    /// The user redirected instead of approving; the batch was abandoned.
+    Redirected,
+    /// The user aborted while it ran.
+    Cancelled,
+}
+
+impl From<&CallOutcome> for OutcomeKindWire {
+    fn from(outcome: &CallOutcome) -> Self {
+        match outcome {
+            CallOutcome::Success => Self::Success,
+            CallOutcome::Error { .. } => Self::Error,
+            CallOutcome::Denied => Self::Denied,
+            CallOutcome::Redirected => Self::Redirected,
+            CallOutcome::Cancelled => Self::Cancelled,
+        }
     }
 }
 
@@ -417,7 +541,7 @@ pub struct ToolWire {
     /// `read`, `write` or `destructive`.
     pub risk: RiskLevel,
     /// `builtin`, `mcp` or `wasm`.
-    pub source: String,
+    pub source: ToolSourceWire,
     /// The MCP server, for MCP tools.
     pub server: Option<String>,
     /// The plugin, for plugin tools.
@@ -451,8 +575,8 @@ pub struct SkillWire {
     pub name: String,
     /// The description.
     pub description: String,
-    /// `builtin`, `user`, `project` or `plugin`.
-    pub source: String,
+    /// `builtin`, `user`, `project`, `project-plugin` or `user-plugin`.
+    pub source: SkillSourceWire,
     /// The plugin, for plugin skills.
     pub plugin: Option<String>,
 }
@@ -468,7 +592,7 @@ pub struct ServerWire {
     /// The plugin, for plugin servers.
     pub plugin: Option<String>,
     /// `connected`, `configured`, `disabled`, `untrusted` or `failed`.
-    pub status: String,
+    pub status: ServerStatusWire,
     /// Why it failed.
     pub error: Option<String>,
     /// The negotiated protocol version.
@@ -647,7 +771,7 @@ pub struct UsageParams {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OutcomeWire {
     /// `success`, `error`, `denied`, `redirected` or `cancelled`.
-    pub kind: String,
+    pub kind: OutcomeKindWire,
     /// The first line of the failure, for `error`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -870,6 +994,65 @@ mod tests {
         }
         for s in [CheckStatus::Ok, CheckStatus::Warning, CheckStatus::Error] {
             assert_eq!(spelling(s), s.as_str());
+        }
+    }
+
+    /// The wire-only enums say what the host's own words for the same values say.
+    #[test]
+    fn wire_enums_spell_as_the_host_does() {
+        let plugin = |scope| SkillSource::Plugin {
+            plugin: "p".to_owned(),
+            scope,
+        };
+        for s in [
+            SkillSource::BuiltIn,
+            SkillSource::User,
+            SkillSource::Project,
+            plugin(Scope::Project),
+            plugin(Scope::User),
+        ] {
+            assert_eq!(spelling(SkillSourceWire::from(&s)), s.kind());
+        }
+        for s in [
+            ServerStatus::Connected,
+            ServerStatus::Configured,
+            ServerStatus::Disabled,
+            ServerStatus::Invalid("x".to_owned()),
+            ServerStatus::Failed("x".to_owned()),
+            ServerStatus::Untrusted("x".to_owned()),
+        ] {
+            assert_eq!(spelling(ServerStatusWire::from(&s)), s.as_str());
+        }
+        for o in [
+            ToolOrigin::Builtin,
+            ToolOrigin::Mcp {
+                server: "s".to_owned(),
+                plugin: None,
+                tool: "t".to_owned(),
+            },
+            ToolOrigin::Wasm {
+                plugin: "p".to_owned(),
+                component: "c".to_owned(),
+                tool: "t".to_owned(),
+            },
+        ] {
+            assert_eq!(spelling(ToolSourceWire::from(&o)), o.kind());
+        }
+        for o in [
+            CallOutcome::Success,
+            CallOutcome::Error {
+                message: "m".to_owned(),
+            },
+            CallOutcome::Denied,
+            CallOutcome::Redirected,
+            CallOutcome::Cancelled,
+        ] {
+            let host = serde_json::to_value(&o).ok().map(|v| v["kind"].clone());
+            assert_eq!(
+                serde_json::to_value(OutcomeKindWire::from(&o)).ok(),
+                host,
+                "{o:?}"
+            );
         }
     }
 }

@@ -61,7 +61,7 @@ pub(crate) fn message(m: &ChatMessage) -> MessageWire {
 pub(crate) fn diagnostic(d: &Diagnostic) -> DiagnosticWire {
     DiagnosticWire {
         severity: d.severity,
-        code: d.code.as_str().to_owned(),
+        code: d.code,
         message: d.message.clone(),
         component: d.component.clone(),
         path: d.path.clone(),

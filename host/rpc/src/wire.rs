@@ -14,7 +14,8 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use rho_component::{
-    FieldKind, PermissionMode, RiskLevel, SamplingRole, Scope, Severity, SkillSource, ToolOrigin,
+    DiagnosticCode, FieldKind, PermissionMode, RiskLevel, SamplingRole, Scope, Severity,
+    SkillSource, ToolOrigin,
 };
 use rho_core::doctor::CheckStatus;
 use rho_core::provider::{FinishReason, Role};
@@ -619,7 +620,7 @@ pub struct DiagnosticWire {
     /// `error`, `warning` or `info`.
     pub severity: Severity,
     /// The stable code.
-    pub code: String,
+    pub code: DiagnosticCode,
     /// What happened.
     pub message: String,
     /// The component involved.

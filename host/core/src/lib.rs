@@ -16,7 +16,7 @@ pub mod session;
 
 pub use model_choice::{
     BUILTIN_ENDPOINT, BUILTIN_MODEL, BUILTIN_PROVIDER, ChosenModel, ProviderEntry, ProviderFlags,
-    choose_model, list_provider_models, provider_entries,
+    ProviderSource, choose_model, list_provider_models, provider_entries,
 };
 pub use registry::{
     ACTIVATE_SKILL, BUILTIN_OWNER, LoadOutcome, MountOptions, MountedServer, PluginSummary,

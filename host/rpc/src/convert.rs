@@ -284,7 +284,7 @@ pub(crate) fn providers(providers: Vec<ProviderReport>) -> ProvidersResult {
             .into_iter()
             .map(|p| ProviderWire {
                 id: p.id,
-                source: p.source.to_owned(),
+                source: p.source,
                 endpoint: p.endpoint,
                 external: p.external,
                 default_model: p.default_model,

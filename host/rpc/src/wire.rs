@@ -20,7 +20,7 @@ use rho_component::{
 use rho_core::doctor::CheckStatus;
 use rho_core::provider::{FinishReason, Role};
 use rho_core::session::{CallOutcome, LoopState, QuestionKind};
-use rho_core::{PluginStatus, ServerSource, ServerStatus};
+use rho_core::{PluginStatus, ProviderSource, ServerSource, ServerStatus};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
@@ -433,7 +433,7 @@ pub struct ProviderWire {
     /// The identity.
     pub id: String,
     /// `flags`, `config` or `builtin`.
-    pub source: String,
+    pub source: ProviderSource,
     /// The endpoint.
     pub endpoint: String,
     /// Outside this machine.
@@ -987,6 +987,13 @@ mod tests {
             PluginStatus::Disabled,
             PluginStatus::Rejected,
             PluginStatus::Shadowed,
+        ] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+        for s in [
+            ProviderSource::Flags,
+            ProviderSource::Config,
+            ProviderSource::Builtin,
         ] {
             assert_eq!(spelling(s), s.as_str());
         }

@@ -178,7 +178,7 @@ pub struct ProviderReport {
     /// The identity.
     pub id: String,
     /// `flags`, `config` or `builtin`.
-    pub source: &'static str,
+    pub source: crate::ProviderSource,
     /// The endpoint.
     pub endpoint: String,
     /// Outside this machine.

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 /// How serious a diagnostic is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Something worth knowing that changes nothing (a disabled package, say).
@@ -181,6 +183,22 @@ impl fmt::Display for DiagnosticCode {
 impl Serialize for DiagnosticCode {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
+    }
+}
+
+/// The schema of the code as it serializes: one of [`DiagnosticCode::ALL`]'s spellings.
+impl schemars::JsonSchema for DiagnosticCode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DiagnosticCode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let codes: Vec<&str> = Self::ALL.iter().map(|c| c.as_str()).collect();
+        schemars::json_schema!({
+            "description": "A stable diagnostic code (`docs/diagnostics.md`).",
+            "type": "string",
+            "enum": codes,
+        })
     }
 }
 

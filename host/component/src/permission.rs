@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::RiskLevel;
 
 /// How much a session may do without asking.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PermissionMode {
     /// Only `read` tools run; anything else is refused without asking.

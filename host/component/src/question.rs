@@ -11,7 +11,7 @@ use serde::Serialize;
 
 /// What kind of answer a form field takes. Every answer arrives as text; `rho-mcp` types it
 /// back to the field's declared JSON type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FieldKind {
     /// Free text (a JSON string).
@@ -22,9 +22,9 @@ pub enum FieldKind {
     Integer,
     /// Yes or no (a JSON boolean).
     Boolean,
-    /// One of [`FormField::choices`].
+    /// One of the field's `choices`.
     Choice,
-    /// Any number of [`FormField::choices`], comma-separated (a JSON array of strings).
+    /// Any number of the field's `choices`, comma-separated (a JSON array of strings).
     MultiChoice,
 }
 
@@ -83,7 +83,7 @@ pub enum FormAnswer {
 }
 
 /// Who wrote one message of a sampling conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SamplingRole {
     /// The user side of the server's conversation.

@@ -5,7 +5,9 @@ use std::fmt;
 use serde::Serialize;
 
 /// Which of the two installation scopes a plugin or loose skill root belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// The project being worked on (`<project>/.agents/...`, `<project>/.rho/...`).

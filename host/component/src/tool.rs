@@ -16,7 +16,9 @@ use crate::question::Asker;
 
 /// How much a tool may change. The approval gate asks according to this level and the
 /// permission mode; nothing a server or a component says about itself can lower it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum RiskLevel {
     /// Reads files or state; changes nothing.

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use rho_component::{DiagnosticCode, Severity};
+use rho_plugins::PluginStatus;
 use serde::Serialize;
 
 use crate::{MountedServer, ProviderFlags, Registry, ServerStatus, SlotState};
@@ -14,7 +15,7 @@ use crate::{MountedServer, ProviderFlags, Registry, ServerStatus, SlotState};
 pub const PROVIDER_PROBE_BUDGET: Duration = Duration::from_secs(3);
 
 /// How one part of the setup is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckStatus {
     /// Nothing to do.
@@ -143,7 +144,7 @@ fn config(registry: &Registry) -> Check {
 
 fn plugins(registry: &Registry) -> Check {
     let plugins = registry.plugin_summaries();
-    let count = |s: &str| plugins.iter().filter(|p| p.status == s).count();
+    let count = |s: PluginStatus| plugins.iter().filter(|p| p.status == s).count();
     let errors = registry
         .plugins
         .all_diagnostics()
@@ -151,13 +152,16 @@ fn plugins(registry: &Registry) -> Check {
         .count();
     Check {
         check: "agent plugins",
-        status: CheckStatus::of(count("rejected") + errors, count("shadowed")),
+        status: CheckStatus::of(
+            count(PluginStatus::Rejected) + errors,
+            count(PluginStatus::Shadowed),
+        ),
         detail: format!(
             "{} loaded, {} disabled, {} rejected, {} shadowed; {} problem(s)",
-            count("loaded"),
-            count("disabled"),
-            count("rejected"),
-            count("shadowed"),
+            count(PluginStatus::Loaded),
+            count(PluginStatus::Disabled),
+            count(PluginStatus::Rejected),
+            count(PluginStatus::Shadowed),
             errors
         ),
     }

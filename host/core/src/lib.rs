@@ -16,7 +16,7 @@ pub mod session;
 
 pub use model_choice::{
     BUILTIN_ENDPOINT, BUILTIN_MODEL, BUILTIN_PROVIDER, ChosenModel, ProviderEntry, ProviderFlags,
-    choose_model, list_provider_models, provider_entries,
+    ProviderSource, choose_model, list_provider_models, provider_entries,
 };
 pub use registry::{
     ACTIVATE_SKILL, BUILTIN_OWNER, LoadOutcome, MountOptions, MountedServer, PluginSummary,
@@ -25,3 +25,4 @@ pub use registry::{
     untrusted_message, wasm_cache_dir, wasm_tool_risk,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths};
+pub use rho_plugins::PluginStatus;

@@ -32,13 +32,36 @@ pub struct ProviderFlags {
     pub accept_external_provider: bool,
 }
 
+/// Where a provider entry comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderSource {
+    /// `--endpoint` on the command line.
+    Flags,
+    /// `[providers.<id>]` in `config.toml`.
+    Config,
+    /// rho's built-in default (a local endpoint).
+    Builtin,
+}
+
+impl ProviderSource {
+    /// `flags`, `config` or `builtin`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Flags => "flags",
+            Self::Config => "config",
+            Self::Builtin => "builtin",
+        }
+    }
+}
+
 /// One provider a run could use. `Debug` leaves out the full URL (it may hold a credential).
 #[derive(Clone, PartialEq, Serialize)]
 pub struct ProviderEntry {
     /// The identity (`cli` for `--endpoint`, `local` for the built-in default).
     pub id: String,
     /// `flags`, `config` or `builtin`.
-    pub source: &'static str,
+    pub source: ProviderSource,
     /// The endpoint as shown: scheme, host, port and path; never user information or a query
     /// string (either may carry a credential).
     pub endpoint: String,
@@ -93,7 +116,7 @@ pub fn provider_entries(config: &RhoConfig, flags: &ProviderFlags) -> Vec<Provid
         idle_timeout: None,
     };
     if let Some(endpoint) = &flags.endpoint {
-        let mut e = entry("cli", "flags", endpoint);
+        let mut e = entry("cli", ProviderSource::Flags, endpoint);
         e.api_key_env = flags.api_key_env.clone();
         if let Err(problem) = rho_component::endpoint::check_remote_url(endpoint) {
             // The rule's message never quotes the URL, which may hold a credential.
@@ -105,7 +128,7 @@ pub fn provider_entries(config: &RhoConfig, flags: &ProviderFlags) -> Vec<Provid
     for provider in &config.providers {
         match &provider.settings {
             Ok(settings) => {
-                let mut e = entry(&provider.id, "config", &settings.endpoint);
+                let mut e = entry(&provider.id, ProviderSource::Config, &settings.endpoint);
                 e.default_model = settings.default_model.clone();
                 e.models = settings.models.clone();
                 e.api_key_env = settings.api_key_env.clone();
@@ -115,7 +138,7 @@ pub fn provider_entries(config: &RhoConfig, flags: &ProviderFlags) -> Vec<Provid
                 out.push(e);
             }
             Err(problems) => {
-                let mut e = entry(&provider.id, "config", "");
+                let mut e = entry(&provider.id, ProviderSource::Config, "");
                 e.external = false;
                 e.problem = Some(problems.join("; "));
                 out.push(e);
@@ -123,7 +146,7 @@ pub fn provider_entries(config: &RhoConfig, flags: &ProviderFlags) -> Vec<Provid
         }
     }
     if out.is_empty() {
-        let mut e = entry(BUILTIN_PROVIDER, "builtin", BUILTIN_ENDPOINT);
+        let mut e = entry(BUILTIN_PROVIDER, ProviderSource::Builtin, BUILTIN_ENDPOINT);
         e.default_model = Some(BUILTIN_MODEL.to_owned());
         out.push(e);
     }

@@ -39,7 +39,7 @@ pub enum Origin {
 }
 
 /// What became of a discovered package.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PluginStatus {
     /// Contributes its skills and MCP servers to new sessions.
@@ -50,6 +50,19 @@ pub enum PluginStatus {
     Rejected,
     /// A package with the same name in a higher-precedence position wins.
     Shadowed,
+}
+
+impl PluginStatus {
+    /// The lowercase word used in JSON and tables: `loaded`, `disabled`, `rejected` or
+    /// `shadowed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Loaded => "loaded",
+            Self::Disabled => "disabled",
+            Self::Rejected => "rejected",
+            Self::Shadowed => "shadowed",
+        }
+    }
 }
 
 /// One discovered package and its fate.

@@ -2,7 +2,7 @@
 
 use rho_component::{Diagnostic, ToolOrigin, ToolSpec};
 use rho_core::host::{Extensions, HostState, ModelEntry, ProviderReport, SessionInfo};
-use rho_core::provider::{ChatMessage, Role, Usage};
+use rho_core::provider::{ChatMessage, Usage};
 use rho_core::session::{
     CallOutcome, CallRecord, ContextSnapshot, QuestionRequest, SessionEvent, SessionStats,
     SessionSummary, TurnResult,
@@ -41,13 +41,7 @@ pub(crate) fn context(c: &ContextSnapshot) -> ContextWire {
 
 pub(crate) fn message(m: &ChatMessage) -> MessageWire {
     MessageWire {
-        role: match m.role {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-        }
-        .to_owned(),
+        role: m.role,
         content: m.content.clone(),
         reasoning: (!m.reasoning.is_empty()).then(|| m.reasoning.clone()),
         tool_calls: m
@@ -66,8 +60,8 @@ pub(crate) fn message(m: &ChatMessage) -> MessageWire {
 
 pub(crate) fn diagnostic(d: &Diagnostic) -> DiagnosticWire {
     DiagnosticWire {
-        severity: d.severity.as_str().to_owned(),
-        code: d.code.as_str().to_owned(),
+        severity: d.severity,
+        code: d.code,
         message: d.message.clone(),
         component: d.component.clone(),
         path: d.path.clone(),
@@ -75,18 +69,15 @@ pub(crate) fn diagnostic(d: &Diagnostic) -> DiagnosticWire {
 }
 
 fn call_record(c: &CallRecord) -> CallRecordWire {
-    let (kind, message) = match &c.outcome {
-        CallOutcome::Success => ("success", None),
-        CallOutcome::Error { message } => ("error", Some(message.clone())),
-        CallOutcome::Denied => ("denied", None),
-        CallOutcome::Redirected => ("redirected", None),
-        CallOutcome::Cancelled => ("cancelled", None),
+    let message = match &c.outcome {
+        CallOutcome::Error { message } => Some(message.clone()),
+        _ => None,
     };
     CallRecordWire {
         name: c.name.clone(),
         arguments: c.arguments.clone(),
         outcome: OutcomeWire {
-            kind: kind.to_owned(),
+            kind: (&c.outcome).into(),
             message,
         },
         duration_ms: c.duration_ms,
@@ -110,12 +101,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
         SessionEvent::AgentStart => notification_line::<()>(Notification::AgentStart.name(), None),
         SessionEvent::StateChange(state) => notification_line(
             Notification::StateChange.name(),
-            Some(&StateChangeParams {
-                state: serde_json::to_value(state)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
-            }),
+            Some(&StateChangeParams { state: *state }),
         ),
         SessionEvent::MessageDelta(delta) => notification_line(
             Notification::MessageDelta.name(),
@@ -150,7 +136,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             Some(&ApprovalRequestParams {
                 tool: tool.clone(),
                 arguments: arguments.clone(),
-                risk: risk.as_str().to_owned(),
+                risk: *risk,
             }),
         ),
         SessionEvent::ToolDenied { name } => notification_line(
@@ -228,10 +214,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
 fn question_request(q: &QuestionRequest) -> QuestionRequestParams {
     QuestionRequestParams {
         question_id: q.id,
-        kind: serde_json::to_value(q.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        kind: q.kind,
         server: q.server.clone(),
         call_id: q.call_id.clone(),
         message: q.message.clone(),
@@ -241,10 +224,7 @@ fn question_request(q: &QuestionRequest) -> QuestionRequestParams {
             .map(|f| FieldWire {
                 name: f.name.clone(),
                 title: f.title.clone(),
-                kind: serde_json::to_value(f.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                kind: f.kind,
                 choices: f
                     .choices
                     .iter()
@@ -262,10 +242,7 @@ fn question_request(q: &QuestionRequest) -> QuestionRequestParams {
             .messages
             .iter()
             .map(|m| SamplingMessageWire {
-                role: serde_json::to_value(m.role)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                role: m.role,
                 text: m.text.clone(),
             })
             .collect(),
@@ -281,7 +258,7 @@ pub(crate) fn state(s: HostState) -> StateResult {
         cwd: s.cwd,
         session_id: s.session_id,
         session_file: s.session_file,
-        permission_mode: s.permission_mode.to_owned(),
+        permission_mode: s.permission_mode,
     }
 }
 
@@ -307,7 +284,7 @@ pub(crate) fn providers(providers: Vec<ProviderReport>) -> ProvidersResult {
             .into_iter()
             .map(|p| ProviderWire {
                 id: p.id,
-                source: p.source.to_owned(),
+                source: p.source,
                 endpoint: p.endpoint,
                 external: p.external,
                 default_model: p.default_model,
@@ -364,8 +341,8 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
             .into_iter()
             .map(|p| PluginWire {
                 name: p.name,
-                scope: p.scope.to_owned(),
-                status: p.status.to_owned(),
+                scope: p.scope,
+                status: p.status,
                 path: p.path,
             })
             .collect(),
@@ -375,7 +352,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
             .map(|s| SkillWire {
                 name: s.name.clone(),
                 description: s.description.clone(),
-                source: s.source.kind().to_owned(),
+                source: (&s.source).into(),
                 plugin: s.source.plugin().map(str::to_owned),
             })
             .collect(),
@@ -387,9 +364,9 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                 let health = s.health();
                 ServerWire {
                     id: s.id.clone(),
-                    source: s.source.as_str().to_owned(),
+                    source: s.source,
                     plugin: s.plugin.clone(),
-                    status: status.as_str().to_owned(),
+                    status: (&status).into(),
                     error: status.error().map(str::to_owned),
                     protocol_version: s.protocol_version.clone(),
                     tools: s.tools.clone(),
@@ -417,8 +394,8 @@ pub(crate) fn tool(spec: &ToolSpec) -> ToolWire {
         title: spec.title.clone(),
         description: spec.description.clone(),
         input_schema: spec.input_schema.clone(),
-        risk: spec.risk.as_str().to_owned(),
-        source: spec.origin.kind().to_owned(),
+        risk: spec.risk,
+        source: (&spec.origin).into(),
         server,
         plugin,
     }
@@ -433,7 +410,7 @@ pub(crate) fn doctor(checks: Vec<rho_core::doctor::Check>) -> DoctorResult {
             .into_iter()
             .map(|c| CheckWire {
                 check: c.check.to_owned(),
-                status: c.status.as_str().to_owned(),
+                status: c.status,
                 detail: c.detail,
             })
             .collect(),

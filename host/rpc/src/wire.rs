@@ -1,15 +1,26 @@
 //! Every shape on the wire: method params and results, and notification params, as typed
 //! structs. Params deserialize strictly (unknown fields are `-32602`); results and
 //! notifications serialize exactly as `docs/rpc.md` spells them. The OpenRPC document in
-//! `schemas/rho-rpc.openrpc.json` is generated from these types (`openrpc.rs`). Fields that
-//! carry a host enum keep it (its serde spelling is the wire's); the schema of its values is
-//! built from the enum's own list of spellings (`---------- value sets ----------`), so
-//! the document lists exactly what the host can send.
+//! `schemas/rho-rpc.openrpc.json` is generated from these types (`openrpc.rs`). A field that
+//! holds one of a fixed set of words is an enum, never a `String`: a host enum where the host
+//! has one (its serde spelling is the wire's and its derived schema lists its values;
+//! [`FinishReason`], which also keeps values rho does not know, has its value set built from
+//! its own list, `---------- value sets ----------`), or, where the host value carries data
+//! (a server's error, a skill's plugin), a wire enum converted from it by an exhaustive match
+//! (`---------- wire enums ----------`). Either way the document lists exactly what the host
+//! can send.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use rho_core::provider::FinishReason;
+use rho_component::{
+    DiagnosticCode, FieldKind, PermissionMode, RiskLevel, SamplingRole, Scope, Severity,
+    SkillSource, ToolOrigin,
+};
+use rho_core::doctor::CheckStatus;
+use rho_core::provider::{FinishReason, Role};
+use rho_core::session::{CallOutcome, LoopState, QuestionKind};
+use rho_core::{PluginStatus, ProviderSource, ServerSource, ServerStatus};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +46,124 @@ impl JsonSchema for FinishReasonValues {
                 { "type": "string" },
             ]
         })
+    }
+}
+
+// ---------- wire enums ----------
+//
+// Host values that carry data (a skill's plugin, a server's error, a tool's server) reach the
+// wire as one word; these enums are those words, each converted from the host type by an
+// exhaustive match, so a new host variant cannot go unspelled.
+
+/// Where a skill comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkillSourceWire {
+    /// Embedded in the rho binary.
+    Builtin,
+    /// A loose skill folder under the user's home.
+    User,
+    /// A loose skill folder in the project.
+    Project,
+    /// A plugin installed in the project.
+    ProjectPlugin,
+    /// A plugin installed for the user.
+    UserPlugin,
+}
+
+impl From<&SkillSource> for SkillSourceWire {
+    fn from(source: &SkillSource) -> Self {
+        match source {
+            SkillSource::BuiltIn => Self::Builtin,
+            SkillSource::User => Self::User,
+            SkillSource::Project => Self::Project,
+            SkillSource::Plugin {
+                scope: Scope::Project,
+                ..
+            } => Self::ProjectPlugin,
+            SkillSource::Plugin {
+                scope: Scope::User, ..
+            } => Self::UserPlugin,
+        }
+    }
+}
+
+/// The live state of an MCP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerStatusWire {
+    /// Started, handshake done, tools listed.
+    Connected,
+    /// Valid and enabled, but not started.
+    Configured,
+    /// Disabled by its entry or its plugin.
+    Disabled,
+    /// A project plugin's server the user has not trusted; never started (`error` says how
+    /// to trust it).
+    Untrusted,
+    /// Its entry is invalid or it failed to start (`error` says why).
+    Failed,
+}
+
+impl From<&ServerStatus> for ServerStatusWire {
+    fn from(status: &ServerStatus) -> Self {
+        match status {
+            ServerStatus::Connected => Self::Connected,
+            ServerStatus::Configured => Self::Configured,
+            ServerStatus::Disabled => Self::Disabled,
+            ServerStatus::Untrusted(_) => Self::Untrusted,
+            ServerStatus::Invalid(_) | ServerStatus::Failed(_) => Self::Failed,
+        }
+    }
+}
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolSourceWire {
+    /// Compiled into rho.
+    Builtin,
+    /// Served by an MCP server (`server` names it).
+    Mcp,
+    /// Exported by a WASM component of a plugin (`plugin` names it).
+    Wasm,
+}
+
+impl From<&ToolOrigin> for ToolSourceWire {
+    fn from(origin: &ToolOrigin) -> Self {
+        match origin {
+            ToolOrigin::Builtin => Self::Builtin,
+            ToolOrigin::Mcp { .. } => Self::Mcp,
+            ToolOrigin::Wasm { .. } => Self::Wasm,
+        }
+    }
+}
+
+/// What happened to one tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OutcomeKindWire {
+    /// The tool ran and succeeded.
+    Success,
+    /// The tool ran and failed, or could not run (`message` says why).
+    Error,
+    /// The approval gate or the user refused it.
+    Denied,
+    /// The user redirected instead of approving; the batch was abandoned.
+    Redirected,
+    /// The user aborted while it ran.
+    Cancelled,
+}
+
+impl From<&CallOutcome> for OutcomeKindWire {
+    fn from(outcome: &CallOutcome) -> Self {
+        match outcome {
+            CallOutcome::Success => Self::Success,
+            CallOutcome::Error { .. } => Self::Error,
+            CallOutcome::Denied => Self::Denied,
+            CallOutcome::Redirected => Self::Redirected,
+            CallOutcome::Cancelled => Self::Cancelled,
+        }
     }
 }
 
@@ -217,8 +346,8 @@ pub struct StateResult {
     pub session_id: Option<String>,
     /// The session file (`null` when ephemeral).
     pub session_file: Option<PathBuf>,
-    /// The permission mode.
-    pub permission_mode: String,
+    /// The permission mode: `read-only`, `ask`, `ask-destructive` or `allow-all`.
+    pub permission_mode: PermissionMode,
 }
 
 /// A tool call inside a message.
@@ -237,7 +366,7 @@ pub struct ToolCallWire {
 #[serde(rename_all = "camelCase")]
 pub struct MessageWire {
     /// `system`, `user`, `assistant` or `tool`.
-    pub role: String,
+    pub role: Role,
     /// The text.
     pub content: String,
     /// Reasoning text (assistant messages).
@@ -304,7 +433,7 @@ pub struct ProviderWire {
     /// The identity.
     pub id: String,
     /// `flags`, `config` or `builtin`.
-    pub source: String,
+    pub source: ProviderSource,
     /// The endpoint.
     pub endpoint: String,
     /// Outside this machine.
@@ -411,9 +540,9 @@ pub struct ToolWire {
     /// JSON Schema of the arguments.
     pub input_schema: serde_json::Value,
     /// `read`, `write` or `destructive`.
-    pub risk: String,
+    pub risk: RiskLevel,
     /// `builtin`, `mcp` or `wasm`.
-    pub source: String,
+    pub source: ToolSourceWire,
     /// The MCP server, for MCP tools.
     pub server: Option<String>,
     /// The plugin, for plugin tools.
@@ -433,9 +562,9 @@ pub struct PluginWire {
     /// The manifest name.
     pub name: String,
     /// `user` or `project`.
-    pub scope: String,
+    pub scope: Scope,
     /// `loaded`, `disabled`, `rejected` or `shadowed`.
-    pub status: String,
+    pub status: PluginStatus,
     /// The resolved root.
     pub path: PathBuf,
 }
@@ -447,8 +576,8 @@ pub struct SkillWire {
     pub name: String,
     /// The description.
     pub description: String,
-    /// `builtin`, `user`, `project` or `plugin`.
-    pub source: String,
+    /// `builtin`, `user`, `project`, `project-plugin` or `user-plugin`.
+    pub source: SkillSourceWire,
     /// The plugin, for plugin skills.
     pub plugin: Option<String>,
 }
@@ -460,11 +589,11 @@ pub struct ServerWire {
     /// The identity.
     pub id: String,
     /// `config` or `plugin`.
-    pub source: String,
+    pub source: ServerSource,
     /// The plugin, for plugin servers.
     pub plugin: Option<String>,
     /// `connected`, `configured`, `disabled`, `untrusted` or `failed`.
-    pub status: String,
+    pub status: ServerStatusWire,
     /// Why it failed.
     pub error: Option<String>,
     /// The negotiated protocol version.
@@ -489,9 +618,9 @@ pub struct ServerWire {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DiagnosticWire {
     /// `error`, `warning` or `info`.
-    pub severity: String,
+    pub severity: Severity,
     /// The stable code.
-    pub code: String,
+    pub code: DiagnosticCode,
     /// What happened.
     pub message: String,
     /// The component involved.
@@ -530,7 +659,7 @@ pub struct CheckWire {
     /// `config`, `agent plugins`, `plugin trust`, `skills`, `mcp servers` or `provider`.
     pub check: String,
     /// `ok`, `warning` or `error`.
-    pub status: String,
+    pub status: CheckStatus,
     /// What was found.
     pub detail: String,
 }
@@ -541,7 +670,7 @@ pub struct CheckWire {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct StateChangeParams {
     /// `thinking`, `executing_tool`, `awaiting_approval` or `idle`.
-    pub state: String,
+    pub state: LoopState,
 }
 
 /// `message/delta` and `reasoning/delta`.
@@ -625,7 +754,7 @@ pub struct ApprovalRequestParams {
     /// The arguments as the model wrote them (JSON text).
     pub arguments: String,
     /// `read`, `write` or `destructive`.
-    pub risk: String,
+    pub risk: RiskLevel,
 }
 
 /// `usage`.
@@ -643,7 +772,7 @@ pub struct UsageParams {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OutcomeWire {
     /// `success`, `error`, `denied`, `redirected` or `cancelled`.
-    pub kind: String,
+    pub kind: OutcomeKindWire,
     /// The first line of the failure, for `error`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -698,7 +827,7 @@ pub struct QuestionRequestParams {
     /// The id `questionResponse` names.
     pub question_id: u64,
     /// `elicitation` (a form) or `sampling` (permission to use the model).
-    pub kind: String,
+    pub kind: QuestionKind,
     /// The asking server's identity.
     pub server: String,
     /// The tool call the question belongs to (as in `tool/call`).
@@ -726,7 +855,7 @@ pub struct FieldWire {
     pub title: Option<String>,
     /// `text`, `number`, `integer`, `boolean`, `choice` or `multi_choice` (answers
     /// comma-separated).
-    pub kind: String,
+    pub kind: FieldKind,
     /// The values of a choice field.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<ChoiceWire>,
@@ -754,7 +883,7 @@ pub struct ChoiceWire {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SamplingMessageWire {
     /// `user` or `assistant`.
-    pub role: String,
+    pub role: SamplingRole,
     /// Its text.
     pub text: String,
 }
@@ -823,4 +952,115 @@ pub struct CompleteResult {
     /// Suggested values, best first (empty when the server has none, has no completions, fails
     /// or answers late).
     pub values: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON string `value` serializes to.
+    fn spelling<T: Serialize>(value: T) -> String {
+        serde_json::to_value(value)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+
+    /// Host enums that reach the wire as themselves are spelled by serde; the host's own
+    /// `as_str()` (tables, text output) must say the same.
+    #[test]
+    fn host_enums_serialize_as_their_as_str_spelling() {
+        for s in [Severity::Info, Severity::Warning, Severity::Error] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+        for r in [RiskLevel::Read, RiskLevel::Write, RiskLevel::Destructive] {
+            assert_eq!(spelling(r), r.as_str());
+        }
+        for m in PermissionMode::ALL {
+            assert_eq!(spelling(m), m.as_str());
+        }
+        for s in [Scope::User, Scope::Project] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+        for s in [
+            PluginStatus::Loaded,
+            PluginStatus::Disabled,
+            PluginStatus::Rejected,
+            PluginStatus::Shadowed,
+        ] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+        for s in [
+            ProviderSource::Flags,
+            ProviderSource::Config,
+            ProviderSource::Builtin,
+        ] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+        for s in [ServerSource::Config, ServerSource::Plugin] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+        for s in [CheckStatus::Ok, CheckStatus::Warning, CheckStatus::Error] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+    }
+
+    /// The wire-only enums say what the host's own words for the same values say.
+    #[test]
+    fn wire_enums_spell_as_the_host_does() {
+        let plugin = |scope| SkillSource::Plugin {
+            plugin: "p".to_owned(),
+            scope,
+        };
+        for s in [
+            SkillSource::BuiltIn,
+            SkillSource::User,
+            SkillSource::Project,
+            plugin(Scope::Project),
+            plugin(Scope::User),
+        ] {
+            assert_eq!(spelling(SkillSourceWire::from(&s)), s.kind());
+        }
+        for s in [
+            ServerStatus::Connected,
+            ServerStatus::Configured,
+            ServerStatus::Disabled,
+            ServerStatus::Invalid("x".to_owned()),
+            ServerStatus::Failed("x".to_owned()),
+            ServerStatus::Untrusted("x".to_owned()),
+        ] {
+            assert_eq!(spelling(ServerStatusWire::from(&s)), s.as_str());
+        }
+        for o in [
+            ToolOrigin::Builtin,
+            ToolOrigin::Mcp {
+                server: "s".to_owned(),
+                plugin: None,
+                tool: "t".to_owned(),
+            },
+            ToolOrigin::Wasm {
+                plugin: "p".to_owned(),
+                component: "c".to_owned(),
+                tool: "t".to_owned(),
+            },
+        ] {
+            assert_eq!(spelling(ToolSourceWire::from(&o)), o.kind());
+        }
+        for o in [
+            CallOutcome::Success,
+            CallOutcome::Error {
+                message: "m".to_owned(),
+            },
+            CallOutcome::Denied,
+            CallOutcome::Redirected,
+            CallOutcome::Cancelled,
+        ] {
+            let host = serde_json::to_value(&o).ok().map(|v| v["kind"].clone());
+            assert_eq!(
+                serde_json::to_value(OutcomeKindWire::from(&o)).ok(),
+                host,
+                "{o:?}"
+            );
+        }
+    }
 }

@@ -124,8 +124,8 @@ pub fn plugins(extensions: &Extensions) -> String {
         .map(|p| {
             vec![
                 p.name.clone(),
-                p.scope.to_owned(),
-                p.status.to_owned(),
+                p.scope.as_str().to_owned(),
+                p.status.as_str().to_owned(),
                 p.path.display().to_string(),
             ]
         })

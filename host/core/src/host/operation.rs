@@ -159,8 +159,8 @@ pub struct HostState {
     pub session_id: Option<String>,
     /// The session file.
     pub session_file: Option<PathBuf>,
-    /// The permission mode's name.
-    pub permission_mode: &'static str,
+    /// The permission mode.
+    pub permission_mode: rho_component::PermissionMode,
 }
 
 /// One model a provider offers.
@@ -178,7 +178,7 @@ pub struct ProviderReport {
     /// The identity.
     pub id: String,
     /// `flags`, `config` or `builtin`.
-    pub source: &'static str,
+    pub source: crate::ProviderSource,
     /// The endpoint.
     pub endpoint: String,
     /// Outside this machine.

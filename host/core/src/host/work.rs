@@ -428,7 +428,7 @@ impl Work {
             cwd: self.registry.paths.project.cwd.clone(),
             session_id: stats.session_id,
             session_file: stats.session_file,
-            permission_mode: self.session.config().permission_mode.as_str(),
+            permission_mode: self.session.config().permission_mode,
         }
     }
 

@@ -161,9 +161,9 @@ pub struct PluginSummary {
     /// The manifest name.
     pub name: String,
     /// `user` or `project`.
-    pub scope: &'static str,
+    pub scope: rho_component::Scope,
     /// `loaded`, `disabled`, `rejected` or `shadowed`.
-    pub status: &'static str,
+    pub status: rho_plugins::PluginStatus,
     /// The resolved plugin root.
     pub path: std::path::PathBuf,
 }
@@ -176,13 +176,8 @@ impl Registry {
             .iter()
             .map(|r| PluginSummary {
                 name: r.name.clone(),
-                scope: r.scope.as_str(),
-                status: match r.status {
-                    rho_plugins::PluginStatus::Loaded => "loaded",
-                    rho_plugins::PluginStatus::Disabled => "disabled",
-                    rho_plugins::PluginStatus::Rejected => "rejected",
-                    rho_plugins::PluginStatus::Shadowed => "shadowed",
-                },
+                scope: r.scope,
+                status: r.status,
                 path: r.path().to_path_buf(),
             })
             .collect()

@@ -8,7 +8,8 @@ use rho_config::RhoConfig;
 use rho_plugins::{PluginInventory, PluginStatus, TrustState, TrustStore};
 
 /// Where a server entry is declared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum ServerSource {
     /// `[mcp.servers.<id>]` in `config.toml`.
     Config,

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::provider::{FinishReason, Usage};
 
 /// The loop's state, as `state/change` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LoopState {
     /// Waiting for the model.
@@ -204,7 +204,7 @@ impl SessionEvent {
 }
 
 /// What kind of question a server asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum QuestionKind {
     /// A form (`elicitation/create`).

@@ -331,7 +331,7 @@ pub fn state() -> HostState {
         cwd: PathBuf::from("/srv/demo"),
         session_id: Some("0197a3c2-demo".to_owned()),
         session_file: None,
-        permission_mode: "ask",
+        permission_mode: rho_component::PermissionMode::Ask,
     }
 }
 

@@ -133,7 +133,7 @@ fn a_denied_call_and_a_redirect_are_shown_on_their_cards() {
             {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo one"}}]},
             {"content": "understood, not running it"},
             {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo two"}}]},
-            {"content": "redirected", "expect": {"last_message_contains": "list the files instead"}}
+            {"content": "listing them instead", "expect": {"last_message_contains": "list the files instead"}}
         ]),
     );
     let tmux = tui(&sandbox, &model, &["--ephemeral"]);
@@ -152,8 +152,10 @@ fn a_denied_call_and_a_redirect_are_shown_on_their_cards() {
     tmux.wait_for("type what the model should do instead");
     tmux.type_text("list the files instead");
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("redirected");
-    assert!(screen.contains("↪ run_command"), "{screen}");
+    // The reply, not the card's own word: the card says "redirected" while the follow-up turn
+    // still runs, and a ctrl+c then would stop that turn instead of arming quit.
+    let screen = tmux.wait_for("listing them instead");
+    assert!(screen.contains("↪ run_command  redirected"), "{screen}");
     quit(&tmux);
 }
 

@@ -360,12 +360,15 @@ fn immediate(
             Ok(Response::Done)
         }
         Operation::Abort => {
-            if let Some(cancel) = running {
-                if !cancel.is_cancelled() {
-                    tracing::debug!("abort: cancelling the running operation");
-                    cancel.cancel();
-                    desk.decline_all();
-                }
+            // What runs takes the abort; once it is cancelled (and still winding down), the
+            // next abort is for the queued prompt, if there is one.
+            if let Some(cancel) = running.filter(|c| !c.is_cancelled()) {
+                tracing::debug!("abort: cancelling the running operation");
+                cancel.cancel();
+                desk.decline_all();
+                return Ok(Response::Done);
+            }
+            if running.is_some() && !queue.has_prompt() {
                 return Ok(Response::Done);
             }
             if queue.has_prompt() {

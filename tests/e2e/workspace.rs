@@ -184,7 +184,7 @@ fn repository_text_files() -> Vec<(PathBuf, String)> {
     out
 }
 
-/// The `.md` names in `line` (`docs/mcp.md`, `rho-mcp.md`): runs of path characters ending in
+/// The `.md` names in `line` (`docs/mcp.md`, `rho-example.md`): runs of path characters ending in
 /// `.md` that the next character does not continue.
 fn md_names(line: &str) -> Vec<&str> {
     let is_path = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-');
@@ -348,10 +348,10 @@ fn the_repository_cites_only_documents_it_holds() {
 #[test]
 fn the_reference_check_sees_what_it_looks_for() {
     assert_eq!(
-        md_names("see `docs/mcp.md`, rho-mcp.md and (../x/rho-rpc-mode.md) but not a.mdx"),
-        ["docs/mcp.md", "rho-mcp.md", "../x/rho-rpc-mode.md"]
+        md_names("see `docs/mcp.md`, rho-example.md and (../x/rho-other.md) but not a.mdx"),
+        ["docs/mcp.md", "rho-example.md", "../x/rho-other.md"]
     );
-    assert!(must_be_held("rho-agent-plugins.md", true));
+    assert!(must_be_held("rho-any-behaviour.md", true));
     assert!(must_be_held("peer-everything.md", false));
     assert!(must_be_held("ARCHITECTURE.md", false));
     assert!(!must_be_held("CHANGELOG.md", true));

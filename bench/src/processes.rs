@@ -118,7 +118,13 @@ mod tests {
             .arg(&marker)
             .spawn()
             .unwrap();
-        let found = with_marker(&marker);
+        // Until the child has exec'd, /proc shows the fork's command line, not sleep's.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut found = with_marker(&marker);
+        while found.is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            found = with_marker(&marker);
+        }
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].ppid, me);
         assert!(children().0 >= 1);

@@ -21,9 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::fakes::fake_mcp_binary;
 use crate::json::{self, Value, member_span};
-use crate::rpc_ready::{
-    LineChild, LineCommand, READY_LINE, RESPONSE_PREFIX, UNREACHABLE_ENDPOINT, rpc_args,
-};
+use crate::rpc_ready::{LineChild, LineCommand, RESPONSE_PREFIX, UNREACHABLE_ENDPOINT, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::Summary;
 use crate::toml_text::toml_string;
@@ -157,14 +155,8 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         scratch.path().join("rho.stderr"),
     )?;
     eprintln!("rho-bench: timing `{}`", command.command_line());
-    let mut rpc = command.spawn()?;
+    let mut rpc = command.spawn_ready()?;
     let mut line = String::with_capacity(256);
-    rpc.read_line(&mut line)?;
-    if line != READY_LINE {
-        return Err(Error::Failed(format!(
-            "rho rpc: the first line is {line:?}, expected {READY_LINE}"
-        )));
-    }
 
     // Fill the cache: the server's first answer, which every cached request must repeat.
     let mut skipped = 0;

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary};
 use crate::json::{self, Value};
 use crate::processes;
-use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, RESPONSE_PREFIX, rpc_args};
+use crate::rpc_ready::{LineChild, LineCommand, RESPONSE_PREFIX, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{max, median, percentile};
 use crate::toml_text::toml_string;
@@ -310,15 +310,8 @@ impl Setup<'_> {
         )?;
         eprintln!("rho-bench: {name}: `{}`", command.command_line());
         let start = Instant::now();
-        let mut rpc = command.spawn()?;
-        let mut line = String::new();
-        rpc.read_line(&mut line)?;
+        let mut rpc = command.spawn_ready()?;
         let ready = start.elapsed();
-        if line != READY_LINE {
-            return Err(format!(
-                "{name}: the first line is {line:?}, expected {READY_LINE}"
-            ));
-        }
         let mut session = Session {
             label,
             servers: 1 + if misbehaving { MISBEHAVING.len() } else { 0 },

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary};
 use crate::json::{self, Value, member_span};
-use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, rpc_args};
+use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, signed};
 use crate::toml_text::toml_string;
@@ -383,15 +383,7 @@ fn start_rho(
         scratch.path().join("rho.stderr"),
     )?;
     eprintln!("rho-bench: timing `{}`", command.command_line());
-    let mut rpc = command.spawn()?;
-    let mut line = String::new();
-    rpc.read_line(&mut line)?;
-    if line != READY_LINE {
-        return Err(Error::Failed(format!(
-            "rho rpc: the first line is {line:?}, expected {READY_LINE}"
-        )));
-    }
-    Ok(rpc)
+    Ok(command.spawn_ready()?)
 }
 
 /// Runs both paths call by call and prints the comparison.

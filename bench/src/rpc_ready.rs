@@ -115,6 +115,21 @@ impl LineCommand {
             .join(" ")
     }
 
+    /// Starts the child and reads its first line, which must be [`READY_LINE`]: an `rho rpc`
+    /// session that serves requests.
+    pub fn spawn_ready(&mut self) -> Result<LineChild, String> {
+        let mut child = self.spawn()?;
+        let mut line = String::new();
+        child.read_line(&mut line)?;
+        if line != READY_LINE {
+            return Err(format!(
+                "{}: the first line is {line:?}, expected {READY_LINE}",
+                self.label
+            ));
+        }
+        Ok(child)
+    }
+
     /// Starts the child. The command can be started again (its stderr file is reused).
     pub fn spawn(&mut self) -> Result<LineChild, String> {
         let mut child = self.command.spawn().map_err(|e| {

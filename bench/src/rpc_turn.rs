@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::fakes::{FakeModel, fake_model_binary};
 use crate::json::{self, Value, member_span};
-use crate::rpc_ready::{LineChild, LineCommand, READY_LINE, RESPONSE_PREFIX, rpc_args};
+use crate::rpc_ready::{LineChild, LineCommand, RESPONSE_PREFIX, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, signed};
 use crate::{Error, Resolved, machine};
@@ -191,15 +191,7 @@ impl Setup<'_> {
             self.scratch.path().join(format!("rho-{name}.stderr")),
         )?;
         eprintln!("rho-bench: {name}: `{}`", command.command_line());
-        let mut rpc = command.spawn()?;
-        let mut line = String::new();
-        rpc.read_line(&mut line)?;
-        if line != READY_LINE {
-            return Err(format!(
-                "rho rpc: the first line is {line:?}, expected {READY_LINE}"
-            ));
-        }
-        Ok(rpc)
+        command.spawn_ready()
     }
 }
 

@@ -228,7 +228,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         seen_running = detector_check(case, &marker, &rho_home)?;
         if seen_running != o.servers {
             return Err(Error::Failed(format!(
-                "the leak check saw {seen_running} marked processes while a session with {}                  servers ran; it cannot be trusted",
+                "the leak check saw {seen_running} marked processes while a session with {} servers ran; it cannot be trusted",
                 o.servers
             )));
         }

@@ -38,8 +38,22 @@ impl fmt::Display for Severity {
 
 /// Stable, kebab-case diagnostic codes. Tests and scripts match on these, never on message text.
 ///
-/// The table in `docs/diagnostics.md` documents every code; a test keeps the two in step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The table in `docs/diagnostics.md` documents every code; a test keeps the two in step. The
+/// list of codes ([`DiagnosticCode::ALL`]) and their spelling ([`DiagnosticCode::as_str`]) are
+/// derived from the variants, so a new code cannot be left out of either.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum DiagnosticCode {
     /// `plugin.json` is not valid JSON (or not UTF-8, or has duplicate keys).
     ManifestInvalidJson,
@@ -107,70 +121,12 @@ pub enum DiagnosticCode {
 }
 
 impl DiagnosticCode {
-    /// Every code, in documentation order.
-    pub const ALL: &'static [DiagnosticCode] = &[
-        Self::ManifestInvalidJson,
-        Self::ManifestInvalid,
-        Self::ManifestUnsupportedSchema,
-        Self::ManifestUnknownField,
-        Self::ManifestExtensionsNotObject,
-        Self::ManifestUnreadable,
-        Self::PathEscape,
-        Self::PluginShadowed,
-        Self::PluginDisabled,
-        Self::PluginNoComponents,
-        Self::PluginRootUnreadable,
-        Self::SkillsLocationInvalid,
-        Self::SkillInvalid,
-        Self::SkillShadowed,
-        Self::SkillRootUnreadable,
-        Self::McpConfigInvalid,
-        Self::McpVersionMismatch,
-        Self::McpServerInvalid,
-        Self::McpTransportUnsupported,
-        Self::McpTooManyServers,
-        Self::StateFileInvalid,
-        Self::ConfigInvalid,
-        Self::McpServerFailed,
-        Self::McpToolsCapped,
-        Self::ToolNameCollision,
-        Self::PluginUntrusted,
-        Self::ExtensionInvalid,
-        Self::WasmComponentInvalid,
-    ];
+    /// Every code, in documentation (declaration) order.
+    pub const ALL: &'static [DiagnosticCode] = <Self as strum::VariantArray>::VARIANTS;
 
-    /// The stable kebab-case string.
+    /// The stable kebab-case string (the variant's name in kebab case).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ManifestInvalidJson => "manifest-invalid-json",
-            Self::ManifestInvalid => "manifest-invalid",
-            Self::ManifestUnsupportedSchema => "manifest-unsupported-schema",
-            Self::ManifestUnknownField => "manifest-unknown-field",
-            Self::ManifestExtensionsNotObject => "manifest-extensions-not-object",
-            Self::ManifestUnreadable => "manifest-unreadable",
-            Self::PathEscape => "path-escape",
-            Self::PluginShadowed => "plugin-shadowed",
-            Self::PluginDisabled => "plugin-disabled",
-            Self::PluginNoComponents => "plugin-no-components",
-            Self::PluginRootUnreadable => "plugin-root-unreadable",
-            Self::SkillsLocationInvalid => "skills-location-invalid",
-            Self::SkillInvalid => "skill-invalid",
-            Self::SkillShadowed => "skill-shadowed",
-            Self::SkillRootUnreadable => "skill-root-unreadable",
-            Self::McpConfigInvalid => "mcp-config-invalid",
-            Self::McpVersionMismatch => "mcp-version-mismatch",
-            Self::McpServerInvalid => "mcp-server-invalid",
-            Self::McpTransportUnsupported => "mcp-transport-unsupported",
-            Self::McpTooManyServers => "mcp-too-many-servers",
-            Self::StateFileInvalid => "state-file-invalid",
-            Self::ConfigInvalid => "config-invalid",
-            Self::McpServerFailed => "mcp-server-failed",
-            Self::McpToolsCapped => "mcp-tools-capped",
-            Self::ToolNameCollision => "tool-name-collision",
-            Self::PluginUntrusted => "plugin-untrusted",
-            Self::ExtensionInvalid => "extension-invalid",
-            Self::WasmComponentInvalid => "wasm-component-invalid",
-        }
+        self.into()
     }
 }
 

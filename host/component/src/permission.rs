@@ -6,8 +6,20 @@ use serde::Serialize;
 use crate::RiskLevel;
 
 /// How much a session may do without asking.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    schemars::JsonSchema,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum PermissionMode {
     /// Only `read` tools run; anything else is refused without asking.
     ReadOnly,
@@ -33,21 +45,11 @@ pub enum Gate {
 
 impl PermissionMode {
     /// Every mode, in order of increasing freedom.
-    pub const ALL: &'static [PermissionMode] = &[
-        Self::ReadOnly,
-        Self::Ask,
-        Self::AskDestructive,
-        Self::AllowAll,
-    ];
+    pub const ALL: &'static [PermissionMode] = <Self as strum::VariantArray>::VARIANTS;
 
     /// The configuration name: `read-only`, `ask`, `ask-destructive` or `allow-all`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ReadOnly => "read-only",
-            Self::Ask => "ask",
-            Self::AskDestructive => "ask-destructive",
-            Self::AllowAll => "allow-all",
-        }
+        self.into()
     }
 
     /// The mode named `name`.

@@ -47,12 +47,65 @@ impl CheckStatus {
     }
 }
 
+/// What a row checks. Its label, in tables and JSON alike, is the variant's name as lowercase
+/// words (`as_str`, which serialization and the schema use too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "lowercase")]
+pub enum CheckKind {
+    /// `config.toml`.
+    Config,
+    /// The Agent Plugins roots and what became of each package.
+    #[strum(serialize = "agent plugins")]
+    AgentPlugins,
+    /// Project plugins waiting for `rho plugins trust`.
+    #[strum(serialize = "plugin trust")]
+    PluginTrust,
+    /// The loose and plugin skills.
+    Skills,
+    /// The configured and plugin MCP servers.
+    #[strum(serialize = "mcp servers")]
+    McpServers,
+    /// One model provider (one row each).
+    Provider,
+}
+
+impl CheckKind {
+    /// Every kind, in the report's order.
+    pub const ALL: &'static [CheckKind] = <Self as strum::VariantArray>::VARIANTS;
+
+    /// `config`, `agent plugins`, `plugin trust`, `skills`, `mcp servers` or `provider`.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl Serialize for CheckKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// The schema of the label as it serializes: one of the variants' spellings.
+impl schemars::JsonSchema for CheckKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CheckKind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let labels: Vec<&str> = Self::ALL.iter().map(|k| k.as_str()).collect();
+        schemars::json_schema!({
+            "description": "What a health-report row checks.",
+            "type": "string",
+            "enum": labels,
+        })
+    }
+}
+
 /// One row of the report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked: `config`, `agent plugins`, `plugin trust`, `skills`, `mcp servers`,
-    /// `provider`.
-    pub check: &'static str,
+    /// What was checked.
+    pub check: CheckKind,
     /// How it is.
     pub status: CheckStatus,
     /// What was found.
@@ -115,7 +168,7 @@ pub async fn checks(
             }
         };
         rows.push(Check {
-            check: "provider",
+            check: CheckKind::Provider,
             status,
             detail,
         });
@@ -125,7 +178,7 @@ pub async fn checks(
 
 fn config(registry: &Registry) -> Check {
     Check {
-        check: "config",
+        check: CheckKind::Config,
         status: CheckStatus::of(usize::from(registry.config_error.is_some()), 0),
         detail: match (&registry.config_error, &registry.config.path) {
             (Some(e), _) => e.clone(),
@@ -151,7 +204,7 @@ fn plugins(registry: &Registry) -> Check {
         .filter(|d| d.severity == Severity::Error)
         .count();
     Check {
-        check: "agent plugins",
+        check: CheckKind::AgentPlugins,
         status: CheckStatus::of(
             count(PluginStatus::Rejected) + errors,
             count(PluginStatus::Shadowed),
@@ -194,7 +247,7 @@ fn trust(registry: &Registry) -> Check {
             && d.message.contains(&*trust_file.to_string_lossy())
     });
     Check {
-        check: "plugin trust",
+        check: CheckKind::PluginTrust,
         status: if store_problem.is_some() {
             CheckStatus::Error
         } else {
@@ -222,7 +275,7 @@ fn skills(registry: &Registry) -> Check {
         .filter(|d| d.code.as_str().starts_with("skill"))
         .count();
     Check {
-        check: "skills",
+        check: CheckKind::Skills,
         status: CheckStatus::of(0, problems),
         detail: format!(
             "{} available, {} shadowed; {} problem(s)",
@@ -255,7 +308,7 @@ fn mcp(registry: &Registry, servers: Servers<'_>) -> Check {
                 .count();
             let tools: usize = servers.iter().map(|s| s.tools.len()).sum();
             Check {
-                check: "mcp servers",
+                check: CheckKind::McpServers,
                 status: CheckStatus::of(failed.len() + invalid, 0),
                 detail: format!(
                     "{connected}/{startable} connected, {tools} tool(s), {invalid} invalid{}",
@@ -268,7 +321,7 @@ fn mcp(registry: &Registry, servers: Servers<'_>) -> Check {
             }
         }
         Servers::Live(_) | Servers::NotStarted { .. } => Check {
-            check: "mcp servers",
+            check: CheckKind::McpServers,
             status: CheckStatus::of(invalid, 0),
             detail: format!(
                 "{startable} enabled, {invalid} invalid{}",

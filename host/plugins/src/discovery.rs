@@ -38,6 +38,17 @@ pub enum Origin {
     Link,
 }
 
+impl Origin {
+    /// The lowercase word used in JSON and tables: `local`, `install` or `link`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Local => "local",
+            Self::Install => "install",
+            Self::Link => "link",
+        }
+    }
+}
+
 /// What became of a discovered package.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -429,4 +440,32 @@ fn shared_lock(root: &Path) -> Option<std::fs::File> {
     }
     file.lock_shared().ok()?;
     Some(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON string `value` serializes to.
+    fn spelling<T: Serialize>(value: T) -> String {
+        serde_json::to_value(value)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn origin_and_status_serialize_as_their_as_str_spelling() {
+        for o in [Origin::Local, Origin::Install, Origin::Link] {
+            assert_eq!(spelling(o), o.as_str());
+        }
+        for s in [
+            PluginStatus::Loaded,
+            PluginStatus::Disabled,
+            PluginStatus::Rejected,
+            PluginStatus::Shadowed,
+        ] {
+            assert_eq!(spelling(s), s.as_str());
+        }
+    }
 }

@@ -409,7 +409,7 @@ pub(crate) fn doctor(checks: Vec<rho_core::doctor::Check>) -> DoctorResult {
         checks: checks
             .into_iter()
             .map(|c| CheckWire {
-                check: c.check.to_owned(),
+                check: c.check,
                 status: c.status,
                 detail: c.detail,
             })

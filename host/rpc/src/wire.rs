@@ -17,7 +17,7 @@ use rho_component::{
     DiagnosticCode, FieldKind, PermissionMode, RiskLevel, SamplingRole, Scope, Severity,
     SkillSource, ToolOrigin,
 };
-use rho_core::doctor::CheckStatus;
+use rho_core::doctor::{CheckKind, CheckStatus};
 use rho_core::provider::{FinishReason, Role};
 use rho_core::session::{CallOutcome, LoopState, QuestionKind};
 use rho_core::{PluginStatus, ProviderSource, ServerSource, ServerStatus};
@@ -657,7 +657,7 @@ pub struct DoctorResult {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CheckWire {
     /// `config`, `agent plugins`, `plugin trust`, `skills`, `mcp servers` or `provider`.
-    pub check: String,
+    pub check: CheckKind,
     /// `ok`, `warning` or `error`.
     pub status: CheckStatus,
     /// What was found.
@@ -1002,6 +1002,9 @@ mod tests {
         }
         for s in [CheckStatus::Ok, CheckStatus::Warning, CheckStatus::Error] {
             assert_eq!(spelling(s), s.as_str());
+        }
+        for &k in CheckKind::ALL {
+            assert_eq!(spelling(k), k.as_str());
         }
     }
 

@@ -104,7 +104,7 @@ pub fn doctor(checks: &[Check]) -> String {
         .iter()
         .map(|c| {
             vec![
-                c.check.to_owned(),
+                c.check.as_str().to_owned(),
                 c.status.as_str().to_owned(),
                 c.detail.clone(),
             ]

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crossterm::event::KeyCode;
 use rho_component::{RiskLevel, ToolImage};
-use rho_core::doctor::{Check, CheckStatus};
+use rho_core::doctor::{Check, CheckKind, CheckStatus};
 use rho_core::host::{HostError, Operation, Response};
 use rho_core::provider::FinishReason;
 use rho_core::session::{ApprovalDecision, QuestionAnswer, SessionEvent};
@@ -315,23 +315,23 @@ fn doctor_report() {
     h.submit("/doctor");
     let asked = h.reply_one(Response::Doctor(vec![
         Check {
-            check: "config",
+            check: CheckKind::Config,
             status: CheckStatus::Ok,
             detail: "/srv/home/.rho/config.toml (permission mode ask)".to_owned(),
         },
         Check {
-            check: "agent plugins",
+            check: CheckKind::AgentPlugins,
             status: CheckStatus::Warning,
             detail: "2 loaded, 0 disabled, 0 rejected, 1 shadowed; 0 problem(s)".to_owned(),
         },
         Check {
-            check: "mcp servers",
+            check: CheckKind::McpServers,
             status: CheckStatus::Error,
             detail: "1/2 connected, 3 tool(s), 0 invalid; failed: broken: connection refused"
                 .to_owned(),
         },
         Check {
-            check: "provider",
+            check: CheckKind::Provider,
             status: CheckStatus::Ok,
             detail: "local at http://127.0.0.1:11434/v1: reachable, 2 model(s)".to_owned(),
         },

@@ -48,7 +48,7 @@ pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
         let mut table_rows = vec![vec!["CHECK".into(), "STATUS".into(), "DETAIL".into()]];
         for row in &rows {
             table_rows.push(vec![
-                row.check.into(),
+                row.check.as_str().into(),
                 row.status.as_str().into(),
                 clean(&row.detail),
             ]);

@@ -58,10 +58,14 @@ fn startable(slots: &[ServerSlot], id: &str) -> anyhow::Result<McpServerSpec> {
     let Some(entry) = entries.into_iter().find(|e| e.id == id) else {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     };
-    let Some(spec) = entry.spec.filter(|_| entry.status == "configured").cloned() else {
+    let Some(spec) = entry
+        .spec
+        .filter(|_| entry.status == EntryStatus::Configured)
+        .cloned()
+    else {
         bail!(
             "server {id:?} is {}{}",
-            entry.status,
+            entry.status.as_str(),
             entry.error.map(|e| format!(": {e}")).unwrap_or_default()
         );
     };
@@ -132,6 +136,31 @@ fn logout(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
 }
 
 /// One server as inventories show it (documented in docs/cli-json.md).
+/// What `rho mcp list` and `show` say of a server. The word in tables and JSON is the variant's
+/// name in lowercase, for both serde and `as_str`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+enum EntryStatus {
+    /// Enabled and valid; not started (no `--connect`).
+    Configured,
+    /// `--connect` reached it and listed its tools.
+    Connected,
+    /// Its entry is invalid, or `--connect` could not reach it.
+    Failed,
+    /// Turned off in the config or by its plugin's state.
+    Disabled,
+    /// A project plugin's server the user has not trusted.
+    Untrusted,
+}
+
+impl EntryStatus {
+    /// `configured`, `connected`, `failed`, `disabled` or `untrusted`.
+    fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
 #[derive(Debug, Serialize)]
 struct ServerEntry<'a> {
     #[serde(skip)]
@@ -141,8 +170,7 @@ struct ServerEntry<'a> {
     plugin: Option<&'a str>,
     transport: Option<Transport>,
     enabled: bool,
-    /// configured | connected | failed | disabled | untrusted
-    status: &'static str,
+    status: EntryStatus,
     error: Option<Cow<'a, str>>,
     protocol_version: Option<String>,
     server_info: Option<serde_json::Value>,
@@ -219,10 +247,10 @@ impl<'a> ServerEntry<'a> {
     /// The entry of one registry slot, borrowing from it.
     fn from_slot(slot: &'a ServerSlot) -> Self {
         let (status, error) = match &slot.state {
-            SlotState::Configured => ("configured", None),
-            SlotState::Disabled => ("disabled", None),
-            SlotState::Invalid(e) => ("failed", Some(Cow::Borrowed(e.as_str()))),
-            SlotState::Untrusted(e) => ("untrusted", Some(Cow::Borrowed(e.as_str()))),
+            SlotState::Configured => (EntryStatus::Configured, None),
+            SlotState::Disabled => (EntryStatus::Disabled, None),
+            SlotState::Invalid(e) => (EntryStatus::Failed, Some(Cow::Borrowed(e.as_str()))),
+            SlotState::Untrusted(e) => (EntryStatus::Untrusted, Some(Cow::Borrowed(e.as_str()))),
         };
         let spec = slot.spec.as_ref();
         Self {
@@ -231,7 +259,7 @@ impl<'a> ServerEntry<'a> {
             source: slot.source.as_str(),
             plugin: slot.plugin.as_deref(),
             transport: spec.map(|s| s.transport.kind()),
-            enabled: status != "disabled",
+            enabled: status != EntryStatus::Disabled,
             status,
             error,
             protocol_version: None,
@@ -382,7 +410,7 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
             clean(&e.id),
             e.source.into(),
             e.transport.map_or("-", Transport::as_str).into(),
-            e.status.into(),
+            e.status.as_str().into(),
             clean(e.error.as_deref().or(e.target.as_deref()).unwrap_or("")),
         ]);
     }
@@ -434,7 +462,7 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
             .map(|p| format!(" {}", clean(p)))
             .unwrap_or_default()
     );
-    t.push_str(&format!("  status:    {}\n", entry.status));
+    t.push_str(&format!("  status:    {}\n", entry.status.as_str()));
     if let Some(transport) = entry.transport {
         t.push_str(&format!("  transport: {transport}\n"));
     }
@@ -619,7 +647,7 @@ fn connect_all(
     let targets: Vec<(usize, McpServerSpec)> = entries
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.status == "configured")
+        .filter(|(_, e)| e.status == EntryStatus::Configured)
         .filter_map(|(i, e)| e.spec.cloned().map(|s| (i, s)))
         .collect();
     if targets.is_empty() {
@@ -671,7 +699,7 @@ fn connect_all(
                 ping,
                 restarts,
             }) => {
-                entry.status = "connected";
+                entry.status = EntryStatus::Connected;
                 (entry.restarts, entry.last_restart) = (Some(restarts.0), restarts.1);
                 entry.added_tools = Some(added_tools);
                 if catalog == Catalog::Everything {
@@ -700,7 +728,7 @@ fn connect_all(
                     .collect();
             }
             Err(error) => {
-                entry.status = "failed";
+                entry.status = EntryStatus::Failed;
                 entry.error = Some(Cow::Owned(error));
             }
         }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use rho_component::{McpTransport, Scope, Severity, StdioCommand};
-use rho_plugins::{InstallReport, Package, PluginRecord, PluginStatus};
+use rho_plugins::{InstallReport, Package, PluginRecord};
 
 use crate::cli::{InstallArgs, PluginsCommand, ScopeArg};
 use crate::context::Context;
@@ -36,23 +36,6 @@ pub fn run(ctx: &Context, command: PluginsCommand) -> anyhow::Result<ExitCode> {
         } => super::scaffold::new_plugin(ctx, &dir, &tool, sdk_path.as_deref()),
         PluginsCommand::Trust { name } => trust(ctx, &name, true),
         PluginsCommand::Untrust { name } => trust(ctx, &name, false),
-    }
-}
-
-fn status_str(status: PluginStatus) -> &'static str {
-    match status {
-        PluginStatus::Loaded => "loaded",
-        PluginStatus::Disabled => "disabled",
-        PluginStatus::Rejected => "rejected",
-        PluginStatus::Shadowed => "shadowed",
-    }
-}
-
-fn origin_str(record: &PluginRecord) -> &'static str {
-    match record.origin {
-        rho_plugins::Origin::Local => "local",
-        rho_plugins::Origin::Install => "install",
-        rho_plugins::Origin::Link => "link",
     }
 }
 
@@ -125,8 +108,8 @@ fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
             clean(&r.name),
             clean(m.and_then(|m| m.version.as_deref()).unwrap_or("-")),
             r.scope.to_string(),
-            origin_str(r).into(),
-            status_str(r.status).into(),
+            r.origin.as_str().into(),
+            r.status.as_str().into(),
             r.package.skills.len().to_string(),
             r.package.mcp_servers.len().to_string(),
             clean(&path_str(r.path())),
@@ -475,7 +458,7 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
     }
     t.push_str(&format!(
         "  status:  {}{}\n",
-        status_str(record.status),
+        record.status.as_str(),
         if record.enabled {
             ""
         } else {
@@ -485,7 +468,7 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
     t.push_str(&format!(
         "  scope:   {}   origin: {}\n",
         record.scope,
-        origin_str(record)
+        record.origin.as_str()
     ));
     if trust_state != rho_plugins::TrustState::NotNeeded {
         t.push_str(&format!("  trust:   {}\n", trust_state.as_str()));
@@ -618,7 +601,7 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
                 "  {} ({}, {})\n",
                 clean(&path_str(&o.entry)),
                 o.scope,
-                status_str(o.status)
+                o.status.as_str()
             ));
         }
     }

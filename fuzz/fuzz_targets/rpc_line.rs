@@ -1,7 +1,7 @@
 //! Fuzzes one line of `rho rpc` input through parsing and the method table's params decoding:
 //! never a panic; a refusal is a JSON-RPC 2.0 error response with one of the five standard
 //! codes; only a notification (no `id`) may be refused silently; invalid UTF-8 or JSON is
-//! always answered.
+//! always answered; an accepted or echoed id is a string or an integer written as digits.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,6 +15,16 @@ type Members = std::collections::BTreeMap<String, Box<RawValue>>;
 
 const CODES: [i64; 5] = [-32700, -32600, -32601, -32602, -32603];
 
+/// What `docs/rpc.md` allows as an id: a string, or an integer written as plain digits.
+fn valid_id(text: &str) -> bool {
+    text.starts_with('"')
+        || text
+            .strip_prefix('-')
+            .unwrap_or(text)
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+}
+
 fuzz_target!(|data: &[u8]| {
     let outcome = line(data);
     let trimmed = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
@@ -25,13 +35,18 @@ fuzz_target!(|data: &[u8]| {
     match outcome {
         LineOutcome::Blank => assert!(trimmed.iter().all(u8::is_ascii_whitespace)),
         LineOutcome::Refused(Some(response)) => {
-            let v: Value = serde_json::from_str(&response).expect("the response is JSON");
-            assert_eq!(v["jsonrpc"], "2.0");
-            assert!(v.get("id").is_some(), "the response has no id member");
-            assert!(v.get("result").is_none());
-            let code = v["error"]["code"].as_i64().expect("an integer code");
+            // As members: an echoed id may be an integer beyond every float, which `Value`
+            // refuses although it is valid JSON.
+            let v: Members = serde_json::from_str(&response).expect("the response is an object");
+            assert_eq!(v.get("jsonrpc").map(|m| m.get()), Some("\"2.0\""));
+            let id = v.get("id").expect("the response has no id member").get();
+            assert!(id == "null" || valid_id(id), "echoed id {id}");
+            assert!(!v.contains_key("result"));
+            let error: Value = serde_json::from_str(v.get("error").expect("an error").get())
+                .expect("the error is JSON");
+            let code = error["code"].as_i64().expect("an integer code");
             assert!(CODES.contains(&code), "code {code}");
-            assert!(v["error"]["message"].is_string());
+            assert!(error["message"].is_string());
             assert!(!response.contains('\n'), "a response spans lines");
         }
         LineOutcome::Refused(None) => {
@@ -44,6 +59,9 @@ fuzz_target!(|data: &[u8]| {
         LineOutcome::Accepted { has_id } => {
             let v = parsed.expect("accepted something other than a JSON object");
             assert_eq!(has_id, v.contains_key("id"));
+            if let Some(id) = v.get("id") {
+                assert!(valid_id(id.get()), "accepted the id {}", id.get());
+            }
         }
     }
 });

@@ -3,9 +3,9 @@
 //!
 //! Decisions (documented in `docs/rpc.md`): batches are not supported (an array gets one
 //! `-32600`, as MCP dropped batches); ids are echoed byte for byte (a big integer is never
-//! rewritten as a float), and must be a string or an integer-looking number; a `null`, object,
-//! array, boolean or fractional id is `-32600` with a `null` id; a leading BOM and a trailing
-//! `\r` are tolerated.
+//! rewritten as a float), and must be a string or an integer written as plain digits; a `null`,
+//! object, array, boolean, fractional or exponent-form (`1e3`) id is `-32600` with a `null` id;
+//! a leading BOM and a trailing `\r` are tolerated.
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -161,7 +161,13 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Request>, String> {
             let valid = t.len() <= MAX_ID_BYTES
                 && match t.as_bytes().first() {
                     Some(b'"') => true,
-                    Some(b'-' | b'0'..=b'9') => !t.contains('.'),
+                    // Digits only: `1e3` or `5e-1` is a float to most clients, and `1e400`
+                    // is one no client can hold.
+                    Some(b'-' | b'0'..=b'9') => t
+                        .strip_prefix('-')
+                        .unwrap_or(t)
+                        .bytes()
+                        .all(|b| b.is_ascii_digit()),
                     _ => false,
                 };
             if !valid {
@@ -313,6 +319,22 @@ mod tests {
                 serde_json::Value::Null,
             ),
             (
+                r#"{"jsonrpc":"2.0","method":"x","id":5e-1}"#,
+                -32600,
+                serde_json::Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"x","id":1e3}"#,
+                -32600,
+                serde_json::Value::Null,
+            ),
+            (
+                // Found by the rpc_line fuzz target: out of every float's range.
+                r#"{"jsonrpc":"2.0","method":"x","id":2e22222223}"#,
+                -32600,
+                serde_json::Value::Null,
+            ),
+            (
                 r#"{"jsonrpc":"2.0","method":"x","id":null}"#,
                 -32600,
                 serde_json::Value::Null,
@@ -334,7 +356,8 @@ mod tests {
 
     #[test]
     fn big_ids_are_echoed_byte_for_byte() {
-        for id in ["18446744073709551616", "1e3", "\"\\u00e9\"", "-0"] {
+        let huge = "9".repeat(400); // beyond every float too, but an integer as written
+        for id in ["18446744073709551616", huge.as_str(), "\"\\u00e9\"", "-0"] {
             let line = format!(r#"{{"jsonrpc":"2.0","method":"getState","id":{id}}}"#);
             let request = parse_line(line.as_bytes()).unwrap().unwrap();
             let response = result_line(request.id.as_deref().unwrap(), &serde_json::json!({}));

@@ -136,27 +136,10 @@ impl fmt::Display for DiagnosticCode {
     }
 }
 
-impl Serialize for DiagnosticCode {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-/// The schema of the code as it serializes: one of [`DiagnosticCode::ALL`]'s spellings.
-impl schemars::JsonSchema for DiagnosticCode {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "DiagnosticCode".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let codes: Vec<&str> = Self::ALL.iter().map(|c| c.as_str()).collect();
-        schemars::json_schema!({
-            "description": "A stable diagnostic code (`docs/diagnostics.md`).",
-            "type": "string",
-            "enum": codes,
-        })
-    }
-}
+crate::serialize_as_words!(
+    DiagnosticCode,
+    "A stable diagnostic code (`docs/diagnostics.md`)."
+);
 
 /// One thing a loader refused, skipped, shadowed or wants the user to know.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -72,6 +72,40 @@ pub fn schema_problems<'a>(
     })
 }
 
+/// Implements `serde::Serialize` and `schemars::JsonSchema` for a unit enum through its
+/// `as_str(self)` and its `ALL` list, so the word a value serializes to, the words its schema
+/// allows and the word a table prints are one definition (strum's `IntoStaticStr` and
+/// `VariantArray` derive those two from the variants). The crate using it depends on serde and
+/// schemars.
+#[macro_export]
+macro_rules! serialize_as_words {
+    ($ty:ident, $description:literal) => {
+        impl ::serde::Serialize for $ty {
+            fn serialize<S: ::serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> ::std::result::Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl ::schemars::JsonSchema for $ty {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                stringify!($ty).into()
+            }
+
+            fn json_schema(_: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+                let words: ::std::vec::Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
+                ::schemars::json_schema!({
+                    "description": $description,
+                    "type": "string",
+                    "enum": words,
+                })
+            }
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -79,27 +79,7 @@ impl CheckKind {
     }
 }
 
-impl Serialize for CheckKind {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-/// The schema of the label as it serializes: one of the variants' spellings.
-impl schemars::JsonSchema for CheckKind {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CheckKind".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let labels: Vec<&str> = Self::ALL.iter().map(|k| k.as_str()).collect();
-        schemars::json_schema!({
-            "description": "What a health-report row checks.",
-            "type": "string",
-            "enum": labels,
-        })
-    }
-}
+rho_component::serialize_as_words!(CheckKind, "What a health-report row checks.");
 
 /// One row of the report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -368,13 +368,13 @@ fn immediate(
                 desk.decline_all();
                 return Ok(Response::Done);
             }
-            if running.is_some() && !queue.has_prompt() {
-                return Ok(Response::Done);
-            }
             if queue.has_prompt() {
                 tracing::debug!("abort: the queued prompt will start aborted");
                 *abort_pending = true;
                 return Ok(Response::Done);
+            }
+            if running.is_some() {
+                return Ok(Response::Done); // a second abort while the first winds down
             }
             Err(HostError::invalid_request("nothing is running"))
         }

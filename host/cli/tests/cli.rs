@@ -152,6 +152,60 @@ fn an_unknown_shell_is_a_usage_error_naming_the_shells() {
     );
 }
 
+/// `rho man --out <dir>` never writes through a symbolic link standing at a page's name (it
+/// would overwrite the link's target), and replaces a page that is there by a new file.
+#[cfg(unix)]
+#[test]
+fn man_out_refuses_a_link_at_a_page_and_replaces_a_regular_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("man1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let victim = tmp.path().join("victim.txt");
+    std::fs::write(&victim, "keep me\n").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("rho.1")).unwrap();
+    let out = rho(&["man", "--out", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rho.1") && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+    assert!(
+        std::fs::symlink_metadata(dir.join("rho.1"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+
+    // A stale regular page is replaced: a hard link to it keeps the old bytes, which shows
+    // the page was renamed over, not written in place.
+    std::fs::remove_file(dir.join("rho.1")).unwrap();
+    std::fs::write(dir.join("rho.1"), "stale").unwrap();
+    std::fs::hard_link(dir.join("rho.1"), tmp.path().join("old-page")).unwrap();
+    let out = rho(&["man", "--out", dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("old-page")).unwrap(),
+        "stale"
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("rho.1"))
+            .unwrap()
+            .contains(".TH")
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
 /// `rho man --out <dir>` resolves a relative directory against `--cwd`, creates it and
 /// writes one page per command; `rho man` prints the first of them.
 #[test]

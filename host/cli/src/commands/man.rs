@@ -3,6 +3,7 @@
 //! with it, `rho.1` and one page per command (`rho-plugins.1`, `rho-plugins-install.1`, ...)
 //! are written to the directory, as `man` finds them under a `man1/` directory of `MANPATH`.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -59,9 +60,52 @@ fn write_pages(command: clap::Command, dir: &Path, pages: &mut Vec<PathBuf>) -> 
     }
     let man = clap_mangen::Man::new(command);
     let path = dir.join(man.get_filename());
-    man.generate_to(dir)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    let mut page = Vec::new();
+    man.render(&mut page)?;
+    replace_page(dir, &path, &page)?;
     pages.push(path);
+    Ok(())
+}
+
+/// Writes `page` to `path` in `dir` as a new file renamed over the old one, so a reader never
+/// sees half a page. What already stands at `path` is refused unless it is a regular file: a
+/// symbolic link would otherwise lead the write to whatever it names (`rho man --out` is often
+/// pointed at a shared directory), and a directory or a FIFO is not a page.
+fn replace_page(dir: &Path, path: &Path, page: &[u8]) -> anyhow::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => anyhow::bail!(
+            "refusing to write {}: it is a symbolic link (remove it, or choose another --out)",
+            clean(&path_str(path))
+        ),
+        Ok(meta) if !meta.is_file() => anyhow::bail!(
+            "refusing to write {}: it is not a regular file",
+            clean(&path_str(path))
+        ),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => anyhow::bail!("cannot inspect {}: {e}", clean(&path_str(path))),
+    }
+    let mut staged = tempfile::Builder::new()
+        .prefix(".rho-man-")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a file in {}", clean(&path_str(dir))))?;
+    staged
+        .write_all(page)
+        .and_then(|()| staged.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", clean(&path_str(path))))?;
+    // Pages are for everyone to read, as the files `man` finds usually are (tempfile creates 0600).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        staged
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("cannot write {}", clean(&path_str(path))))?;
+    }
+    staged
+        .persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", clean(&path_str(path))))?;
     Ok(())
 }
 

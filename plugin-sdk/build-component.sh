@@ -26,17 +26,41 @@ if [ -z "$libdir" ] || [ ! -d "$libdir" ]; then
 fi
 
 crate="$(cd "$crate" && pwd)"
+stable=/tmp/rho-guest-checkout
 case "$crate/" in
 "$repo"/*)
     # Cargo hashes the absolute path of a path dependency that lies outside the crate's own
     # workspace (the SDK, for every guest) into the symbols of the build, so one source at two
     # checkouts built two different components. rho's own guests therefore build through one
-    # fixed path, a link to this checkout, held under a lock for the length of the build.
-    stable=/tmp/rho-guest-checkout
-    exec 9>"$stable.lock"
-    flock 9
-    ln -sfn "$repo" "$stable"
-    crate="$stable/${crate#"$repo"/}"
+    # fixed path, a link to this checkout. The link lives in a private mount namespace whose
+    # /tmp is a fresh tmpfs: nothing is written to the machine's /tmp, and two checkouts
+    # building at once each see their own link.
+    if [ "${RHO_GUEST_NAMESPACE:-}" = private ]; then
+        mount -t tmpfs -o mode=0700 rho-guest /tmp
+        ln -s "$repo" "$stable"
+        crate="$stable/${crate#"$repo"/}"
+    else
+        # As root a mount namespace is enough; otherwise a user namespace comes with it. The
+        # tmpfs hides the machine's /tmp, so a build that reads or writes there cannot use it.
+        case "$repo/ $CARGO_TARGET_DIR/ $(cd "$(dirname "$out")" 2>/dev/null && pwd)/" in
+        /tmp/* | *" /tmp/"*) namespaces=() ;;
+        *) namespaces=("unshare --mount --propagation private"
+            "unshare --user --map-root-user --mount --propagation private") ;;
+        esac
+        for namespace in "${namespaces[@]}"; do
+            # shellcheck disable=SC2086 # one word per argument
+            if $namespace true 2>/dev/null; then
+                RHO_GUEST_NAMESPACE=private exec $namespace bash "${BASH_SOURCE[0]}" "$@"
+            fi
+        done
+        # No mount namespace here (unprivileged user namespaces switched off): the build is
+        # right, but its bytes name this checkout's path, so a drift check cannot compare them.
+        echo "warning: no private mount namespace (unshare failed, or the build is under /tmp); $out is built at" \
+            "this checkout's path and may differ from the committed file" >&2
+        mkdir -p "$CARGO_TARGET_DIR"
+        touch "$CARGO_TARGET_DIR/path-dependent"
+        stable="$repo"
+    fi
     ;;
 *) stable="$repo" ;;
 esac

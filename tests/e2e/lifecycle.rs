@@ -447,3 +447,22 @@ fn list_human_output_and_empty_state() {
         "{out}"
     );
 }
+
+/// `plugins inspect` shows each server's command line as a shell would need it: an argument
+/// with a space, an empty argument and a quote survive a copy and paste.
+#[test]
+fn inspect_quotes_arguments_a_shell_would_split_or_drop() {
+    let sb = Sandbox::new();
+    let dir = sb.project_plugins().join("quoting");
+    make_plugin(&dir, "quoting");
+    make_mcp(
+        &dir,
+        r#"{"srv": {"type": "stdio", "command": "uvx", "args": ["my server", "", "it's"]}}"#,
+    );
+    let inspect = sb.rho(&["plugins", "inspect", "quoting"]).ok();
+    assert!(
+        inspect.stdout.contains(r#"uvx 'my server' '' 'it'\''s'"#),
+        "{}",
+        inspect.stdout
+    );
+}

@@ -153,6 +153,37 @@ fn config_syntax_and_unknown_sections_are_fatal_with_file_and_line() {
     assert!(run.stderr.contains("line 1"), "{}", run.stderr);
 }
 
+/// A broken `config.toml` fails every command that reads it the same way: the same error on
+/// stderr, exit 1 and nothing on stdout; `rho doctor` reports it as its failed config row.
+#[test]
+fn a_broken_config_fails_every_command_that_reads_it_alike() {
+    let sb = Sandbox::new();
+    write(&sb.rho_home.join("config.toml"), "[mcp.servers.a\n");
+    let expected = sb.rho(&["mcp", "list"]).code(1);
+    assert!(expected.stderr.contains("line 1"), "{}", expected.stderr);
+    for args in [
+        &["mcp", "list", "--json"][..],
+        &["mcp", "show", "a"],
+        &["tools", "list"],
+        &["tools", "list", "--json"],
+        &["tools", "call", "read_file", "{\"path\": \"x\"}"],
+        &["rpc", "--ephemeral"],
+    ] {
+        let run = sb.rho(args).code(1);
+        assert_eq!(run.stdout, "", "{args:?} printed output");
+        assert_eq!(run.stderr, expected.stderr, "{args:?}");
+    }
+    let doctor = sb.rho(&["doctor", "--json"]).code(1).json();
+    let config = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "config")
+        .unwrap()
+        .clone();
+    assert_eq!(config["status"], "error", "{doctor:#}");
+}
+
 #[test]
 fn empty_configuration_lists_nothing() {
     let sb = Sandbox::new();

@@ -1123,6 +1123,38 @@ fn reload_applies_new_agent_settings() {
     assert_eq!(rpc.finish(), 0);
 }
 
+/// `reloadExtensions` works in every state of a saved session: before its file exists (right
+/// after start, after `newSession`), after a prompt wrote it, and the conversation goes on.
+#[test]
+fn reload_works_before_the_first_prompt_and_after_new_session() {
+    let sandbox = Sandbox::new();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([{"content": "first answer"}, {"content": "second answer"}]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &[]);
+    rpc.call(1, "reloadExtensions", json!({}));
+    rpc.call(2, "prompt", json!({"message": "first"}));
+    rpc.call(3, "reloadExtensions", json!({}));
+    let messages = rpc.call(4, "getMessages", json!({}));
+    assert_eq!(
+        messages["messages"].as_array().unwrap().len(),
+        2,
+        "{messages:#}"
+    );
+    rpc.call(5, "newSession", json!({}));
+    rpc.call(6, "reloadExtensions", json!({}));
+    rpc.call(7, "prompt", json!({"message": "second"}));
+    let stats = rpc.call(8, "getSessionStats", json!({}));
+    let file = stats["sessionFile"].as_str().unwrap().to_owned();
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("second answer")
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
 #[test]
 fn an_empty_summary_never_replaces_the_history() {
     let sandbox = Sandbox::new();

@@ -851,7 +851,13 @@ fn doctor_in_a_clean_sandbox() {
     // warning, never an error, so the setup is still ok.
     if std::net::TcpStream::connect(("127.0.0.1", 11434)).is_err() {
         assert_eq!(provider["status"], "warning", "{provider:#}");
-        assert!(detail.contains("cannot reach"), "{detail}");
+        // One line saying what to do, not a connection error.
+        assert_eq!(
+            detail,
+            "local at http://127.0.0.1:11434/v1: nothing answers, so no model is configured: \
+             add a [providers.<id>] table to config.toml or pass --endpoint and --model (see \
+             docs/sessions.md)"
+        );
     } else {
         assert_ne!(provider["status"], "error", "{provider:#}");
     }
@@ -982,6 +988,49 @@ fn doctor_reports_a_reachable_local_provider() {
         format!(
             "{} (permission mode ask-destructive)",
             sb.rho_home.join("config.toml").display()
+        )
+    );
+}
+
+/// A provider whose endpoint answers with an HTML error page (a proxy's 502, a web server's
+/// 404) is reported as its status and one line, never the page.
+#[test]
+fn doctor_reports_an_html_error_page_as_its_status_alone() {
+    use std::io::{Read as _, Write as _};
+    let sb = Sandbox::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let page = "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n\
+                        <body><h1>Bad Gateway</h1><p>nginx page-canary</p></body></html>\n";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{page}",
+                page.len()
+            );
+        }
+    });
+    sb.write_config(&format!(
+        "[providers.proxy]\nendpoint = \"http://127.0.0.1:{port}/v1\"\n"
+    ));
+    for args in [
+        &["doctor", "--no-connect"][..],
+        &["doctor", "--no-connect", "--json"],
+    ] {
+        let run = sb.rho(args);
+        assert!(!run.stdout.contains("page-canary"), "{}", run.stdout);
+        assert!(!run.stdout.contains("<html"), "{}", run.stdout);
+    }
+    let doctor = sb.rho(&["doctor", "--no-connect", "--json"]).json();
+    assert_eq!(
+        check(&doctor, "provider")["detail"],
+        format!(
+            "proxy at http://127.0.0.1:{port}/v1: proxy: http://127.0.0.1:{port}/v1/models answered HTTP 502: Bad Gateway"
         )
     );
 }

@@ -31,22 +31,35 @@ impl Context {
         })
     }
 
-    /// Reads the configuration: `--config` (required to exist) or the default file.
-    pub fn config(&self) -> anyhow::Result<rho_config::RhoConfig> {
-        let source = match &self.config_file {
+    /// Where the configuration comes from: `--config` (required to exist) or the default file.
+    fn config_source(&self) -> rho_config::ConfigSource {
+        match &self.config_file {
             Some(file) => rho_config::ConfigSource::Explicit(self.arg_path(file)),
             None => rho_config::ConfigSource::Default(self.paths.default_config_file()),
-        };
-        Ok(rho_config::load_config(&source)?)
+        }
     }
 
-    /// Every component source of this run, loaded (nothing is started).
-    pub fn registry(&self) -> rho_core::Registry {
-        let source = match &self.config_file {
-            Some(file) => rho_config::ConfigSource::Explicit(self.arg_path(file)),
-            None => rho_config::ConfigSource::Default(self.paths.default_config_file()),
-        };
-        rho_core::Registry::load(self.paths.clone(), &source)
+    /// Reads the configuration alone, failing as [`registry`](Self::registry) does.
+    pub fn config(&self) -> anyhow::Result<rho_config::RhoConfig> {
+        Ok(rho_config::load_config(&self.config_source())?)
+    }
+
+    /// Every component source of this run, loaded (nothing is started). A configuration that
+    /// cannot be used fails the command with the loader's error (file, key, line): every
+    /// command that reads `config.toml` refuses it the same way, rather than going on without
+    /// the servers and settings the user wrote.
+    pub fn registry(&self) -> anyhow::Result<rho_core::Registry> {
+        let registry = self.registry_reporting_config();
+        if let Some(error) = &registry.config_error {
+            anyhow::bail!("{error}");
+        }
+        Ok(registry)
+    }
+
+    /// As [`registry`](Self::registry), but an unusable configuration is only recorded (as
+    /// `config_error` and a diagnostic): for `rho doctor`, whose job is to report it.
+    pub fn registry_reporting_config(&self) -> rho_core::Registry {
+        rho_core::Registry::load(self.paths.clone(), &self.config_source())
     }
 
     /// Resolves a path argument against the project directory (`--cwd`).

@@ -86,16 +86,40 @@ pub fn first_line(text: &str, max: usize) -> String {
 
 /// One line per diagnostic, for human output.
 pub fn diagnostic_line(d: &Diagnostic) -> String {
-    let mut line = format!(
+    format!(
         "{:<7} {:<30} {}",
         d.severity.as_str(),
         d.code.as_str(),
-        clean(&d.message)
-    );
-    if let Some(path) = &d.path {
-        line.push_str(&format!(" ({})", clean(&path_str(path))));
+        diagnostic_text(d)
+    )
+}
+
+/// Diagnostics of several components as an indented table (component, severity, code, what
+/// and where), so the columns line up whatever the components' names.
+pub fn diagnostic_table<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> String {
+    let rows: Vec<Vec<String>> = diagnostics
+        .into_iter()
+        .map(|d| {
+            vec![
+                format!(
+                    "  {}",
+                    d.component.as_deref().map(clean).unwrap_or_default()
+                ),
+                d.severity.as_str().to_owned(),
+                d.code.as_str().to_owned(),
+                diagnostic_text(d),
+            ]
+        })
+        .collect();
+    table(&rows)
+}
+
+/// A diagnostic's message and, when it has one, its file.
+fn diagnostic_text(d: &Diagnostic) -> String {
+    match &d.path {
+        Some(path) => format!("{} ({})", clean(&d.message), clean(&path_str(path))),
+        None => clean(&d.message),
     }
-    line
 }
 
 /// A plain text table: the first row is the header; columns are padded to their widest cell.

@@ -220,6 +220,41 @@ impl McpTransport {
     pub fn name(&self) -> &'static str {
         self.kind().as_str()
     }
+
+    /// What the server is, as a person checks it: the command line of a stdio server (each
+    /// word quoted as a POSIX shell would need it, so an argument with a space or an empty one
+    /// is visible as such), or the URL of an HTTP one. Environment and header values are never
+    /// part of it. Not yet terminal-safe: print it through [`crate::terminal_safe`].
+    pub fn target(&self) -> String {
+        match self {
+            Self::Stdio(stdio) => {
+                let command = match &stdio.command {
+                    StdioCommand::Bare(name) => std::borrow::Cow::Borrowed(name.as_str()),
+                    StdioCommand::Path(path) => path.to_string_lossy(),
+                };
+                std::iter::once(command.as_ref())
+                    .chain(stdio.args.iter().map(String::as_str))
+                    .map(shell_word)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+            Self::StreamableHttp(http) => http.url.clone(),
+        }
+    }
+}
+
+/// `word` as one POSIX shell word: as it is when it holds only characters no shell treats
+/// specially, else in single quotes (a `'` inside written `'\''`); `''` when empty.
+fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_./:=@%+,^".contains(c));
+    if plain {
+        std::borrow::Cow::Borrowed(word)
+    } else {
+        std::borrow::Cow::Owned(format!("'{}'", word.replace('\'', "'\\''")))
+    }
 }
 
 /// The kind of an MCP server's transport, with the one spelling rho uses in config.toml and in
@@ -318,5 +353,41 @@ mod transport_spelling_tests {
         }
         // The Agent Plugins input spelling is not rho's output spelling.
         assert!(serde_json::from_str::<Transport>("\"streamable-http\"").is_err());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdio(command: &str, args: &[&str]) -> McpTransport {
+        McpTransport::Stdio(StdioServerSpec {
+            command: StdioCommand::Bare(command.into()),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: vec![("TOKEN".into(), "secret".into())],
+            env_from_env: vec![],
+            cwd: None,
+        })
+    }
+
+    #[test]
+    fn a_target_quotes_what_a_shell_would_split_or_lose() {
+        assert_eq!(
+            stdio("npx", &["-y", "@scope/server@1.2", "--port=8080"]).target(),
+            "npx -y @scope/server@1.2 --port=8080"
+        );
+        assert_eq!(
+            stdio("uvx", &["two words", "", "it's", "$HOME", "a;b"]).target(),
+            r#"uvx 'two words' '' 'it'\''s' '$HOME' 'a;b'"#
+        );
+        let path = McpTransport::Stdio(StdioServerSpec {
+            command: StdioCommand::Path("/opt/my tools/srv".into()),
+            args: vec![],
+            env: vec![],
+            env_from_env: vec![],
+            cwd: None,
+        });
+        assert_eq!(path.target(), "'/opt/my tools/srv'");
+        assert!(!stdio("x", &[]).target().contains("secret"));
     }
 }

@@ -104,6 +104,17 @@ pub enum Servers<'a> {
     },
 }
 
+/// What to do when no provider is configured and the built-in default (a local
+/// Ollama-style endpoint) does not answer: one line, for `rho doctor` and the first screen.
+pub fn no_model_configured() -> String {
+    format!(
+        "{} at {}: nothing answers, so no model is configured: add a [providers.<id>] table to \
+         config.toml or pass --endpoint and --model (see docs/sessions.md)",
+        crate::model_choice::BUILTIN_PROVIDER,
+        crate::model_choice::BUILTIN_ENDPOINT
+    )
+}
+
 /// The report: the registry's checks, the servers' and each provider's (local providers are
 /// asked for their models within [`PROVIDER_PROBE_BUDGET`]; external ones are not contacted).
 pub async fn checks(
@@ -141,6 +152,9 @@ pub async fn checks(
                         models.len()
                     ),
                 ),
+                Err(_) if entry.source == crate::ProviderSource::Builtin => {
+                    (CheckStatus::Warning, no_model_configured())
+                }
                 Err(e) => (
                     CheckStatus::Warning,
                     format!("{} at {}: {e}", entry.id, entry.endpoint),

@@ -13,7 +13,7 @@ use crate::runtime;
 use crate::shapes::DoctorReport;
 
 pub fn run(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
-    let registry = ctx.registry();
+    let registry = ctx.registry_reporting_config();
     let flags = ProviderFlags::default();
     let ambient = |name: &str| std::env::var(name).ok();
     let rows = runtime::run(|_| async {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rho_component::{McpTransport, Scope, StdioCommand};
+use rho_component::Scope;
 use rho_core::Registry;
 use rho_core::host::{SessionHost, SessionStart};
 use rho_mcp::oauth::{Browser, BrowserFuture, Handover, LoginPolicy, SystemBrowser};
@@ -53,20 +53,11 @@ fn untrusted(registry: &Registry) -> Vec<&PluginRecord> {
 fn what_it_runs(record: &PluginRecord) -> Vec<String> {
     let mut lines = vec![format!("from {}", record.path().display())];
     for spec in &record.package.mcp_servers {
-        let target = match &spec.transport {
-            McpTransport::Stdio(stdio) => {
-                let command = match &stdio.command {
-                    StdioCommand::Bare(name) => name.clone(),
-                    StdioCommand::Path(path) => path.display().to_string(),
-                };
-                std::iter::once(command)
-                    .chain(stdio.args.iter().cloned())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            }
-            McpTransport::StreamableHttp(http) => http.url.clone(),
-        };
-        lines.push(format!("MCP server {}: runs {target}", spec.id));
+        lines.push(format!(
+            "MCP server {}: runs {}",
+            spec.id,
+            spec.transport.target()
+        ));
     }
     for component in &record.package.tool_components {
         lines.push(format!(
@@ -123,6 +114,8 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
         })),
     };
     let resumed = args.session.is_some() || args.continue_session;
+    // A configuration that cannot be used stops rho before the screen takes the terminal.
+    let first = ctx.registry()?;
     // A signal raises `stop`: the screen leaves, restoring the terminal, and the host closes
     // its servers.
     runtime::run(|stop| async move {
@@ -133,10 +126,10 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
             workspace: ctx.paths.project.cwd.clone(),
         };
         let start = async move {
-            let mut registry = ctx.registry();
+            let mut registry = first;
             if ask_trust(ctx, &registry, &confirms_tx).await {
                 // Trusted now: load again so its servers and tools mount.
-                registry = ctx.registry();
+                registry = ctx.registry().map_err(|e| e.to_string())?;
             }
             drop(confirms_tx);
             let options = host_options(ctx, registry, args, login, true);

@@ -11,9 +11,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use rho_component::{
-    McpServerSpec, McpTransport, ServerPrompt, ServerResource, StdioCommand, Transport,
-};
+use rho_component::{McpServerSpec, McpTransport, ServerPrompt, ServerResource, Transport};
 use rho_core::{ServerSlot, SlotState};
 use rho_mcp::oauth::{Browser, LoginPolicy, PasteBrowser, SystemBrowser};
 use serde::Serialize;
@@ -272,7 +270,7 @@ impl<'a> ServerEntry<'a> {
             ping: None,
             restarts: None,
             last_restart: None,
-            target: spec.map(target),
+            target: spec.map(|spec| spec.transport.target()),
             defined_in: slot.defined_in.as_deref().map(Cow::Borrowed),
             auth: None,
         }
@@ -341,24 +339,6 @@ impl From<ServerResource> for ResourceEntry {
             mime_type: r.mime_type,
             template: r.template,
         }
-    }
-}
-
-/// The command line or URL, as a person would check it. Environment and header values are not
-/// part of it.
-fn target(spec: &McpServerSpec) -> String {
-    match &spec.transport {
-        McpTransport::Stdio(s) => {
-            let command: Cow<'_, str> = match &s.command {
-                StdioCommand::Bare(name) => Cow::Borrowed(name),
-                StdioCommand::Path(path) => path.to_string_lossy(),
-            };
-            std::iter::once(command.into_owned())
-                .chain(s.args.iter().cloned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
-        McpTransport::StreamableHttp(h) => h.url.clone(),
     }
 }
 

@@ -11,7 +11,8 @@ use crate::cli::{InstallArgs, PluginsCommand, ScopeArg};
 use crate::context::Context;
 
 use crate::output::{
-    clean, diagnostic_line, first_line, json_sorted, json_write, out, path_str, table, truncate,
+    clean, diagnostic_line, diagnostic_table, first_line, json_sorted, json_write, out, path_str,
+    table, truncate,
 };
 use crate::shapes::{
     AuthorEntry, ComponentDetail, EnableOutput, InstallAction, InstallOutput, ManifestEntry,
@@ -125,14 +126,7 @@ fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
             "\n{} diagnostic(s) (details: rho plugins inspect <name>):\n",
             diags.len()
         ));
-        for d in diags {
-            let who = d
-                .component
-                .as_deref()
-                .map(|c| format!("{}: ", clean(c)))
-                .unwrap_or_default();
-            text.push_str(&format!("  {who}{}\n", diagnostic_line(d)));
-        }
+        text.push_str(&diagnostic_table(diags));
     }
     out(&text);
     Ok(ExitCode::SUCCESS)
@@ -521,25 +515,12 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
         record.package.mcp_servers.len()
     ));
     for s in &record.package.mcp_servers {
-        match &s.transport {
-            McpTransport::Stdio(stdio) => {
-                t.push_str(&format!(
-                    "  {}  {}: {} {}\n",
-                    clean(&s.id),
-                    s.transport.kind(),
-                    clean(&command_str(&stdio.command)),
-                    clean(&stdio.args.join(" "))
-                ));
-            }
-            McpTransport::StreamableHttp(h) => {
-                t.push_str(&format!(
-                    "  {}  {}: {}\n",
-                    clean(&s.id),
-                    s.transport.kind(),
-                    clean(&h.url)
-                ));
-            }
-        }
+        t.push_str(&format!(
+            "  {}  {}: {}\n",
+            clean(&s.id),
+            s.transport.kind(),
+            clean(&s.transport.target())
+        ));
     }
     if !record.package.tool_components.is_empty() {
         t.push_str(&format!(

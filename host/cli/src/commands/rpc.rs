@@ -54,7 +54,7 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
     // (plain `rho` with piped input), and only then may a login open a browser.
     let login = rho_mcp::oauth::LoginPolicy::for_run(std::io::stderr().is_terminal());
     let accepts_questions = args.accept_questions;
-    let options = host_options(ctx, ctx.registry(), args, login, accepts_questions);
+    let options = host_options(ctx, ctx.registry()?, args, login, accepts_questions);
     // SIGINT, SIGTERM and SIGHUP abort what runs and stop (a signal during the start drops the
     // start, which stops the servers it started); EOF lets received work finish.
     runtime::run(|stop| async move {

@@ -52,7 +52,7 @@ fn tool_entry(spec: &ToolSpec) -> ToolEntry<'_> {
 }
 
 fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
-    let registry = ctx.registry();
+    let registry = ctx.registry()?;
     let set = runtime::run(|_| async {
         let set = registry.mount(&mount_options(connect_mcp)).await;
         let specs: Vec<ToolSpec> = set.specs();
@@ -133,7 +133,7 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
             Err(e) => bail!("arguments are not valid JSON: {e}"),
         },
     };
-    let registry = ctx.registry();
+    let registry = ctx.registry()?;
     // Only MCP tools need servers (their exported names, and only theirs, start with `mcp__`):
     // calling a built-in or WASM tool starts no process.
     let connect_mcp = name.starts_with(rho_component::naming::PREFIX);

@@ -473,23 +473,10 @@ impl Work {
         // the model stays.
         let current = self.session.config().clone();
         let config = self.session_config(current.model, current.context_window);
-        let messages = self.session.messages().to_vec();
-        let path = self.session.file_path().map(std::path::Path::to_path_buf);
-        let provider = self.session.provider().clone();
-        let session = match path {
-            Some(path) => resume(path, config, provider, tools.clone(), &CancelSignal::new()).await,
-            None => Session::new(config, provider, tools.clone(), None)
-                .map(|mut s| {
-                    s.restore_messages(messages);
-                    s
-                })
-                .map_err(|e| e.to_string()),
-        }
-        .map_err(HostError::internal)?;
+        self.session.remount(config, tools.clone());
         let old = std::mem::replace(&mut self.tools, tools);
         drop(old_registry);
         self.entries = crate::provider_entries(&self.registry.config, &self.flags);
-        self.replace_session(session);
         if let Ok(old) = Arc::try_unwrap(old) {
             old.close().await;
         }

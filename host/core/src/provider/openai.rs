@@ -580,10 +580,16 @@ impl Body<'_> {
             }
         }
         let text = String::from_utf8_lossy(&bytes);
+        let html = self
+            .response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().contains("html"));
         let message = serde_json::from_str::<Value>(&text)
             .ok()
             .and_then(|value| error_message(&value))
-            .unwrap_or_else(|| text.into_owned());
+            .unwrap_or_else(|| plain_error_text(&text, html).to_owned());
         let mut message = self.provider.clean(&message);
         if message.is_empty() {
             message = status.canonical_reason().unwrap_or("no message").to_owned();
@@ -595,6 +601,20 @@ impl Body<'_> {
             message,
         }
     }
+}
+
+/// What a non-JSON error body says, as one line: nothing for a page of markup (a proxy's or
+/// a web server's HTML error page would fill the report; the status says it), else the body's
+/// first non-empty line.
+fn plain_error_text(text: &str, html: bool) -> &str {
+    let text = text.trim_start();
+    if html || text.starts_with('<') {
+        return "";
+    }
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
 }
 
 /// An error and its sources on one line, without the URL reqwest would add.

@@ -239,10 +239,15 @@ impl Session {
         Ok(session)
     }
 
-    /// Puts `messages` back as the conversation of an ephemeral session (after a reload).
-    pub fn restore_messages(&mut self, messages: Vec<ChatMessage>) {
-        self.context.messages = messages.len();
-        self.messages = messages;
+    /// The same conversation over a new tool set and settings (after `reloadExtensions`): the
+    /// system prompt is rebuilt for `tools`; the messages, usage, steering queue and session
+    /// file stay as they are (a file not yet written is still created on the first entry).
+    /// Approvals for the session are dropped, since a name may now mean another tool.
+    pub fn remount(&mut self, config: SessionConfig, tools: Arc<ToolSet>) {
+        self.system_message = ChatMessage::system(system_prompt(&config.workspace, &tools));
+        self.config = config;
+        self.tools = tools;
+        self.approved_for_session.clear();
     }
 
     /// Resumes the session saved at `path`: its conversation and usage, appending from now on.

@@ -205,7 +205,7 @@ struct ServerEntry<'a> {
 /// An OAuth server's login state (documented in docs/cli-json.md).
 #[derive(Debug, Serialize)]
 struct AuthEntry {
-    /// logged_in | expired | needs_login | unreadable
+    /// logged_in | expired | needs_login | address_changed | unbound | unreadable
     state: &'static str,
     /// Seconds until the access token expires, when known.
     expires_in: Option<u64>,
@@ -233,11 +233,8 @@ fn add_auth_states(ctx: &Context, entries: &mut [ServerEntry]) {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     for entry in entries.iter_mut() {
-        if entry
-            .spec
-            .is_some_and(|s| rho_mcp::oauth::oauth_of(s).is_some())
-        {
-            let state = rho_mcp::oauth::auth_state(&store, &entry.id, now);
+        if let Some(spec) = entry.spec.filter(|s| rho_mcp::oauth::oauth_of(s).is_some()) {
+            let state = rho_mcp::oauth::auth_state(&store, spec, now);
             entry.auth = Some(AuthEntry::of(&state));
         }
     }

@@ -794,3 +794,47 @@ fn a_login_saved_before_credentials_named_their_server_is_not_used() {
     assert_eq!(file["resource"], server.url(), "{file}");
     assert!(whoami(&sandbox).ok().stdout.contains(TEST_LOGIN));
 }
+
+#[test]
+fn login_opens_no_browser_in_ci_or_without_a_terminal() {
+    let auth = AuthServer::start(&[]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    let visited = sandbox.dir.path().join("visited.txt");
+    let browser = test_browser();
+    let env = [
+        ("BROWSER", browser.to_str().unwrap()),
+        ("RHO_TEST_BROWSER_LOG", visited.to_str().unwrap()),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+    ];
+    let in_ci: Vec<(&str, &str)> = env.iter().copied().chain([("CI", "1")]).collect();
+    let runs = [
+        (
+            "CI",
+            sandbox.rho_on_terminal(&in_ci, &["mcp", "login", "remote"]),
+        ),
+        (
+            "no terminal",
+            sandbox.rho_env(&env, &["mcp", "login", "remote"]),
+        ),
+    ];
+    for (case, run) in runs {
+        assert_eq!(run.code, 1, "{case}: {}\n{}", run.stdout, run.stderr);
+        assert!(!visited.exists(), "{case}: a browser was opened");
+        let lines: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        assert_eq!(lines.len(), 1, "{case}: {}", run.stderr);
+        assert!(lines[0].contains("terminal"), "{case}: {}", run.stderr);
+        assert!(lines[0].contains("--no-browser"), "{case}: {}", run.stderr);
+        assert!(!credential_file(&sandbox).exists(), "{case}");
+    }
+    assert_eq!(auth.stats()["authorization_requests"], 0);
+    // On a terminal outside CI it does open one.
+    sandbox
+        .rho_on_terminal(&env, &["mcp", "login", "remote"])
+        .ok();
+    assert!(visited.exists(), "no browser was opened on a terminal");
+}

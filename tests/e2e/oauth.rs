@@ -10,8 +10,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rho_e2e::oauth::{AuthServer, ProtectedServer, TEST_LOGIN, test_browser};
@@ -21,22 +21,56 @@ use serde_json::Value;
 /// A sandbox whose config has the OAuth server `remote` at `url`.
 fn oauth_sandbox(url: &str) -> Sandbox {
     let sandbox = Sandbox::new();
+    point_remote_at(&sandbox, url);
+    sandbox
+}
+
+/// Writes the config with the OAuth server `remote` at `url` (as a hand edit or a plugin
+/// update that moves a server does).
+fn point_remote_at(sandbox: &Sandbox, url: &str) {
     sandbox.write_config(&format!(
         "[mcp.servers.remote]\nurl = \"{url}\"\nstartup_timeout_sec = 20\n\n[mcp.servers.remote.oauth]\n"
     ));
-    sandbox
 }
 
 /// `rho` with the test browser as `$BROWSER` and every log on.
 fn rho(sandbox: &Sandbox, env: &[(&str, &str)], args: &[&str]) -> Run {
-    let browser = test_browser();
+    sandbox.rho_env(&with_browser(env).as_borrowed(), args)
+}
+
+/// `rho mcp login remote` as a person at a terminal runs it (a browser login needs one), with
+/// the test browser as `$BROWSER`.
+fn login(sandbox: &Sandbox, env: &[(&str, &str)]) -> Run {
+    sandbox.rho_on_terminal(
+        &with_browser(env).as_borrowed(),
+        &["mcp", "login", "remote"],
+    )
+}
+
+/// `env` after the test browser as `$BROWSER`, every log on and no proxy for loopback.
+fn with_browser(env: &[(&str, &str)]) -> Env {
     let mut all = vec![
-        ("BROWSER", browser.to_str().unwrap()),
-        ("RHO_LOG", "trace"),
-        ("NO_PROXY", "127.0.0.1,localhost"),
+        (
+            "BROWSER".to_owned(),
+            test_browser().to_str().unwrap().to_owned(),
+        ),
+        ("RHO_LOG".to_owned(), "trace".to_owned()),
+        ("NO_PROXY".to_owned(), "127.0.0.1,localhost".to_owned()),
     ];
-    all.extend_from_slice(env);
-    sandbox.rho_env(&all, args)
+    all.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    Env(all)
+}
+
+/// Environment variables, owned.
+struct Env(Vec<(String, String)>);
+
+impl Env {
+    fn as_borrowed(&self) -> Vec<(&str, &str)> {
+        self.0
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
+    }
 }
 
 /// `rho mcp call remote whoami` as CI would run it (no login may start).
@@ -97,10 +131,9 @@ fn login_reuse_call_and_logout() {
     assert_eq!(entry["auth"]["state"], "needs_login");
     assert!(!visited.exists(), "an inventory opened a browser");
 
-    let login = rho(
+    let login = login(
         &sandbox,
         &[("RHO_TEST_BROWSER_LOG", visited.to_str().unwrap())],
-        &["mcp", "login", "remote"],
     )
     .ok();
     assert!(login.stdout.contains(auth.issuer()), "{}", login.stdout);
@@ -181,7 +214,7 @@ fn an_expired_token_is_refreshed_with_exactly_one_token_request() {
     let auth = AuthServer::start(&[("AS_ACCESS_TOKEN_TTL", "2")]);
     let server = ProtectedServer::start(auth.issuer());
     let sandbox = oauth_sandbox(server.url());
-    rho(&sandbox, &[], &["mcp", "login", "remote"]).ok();
+    login(&sandbox, &[]).ok();
     let first = stored_tokens(&sandbox);
     std::thread::sleep(Duration::from_millis(2500));
     let before = auth.stats();
@@ -202,7 +235,7 @@ fn two_processes_refreshing_at_once_lose_no_token() {
     let auth = AuthServer::start(&[("AS_ACCESS_TOKEN_TTL", "2")]);
     let server = ProtectedServer::start(auth.issuer());
     let sandbox = oauth_sandbox(server.url());
-    rho(&sandbox, &[], &["mcp", "login", "remote"]).ok();
+    login(&sandbox, &[]).ok();
     std::thread::sleep(Duration::from_millis(2500));
     let runs: Vec<Run> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
@@ -233,7 +266,7 @@ fn a_revoked_refresh_token_leads_to_a_login_request_not_a_loop() {
     let auth = AuthServer::start(&[("AS_ACCESS_TOKEN_TTL", "2")]);
     let server = ProtectedServer::start(auth.issuer());
     let sandbox = oauth_sandbox(server.url());
-    rho(&sandbox, &[], &["mcp", "login", "remote"]).ok();
+    login(&sandbox, &[]).ok();
     auth.revoke_all();
     std::thread::sleep(Duration::from_millis(2500));
     let before = auth.stats();
@@ -256,11 +289,7 @@ fn a_forged_state_or_a_wrong_issuer_finishes_no_login() {
     let server = ProtectedServer::start(auth.issuer());
     for (tamper, expected) in [("state", "state"), ("iss", "issuer")] {
         let sandbox = oauth_sandbox(server.url());
-        let run = rho(
-            &sandbox,
-            &[("RHO_TEST_BROWSER_TAMPER", tamper)],
-            &["mcp", "login", "remote"],
-        );
+        let run = login(&sandbox, &[("RHO_TEST_BROWSER_TAMPER", tamper)]);
         assert_ne!(run.code, 0, "{tamper}: {}", run.stdout);
         assert!(
             run.stderr.to_lowercase().contains(expected),
@@ -331,7 +360,7 @@ fn a_hand_edited_token_file_is_reported_and_kept() {
     let auth = AuthServer::start(&[]);
     let server = ProtectedServer::start(auth.issuer());
     let sandbox = oauth_sandbox(server.url());
-    rho(&sandbox, &[], &["mcp", "login", "remote"]).ok();
+    login(&sandbox, &[]).ok();
     let file = credential_file(&sandbox);
     let edited = "{ \"format\": 1, \"server\": \"remote\", oops";
     std::fs::write(&file, edited).unwrap();
@@ -377,10 +406,11 @@ impl Reply {
 
 /// A stand-in server on a loopback address: the replies `routes(origin)` gives by path, `401`
 /// with a `resource_metadata` challenge at `/mcp` otherwise, `404` elsewhere; it counts the
-/// requests it got.
+/// requests it got and keeps each one whole (head and body).
 struct Stub {
     origin: String,
     requests: Arc<AtomicUsize>,
+    received: Arc<Mutex<Vec<String>>>,
 }
 
 impl Stub {
@@ -390,13 +420,16 @@ impl Stub {
         let routes = routes(&origin);
         let requests = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&requests);
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&received);
         let challenge = format!(
             "WWW-Authenticate: Bearer resource_metadata=\"{origin}/.well-known/oauth-protected-resource/mcp\"\r\n"
         );
         std::thread::spawn(move || {
             for mut stream in listener.incoming().flatten() {
                 counted.fetch_add(1, Ordering::SeqCst);
-                let path = read_request(&mut stream);
+                let (path, request) = read_request(&mut stream);
+                kept.lock().unwrap().push(request);
                 let not_found = Reply {
                     status: "404 Not Found",
                     headers: String::new(),
@@ -422,16 +455,26 @@ impl Stub {
                 let _ = stream.write_all(response.as_bytes());
             }
         });
-        Stub { origin, requests }
+        Stub {
+            origin,
+            requests,
+            received,
+        }
     }
 
     fn requests(&self) -> usize {
         self.requests.load(Ordering::SeqCst)
     }
+
+    /// Every request received so far, head and body, as text.
+    fn received(&self) -> Vec<String> {
+        self.received.lock().unwrap().clone()
+    }
 }
 
-/// Reads one request (head and `Content-Length` body, 5 s at most) and returns its path.
-fn read_request(stream: &mut std::net::TcpStream) -> String {
+/// Reads one request (head and `Content-Length` body, 5 s at most) and returns its path and
+/// the whole request as text.
+fn read_request(stream: &mut std::net::TcpStream) -> (String, String) {
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
     let mut buffer = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -440,7 +483,7 @@ fn read_request(stream: &mut std::net::TcpStream) -> String {
             break i + 4;
         }
         match stream.read(&mut chunk) {
-            Ok(0) | Err(_) => return String::new(),
+            Ok(0) | Err(_) => return (String::new(), String::from_utf8_lossy(&buffer).into()),
             Ok(n) => buffer.extend_from_slice(&chunk[..n]),
         }
     };
@@ -460,7 +503,8 @@ fn read_request(stream: &mut std::net::TcpStream) -> String {
         }
     }
     let target = head.split_whitespace().nth(1).unwrap_or("/");
-    target.split('?').next().unwrap_or("/").to_owned()
+    let path = target.split('?').next().unwrap_or("/").to_owned();
+    (path, String::from_utf8_lossy(&buffer).into_owned())
 }
 
 /// Protected-resource metadata for `origin`'s `/mcp`, naming `authorization_server`.
@@ -475,7 +519,7 @@ fn a_server_without_metadata_or_with_a_plaintext_endpoint_is_refused() {
     // No documents at all: refused, never guessed.
     let stub = Stub::start("127.0.0.1", |_| vec![]);
     let sandbox = oauth_sandbox(&format!("{}/mcp", stub.origin));
-    let run = rho(&sandbox, &[], &["mcp", "login", "remote"]);
+    let run = login(&sandbox, &[]);
     assert_ne!(run.code, 0);
     assert!(run.stderr.contains("metadata"), "{}", run.stderr);
 
@@ -487,7 +531,7 @@ fn a_server_without_metadata_or_with_a_plaintext_endpoint_is_refused() {
         )]
     });
     let sandbox = oauth_sandbox(&format!("{}/mcp", stub.origin));
-    let run = rho(&sandbox, &[], &["mcp", "login", "remote"]);
+    let run = login(&sandbox, &[]);
     assert_ne!(run.code, 0);
     assert!(
         run.stderr.to_lowercase().contains("https"),
@@ -540,7 +584,7 @@ fn discovery_never_follows_a_redirect_to_another_host() {
     });
     for stub in [&resource, &resource_then_issuer] {
         let sandbox = oauth_sandbox(&format!("{}/mcp", stub.origin));
-        let run = rho(&sandbox, &[], &["mcp", "login", "remote"]);
+        let run = login(&sandbox, &[]);
         assert_ne!(run.code, 0, "{}", run.stdout);
         assert!(
             run.stderr
@@ -559,7 +603,7 @@ fn a_refused_registration_says_to_configure_a_client_id() {
     let auth = AuthServer::start(&[("AS_REGISTRATION", "closed")]);
     let server = ProtectedServer::start(auth.issuer());
     let sandbox = oauth_sandbox(server.url());
-    let run = rho(&sandbox, &[], &["mcp", "login", "remote"]);
+    let run = login(&sandbox, &[]);
     assert_ne!(run.code, 0, "{}", run.stdout);
     assert!(
         run.stderr
@@ -580,13 +624,12 @@ fn a_wrong_callback_path_gets_404_and_the_login_goes_on() {
     let log = sandbox.dir.path().join("visits.txt");
     // The browser first takes the redirect to `/wrong` (it exits non-zero unless that got a
     // 404), then to the real callback path.
-    rho(
+    login(
         &sandbox,
         &[
             ("RHO_TEST_BROWSER_TAMPER", "path"),
             ("RHO_TEST_BROWSER_LOG", log.to_str().unwrap()),
         ],
-        &["mcp", "login", "remote"],
     )
     .ok();
     let visits = std::fs::read_to_string(&log).unwrap();
@@ -603,12 +646,195 @@ fn login_through_a_real_headless_browser() {
     let auth = AuthServer::start(&[]);
     let server = ProtectedServer::start(auth.issuer());
     let sandbox = oauth_sandbox(server.url());
-    let login = rho(
-        &sandbox,
-        &[("RHO_TEST_BROWSER", "chromium")],
-        &["mcp", "login", "remote"],
-    );
+    let login = login(&sandbox, &[("RHO_TEST_BROWSER", "chromium")]);
     assert_eq!(login.code, 0, "{}", login.stderr);
     let called = whoami(&sandbox).ok();
     assert!(called.stdout.contains(TEST_LOGIN), "{}", called.stdout);
+}
+
+/// The stored credential file of `remote`, as JSON.
+fn credential_json(sandbox: &Sandbox) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(credential_file(sandbox)).unwrap()).unwrap()
+}
+
+#[test]
+fn a_stored_token_never_goes_to_a_server_at_another_address() {
+    let auth = AuthServer::start(&[]);
+    let first = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(first.url());
+    login(&sandbox, &[]).ok();
+    // The canary: the real tokens the login stored.
+    let tokens = stored_tokens(&sandbox);
+    assert_eq!(tokens.len(), 2, "an access and a refresh token");
+
+    // `remote` now points at another origin (another loopback port), which records every
+    // request it gets and answers each with a 401 challenge.
+    let elsewhere = Stub::start("127.0.0.1", |_| vec![]);
+    point_remote_at(&sandbox, &format!("{}/mcp", elsewhere.origin));
+    let connected = rho(
+        &sandbox,
+        &[("CI", "1")],
+        &["mcp", "list", "--json", "--connect"],
+    )
+    .ok();
+    let called = whoami(&sandbox);
+    // A person at a terminal, where a login may start: the old token stays home too.
+    let at_terminal = sandbox.rho_on_terminal(
+        &with_browser(&[]).as_borrowed(),
+        &["mcp", "call", "remote", "whoami"],
+    );
+    for request in elsewhere.received() {
+        for token in &tokens {
+            assert!(
+                !request.contains(token.as_str()),
+                "the server at the new address received a stored token:\n{request}"
+            );
+        }
+        assert!(
+            !request.to_ascii_lowercase().contains("\r\nauthorization:"),
+            "the server at the new address received credentials:\n{request}"
+        );
+    }
+
+    let entry = mcp_server(&connected.json(), "remote").clone();
+    assert_eq!(entry["status"], "failed", "{entry}");
+    let error = entry["error"].as_str().unwrap();
+    assert!(error.contains("the server's address changed"), "{entry}");
+    assert!(error.contains("rho mcp login remote"), "{entry}");
+    assert_eq!(entry["auth"]["state"], "address_changed", "{entry}");
+    assert_eq!(
+        entry["auth"]["summary"],
+        "login needed: the server's address changed"
+    );
+    assert_ne!(called.code, 0, "{}", called.stdout);
+    assert!(
+        called.stderr.contains("the server's address changed"),
+        "{}",
+        called.stderr
+    );
+    assert_ne!(at_terminal.code, 0, "{}", at_terminal.stdout);
+    // With CI set nothing was even asked of the new address.
+    let human = rho(&sandbox, &[], &["mcp", "list"]).ok();
+    assert!(
+        human
+            .stdout
+            .contains("remote: OAuth login needed: the server's address changed"),
+        "{}",
+        human.stdout
+    );
+    assert_no_token(&[&connected, &called, &at_terminal, &human], &tokens);
+    assert_eq!(
+        stored_tokens(&sandbox),
+        tokens,
+        "kept for a login to replace"
+    );
+
+    // A real server at another address: a login there replaces the credential, which then
+    // works at the new address only.
+    let second = ProtectedServer::start(auth.issuer());
+    point_remote_at(&sandbox, second.url());
+    let listed = rho(&sandbox, &[], &["mcp", "list", "--json"]).ok();
+    assert_eq!(
+        mcp_server(&listed.json(), "remote")["auth"]["state"],
+        "address_changed"
+    );
+    login(&sandbox, &[]).ok();
+    let file = credential_json(&sandbox);
+    assert_eq!(file["format"], 2, "{file}");
+    assert_eq!(file["resource"], second.url(), "{file}");
+    assert_ne!(stored_tokens(&sandbox), tokens);
+    let listed = rho(&sandbox, &[], &["mcp", "list", "--json"]).ok();
+    assert_eq!(
+        mcp_server(&listed.json(), "remote")["auth"]["state"],
+        "logged_in"
+    );
+    assert!(whoami(&sandbox).ok().stdout.contains(TEST_LOGIN));
+    point_remote_at(&sandbox, first.url());
+    let back = whoami(&sandbox);
+    assert!(
+        back.stderr.contains("the server's address changed"),
+        "{}",
+        back.stderr
+    );
+}
+
+#[test]
+fn a_login_saved_before_credentials_named_their_server_is_not_used() {
+    let auth = AuthServer::start(&[]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    login(&sandbox, &[]).ok();
+    // What an older rho wrote: format 1, no `resource`.
+    let mut file = credential_json(&sandbox);
+    let object = file.as_object_mut().unwrap();
+    object.remove("resource");
+    object.insert("format".into(), 1.into());
+    std::fs::write(
+        credential_file(&sandbox),
+        serde_json::to_string_pretty(&file).unwrap(),
+    )
+    .unwrap();
+
+    let listed = rho(
+        &sandbox,
+        &[("CI", "1")],
+        &["mcp", "list", "--json", "--connect"],
+    )
+    .ok();
+    let entry = mcp_server(&listed.json(), "remote").clone();
+    assert_eq!(entry["status"], "failed", "{entry}");
+    assert_eq!(entry["auth"]["state"], "unbound", "{entry}");
+    let error = entry["error"].as_str().unwrap();
+    assert!(error.contains("older rho"), "{entry}");
+    assert!(error.contains("rho mcp login remote"), "{entry}");
+
+    login(&sandbox, &[]).ok();
+    let file = credential_json(&sandbox);
+    assert_eq!(file["format"], 2, "{file}");
+    assert_eq!(file["resource"], server.url(), "{file}");
+    assert!(whoami(&sandbox).ok().stdout.contains(TEST_LOGIN));
+}
+
+#[test]
+fn login_opens_no_browser_in_ci_or_without_a_terminal() {
+    let auth = AuthServer::start(&[]);
+    let server = ProtectedServer::start(auth.issuer());
+    let sandbox = oauth_sandbox(server.url());
+    let visited = sandbox.dir.path().join("visited.txt");
+    let browser = test_browser();
+    let env = [
+        ("BROWSER", browser.to_str().unwrap()),
+        ("RHO_TEST_BROWSER_LOG", visited.to_str().unwrap()),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+    ];
+    let in_ci: Vec<(&str, &str)> = env.iter().copied().chain([("CI", "1")]).collect();
+    let runs = [
+        (
+            "CI",
+            sandbox.rho_on_terminal(&in_ci, &["mcp", "login", "remote"]),
+        ),
+        (
+            "no terminal",
+            sandbox.rho_env(&env, &["mcp", "login", "remote"]),
+        ),
+    ];
+    for (case, run) in runs {
+        assert_eq!(run.code, 1, "{case}: {}\n{}", run.stdout, run.stderr);
+        assert!(!visited.exists(), "{case}: a browser was opened");
+        let lines: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        assert_eq!(lines.len(), 1, "{case}: {}", run.stderr);
+        assert!(lines[0].contains("terminal"), "{case}: {}", run.stderr);
+        assert!(lines[0].contains("--no-browser"), "{case}: {}", run.stderr);
+        assert!(!credential_file(&sandbox).exists(), "{case}");
+    }
+    assert_eq!(auth.stats()["authorization_requests"], 0);
+    // On a terminal outside CI it does open one.
+    sandbox
+        .rho_on_terminal(&env, &["mcp", "login", "remote"])
+        .ok();
+    assert!(visited.exists(), "no browser was opened on a terminal");
 }

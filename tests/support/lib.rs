@@ -2,6 +2,7 @@
 //! tree builders and a canary that proves nothing outside the managed roots was touched.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 pub mod oauth;
+pub mod terminal;
 pub mod tmux;
 
 use std::collections::BTreeMap;

@@ -277,6 +277,47 @@ fn demo_project_inventories() {
     sb.both("doctor_no_connect", &["doctor", "--no-connect"]);
 }
 
+/// Stored OAuth logins that rho will not send (`docs/credentials.md`, "Bound to the server"):
+/// one issued for another address than the server's configured one, and one an older rho
+/// saved, which names no address. Offline: the states come from the store and the config.
+#[test]
+fn stored_logins_that_do_not_fit_the_server() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new(None);
+    std::fs::remove_dir_all(sb.project.join(".agents")).unwrap();
+    sb.config(
+        "[mcp.servers.tracker]\nurl = \"https://mcp.tracker.example.invalid/mcp\"\n\n\
+         [mcp.servers.tracker.oauth]\n",
+    );
+    let credentials = sb.home().join(".rho/credentials");
+    std::fs::create_dir(&credentials).unwrap();
+    std::fs::set_permissions(&credentials, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let canary = "canary-7d41";
+    let mut file = serde_json::json!({
+        "format": 2,
+        "server": "tracker",
+        "resource": "https://old-tracker.example.invalid/mcp",
+        "issuer": "https://auth.tracker.example.invalid",
+        "client_id": "rho-client",
+        "received_at": 1_700_000_000,
+        "scopes": ["read"],
+        "refreshable": true,
+        "token": {"access_token": canary, "token_type": "Bearer", "refresh_token": canary},
+    });
+    let write = |file: &serde_json::Value| {
+        let path = credentials.join("tracker.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(file).unwrap()).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    };
+    write(&file);
+    assert!(!sb.run(&["mcp", "list", "--json"]).contains(canary));
+    sb.both("mcp_list_oauth_address_changed", &["mcp", "list"]);
+    file["format"] = 1.into();
+    file.as_object_mut().unwrap().remove("resource");
+    write(&file);
+    sb.both("mcp_list_oauth_saved_by_an_older_rho", &["mcp", "list"]);
+}
+
 /// A server that answers: `--connect` listings, a call through `rho mcp` and through
 /// `rho tools`, and doctor with servers started.
 #[test]

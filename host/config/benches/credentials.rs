@@ -112,6 +112,7 @@ fn identity(i: usize) -> String {
 fn credential(server: String, i: usize) -> Credential {
     let access = format!("eyJhbGciOiJSUzI1NiJ9.{}.{i:08}", "x".repeat(960));
     Credential {
+        resource: Some(format!("https://mcp-{i}.example.com/mcp")),
         server,
         issuer: ISSUER.into(),
         client_id: format!("client-{i}"),

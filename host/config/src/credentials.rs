@@ -2,9 +2,10 @@
 //! server identity under `$RHO_HOME/credentials/`.
 //!
 //! The store does not know OAuth libraries or what a token response looks like: it keeps the
-//! token body as an opaque JSON value, plus the metadata rho itself decides on (which issuer
-//! minted it, for which client, when, until when, with which scopes, and whether it can be
-//! refreshed). The MCP client turns its library's token type into that value and back.
+//! token body as an opaque JSON value, plus the metadata rho itself decides on (which server
+//! address it was issued for, which issuer minted it, for which client, when, until when, with
+//! which scopes, and whether it can be refreshed). The MCP client turns its library's token
+//! type into that value and back, and decides whether a credential fits the configured server.
 //!
 //! What the store guarantees:
 //! - Nothing is created until the first [`CredentialStore::save`] (or [`CredentialStore::lock`]):
@@ -18,6 +19,8 @@
 //!   refuses to overwrite it, [`CredentialStore::remove`] deletes it.
 //! - A credential minted by another issuer than the one asked for is discarded
 //!   ([`CredentialStore::load_for`]).
+//! - Every file it writes names the resource (server address) its token was issued for; a
+//!   file from before that (format 1) still reads, with no resource, and a save replaces it.
 //! - Tokens never appear in `Debug` output or error messages.
 
 mod file;
@@ -46,6 +49,11 @@ pub const REFRESH_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct Credential {
     /// The server identity (a config key, or `<plugin>/<server>`).
     pub server: String,
+    /// The resource the token was issued for: the server's canonical address at login, as the
+    /// MCP client decides it. `None` only for a file an older rho wrote (format 1), which
+    /// names none: such a credential must never be sent. [`CredentialStore::save`] refuses a
+    /// credential without one.
+    pub resource: Option<String>,
     /// The issuer of the authorization server that minted the token.
     pub issuer: String,
     /// The client id the token was issued to (pre-registered or registered by rho).
@@ -66,6 +74,7 @@ impl fmt::Debug for Credential {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Credential")
             .field("server", &self.server)
+            .field("resource", &self.resource)
             .field("issuer", &self.issuer)
             .field("client_id", &self.client_id)
             .field("received_at", &self.received_at)
@@ -81,6 +90,7 @@ impl Credential {
     /// Everything about the credential except the token, for listings.
     pub fn summary(&self) -> CredentialSummary {
         CredentialSummary {
+            resource: self.resource.clone(),
             issuer: self.issuer.clone(),
             client_id: self.client_id.clone(),
             received_at: self.received_at,
@@ -94,6 +104,8 @@ impl Credential {
 /// What a listing shows of a stored credential: all but the token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CredentialSummary {
+    /// The resource the token was issued for (`None`: a file from an older rho).
+    pub resource: Option<String>,
     /// The issuer that minted the token.
     pub issuer: String,
     /// The client id the token was issued to.
@@ -194,14 +206,15 @@ impl CredentialStore {
         }
     }
 
-    /// Stores `credential` under `credential.server`, replacing what was stored. Creates the
-    /// directory on first use.
+    /// Stores `credential` under `credential.server`, replacing what was stored (a file in an
+    /// older format rho reads included). Creates the directory on first use.
     ///
     /// # Errors
     ///
-    /// An invalid identity, a credential larger than [`CREDENTIAL_MAX_BYTES`] as JSON, an
-    /// unsafe directory, a failed write; and any error reading the file already there (a file
-    /// that does not parse, a link, a FIFO...), which is left untouched.
+    /// An invalid identity, a credential without a resource, a credential larger than
+    /// [`CREDENTIAL_MAX_BYTES`] as JSON, an unsafe directory, a failed write; and any error
+    /// reading the file already there (a file that does not parse, a link, a FIFO...), which
+    /// is left untouched.
     pub fn save(&self, credential: &Credential) -> Result<(), ConfigError> {
         let server = credential.server.as_str();
         let stem = stem(server)?;
@@ -211,7 +224,14 @@ impl CredentialStore {
             path: path.clone(),
             reason,
         };
-        let bytes = format::to_bytes(credential)
+        let Some(resource) = credential.resource.as_deref() else {
+            return Err(fail(
+                "they name no resource (the server address the token was issued for), and every \
+                 credential rho stores must"
+                    .into(),
+            ));
+        };
+        let bytes = format::to_bytes(credential, resource)
             .map_err(|e| fail(format!("cannot be written as JSON: {e}")))?;
         if bytes.len() > CREDENTIAL_MAX_BYTES {
             return Err(fail(format!(

@@ -25,6 +25,10 @@ const DIR: &str = "RHO_CREDENTIALS_TEST_DIR";
 fn credential(server: &str, issuer: &str, token: Value) -> Credential {
     Credential {
         server: server.into(),
+        resource: Some(format!(
+            "https://{}.example.com/mcp",
+            server.replace('/', "-")
+        )),
         issuer: issuer.into(),
         client_id: "rho-client".into(),
         received_at: 1_700_000_000,
@@ -103,8 +107,9 @@ fn the_file_is_the_documented_json() {
     assert_eq!(
         file,
         json!({
-            "format": 1,
+            "format": 2,
             "server": "docs/search",
+            "resource": "https://docs-search.example.com/mcp",
             "issuer": "https://auth.example.com",
             "client_id": "rho-client",
             "received_at": 1_700_000_000,
@@ -173,7 +178,7 @@ fn tokens_never_appear_in_debug_output_or_errors() {
             &format!("\"received_at\": {CANARY:?}"),
         ),
         good.replace("\"scopes\": [", &format!("\"scopes\": [{CANARY:?}, 1, ")),
-        good.replace("\"format\": 1,", &format!("{CANARY:?}: 1,")),
+        good.replace("\"format\": 2,", &format!("{CANARY:?}: 2,")),
         good.replace("\"issuer\"", "\"issuer")
             .replace(CANARY, &format!("{CANARY}\n")),
         good.replace("\"token_type\": \"Bearer\"", "\"token_type\": Bearer"),
@@ -246,16 +251,53 @@ fn a_file_from_a_newer_rho_is_never_overwritten() {
         .save(&credential("github", "https://a", secret_token()))
         .unwrap();
     let path = store.file_of("github").unwrap();
-    let newer = r#"{"format": 2, "server": "github", "sealed": "..."}"#;
+    let newer = r#"{"format": 3, "server": "github", "sealed": "..."}"#;
     fs::write(&path, newer).unwrap();
     let error = store.load("github").unwrap_err().to_string();
-    assert!(error.contains("format 2"), "{error}");
+    assert!(error.contains("format 3"), "{error}");
     assert!(
         store
             .save(&credential("github", "https://a", json!({})))
             .is_err()
     );
     assert_eq!(fs::read_to_string(&path).unwrap(), newer);
+}
+
+#[test]
+fn a_format_1_file_reads_without_a_resource_and_a_save_replaces_it() {
+    let (_root, _home, store) = fresh();
+    let path = store.file_of("github").unwrap();
+    store
+        .save(&credential("github", "https://a", secret_token()))
+        .unwrap();
+    // The file an older rho wrote: format 1, no `resource`.
+    let mut older: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    older["format"] = json!(1);
+    older.as_object_mut().unwrap().remove("resource");
+    fs::write(&path, serde_json::to_vec_pretty(&older).unwrap()).unwrap();
+
+    let loaded = store.load("github").unwrap().unwrap();
+    assert_eq!(loaded.resource, None);
+    assert_eq!(loaded.token, secret_token());
+    assert_eq!(
+        store.list().unwrap()[0].summary.as_ref().unwrap().resource,
+        None
+    );
+    // Such a credential is never written again, and a new login's save replaces the file.
+    let error = store.save(&loaded).unwrap_err().to_string();
+    assert!(error.contains("name no resource"), "{error}");
+    assert!(!error.contains(CANARY), "{error}");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&fs::read(&path).unwrap()).unwrap(),
+        older,
+        "the refused save left the file alone"
+    );
+    let fresh_login = credential("github", "https://a", json!({"t": 2}));
+    store.save(&fresh_login).unwrap();
+    let file: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(file["format"], 2);
+    assert_eq!(file["resource"], "https://github.example.com/mcp");
+    assert_eq!(store.load("github").unwrap(), Some(fresh_login));
 }
 
 #[test]

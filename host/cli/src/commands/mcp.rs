@@ -8,12 +8,13 @@
 use std::borrow::Cow;
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use rho_component::{McpServerSpec, McpTransport, ServerPrompt, ServerResource, Transport};
 use rho_core::{ServerSlot, SlotState};
-use rho_mcp::oauth::{Browser, LoginPolicy, PasteBrowser, SystemBrowser};
+use rho_mcp::oauth::{Browser, LoginPolicy, PasteBrowser};
 use serde::Serialize;
 
 use crate::cli::McpCommand;
@@ -70,21 +71,47 @@ fn startable(slots: &[ServerSlot], id: &str) -> anyhow::Result<McpServerSpec> {
     Ok(spec)
 }
 
-/// `rho mcp login <id>`.
+/// Whether a person is at this run's terminal: stdin to answer, stderr to read what rho says
+/// (and the authorization address when no browser window appears).
+fn person_at_terminal() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// `rho mcp login <id>`. The system browser opens only where [`LoginPolicy::for_run`] lets a
+/// login start (a person at the terminal, outside CI); elsewhere the command says how instead,
+/// before anything is contacted.
 fn login(ctx: &Context, id: &str, no_browser: bool, scopes: &[String]) -> anyhow::Result<ExitCode> {
     let slots = load_slots(ctx)?;
     let spec = startable(&slots, id)?;
+    let browser: Arc<dyn Browser> = if no_browser {
+        Arc::new(PasteBrowser)
+    } else {
+        match LoginPolicy::for_run(person_at_terminal()) {
+            LoginPolicy::Browser(browser) => browser,
+            LoginPolicy::Never => {
+                let why = if std::env::var_os("CI").is_some() {
+                    "CI is set"
+                } else {
+                    "rho is not running on a terminal"
+                };
+                bail!(
+                    "not opening a browser to log in to {id:?}: {why}; run `rho mcp login {id}` \
+                     from a terminal outside CI, or pass --no-browser to open the address \
+                     yourself and paste back where the browser ends up"
+                );
+            }
+        }
+    };
     let store = credentials(ctx);
     let report = runtime::run(|_| async {
-        let browser: &dyn Browser = if no_browser {
-            &PasteBrowser
-        } else {
-            &SystemBrowser
-        };
-        Ok(
-            rho_mcp::oauth::login(&spec, &store, browser, scopes, &rho_mcp::process_ambient)
-                .await?,
+        Ok(rho_mcp::oauth::login(
+            &spec,
+            &store,
+            browser.as_ref(),
+            scopes,
+            &rho_mcp::process_ambient,
         )
+        .await?)
     })?;
     if ctx.json {
         json_sorted(&McpLogin {
@@ -203,7 +230,7 @@ struct ServerEntry<'a> {
 /// An OAuth server's login state (documented in docs/cli-json.md).
 #[derive(Debug, Serialize)]
 struct AuthEntry {
-    /// logged_in | expired | needs_login | unreadable
+    /// logged_in | expired | needs_login | address_changed | unbound | unreadable
     state: &'static str,
     /// Seconds until the access token expires, when known.
     expires_in: Option<u64>,
@@ -231,11 +258,8 @@ fn add_auth_states(ctx: &Context, entries: &mut [ServerEntry]) {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     for entry in entries.iter_mut() {
-        if entry
-            .spec
-            .is_some_and(|s| rho_mcp::oauth::oauth_of(s).is_some())
-        {
-            let state = rho_mcp::oauth::auth_state(&store, &entry.id, now);
+        if let Some(spec) = entry.spec.filter(|s| rho_mcp::oauth::oauth_of(s).is_some()) {
+            let state = rho_mcp::oauth::auth_state(&store, spec, now);
             entry.auth = Some(AuthEntry::of(&state));
         }
     }
@@ -909,8 +933,7 @@ fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Resu
     let spec = startable(&slots, id)?;
     let json = ctx.json;
     // A person at a terminal may log in when the server needs it.
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let access = oauth_access(ctx, LoginPolicy::for_run(interactive));
+    let access = oauth_access(ctx, LoginPolicy::for_run(person_at_terminal()));
     runtime::run(|stop| async move {
         // A call needs the tools only: the server's prompts and resources stay unlisted.
         let options = rho_mcp::ClientOptions {

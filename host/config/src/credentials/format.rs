@@ -1,9 +1,14 @@
-//! The on-disk form of one credential (format 1) and parse errors that never quote the file.
+//! The on-disk form of one credential (format 2, and format 1 read) and parse errors that
+//! never quote the file.
 //!
 //! The file is rho's own, so it is strict: every key is known and required, except
 //! `expires_at`. Errors say where (line and column) and what kind of thing is wrong, but not the
 //! text that is there: a hand-edited file may have a token in the wrong place, and the message
 //! ends up in terminals and logs.
+//!
+//! Format 2 added `resource`, the server address the token was issued for. A format 1 file
+//! (written before rho bound credentials to their server) is read with no resource, so the MCP
+//! client can report it and never send it, and a save replaces it with a format 2 file.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -11,12 +16,15 @@ use serde_json::error::Category;
 
 use super::Credential;
 
-/// The one format this rho reads and writes.
-const FORMAT: u32 = 1;
+/// The format this rho writes.
+const FORMAT: u32 = 2;
 
-/// The keys of a format 1 file, for the message about an unknown one.
-const KEYS: &str = "format, server, issuer, client_id, received_at, expires_at, scopes, \
-                    refreshable, token";
+/// The older format it still reads: a file without `resource`.
+const FORMAT_WITHOUT_RESOURCE: u32 = 1;
+
+/// The keys of a format 2 file, for the message about an unknown one.
+const KEYS: &str = "format, server, resource, issuer, client_id, received_at, expires_at, \
+                    scopes, refreshable, token";
 
 const NOT_AN_OBJECT: &str = "the file must hold one JSON object";
 
@@ -25,6 +33,7 @@ const NOT_AN_OBJECT: &str = "the file must hold one JSON object";
 struct FileRef<'a> {
     format: u32,
     server: &'a str,
+    resource: &'a str,
     issuer: &'a str,
     client_id: &'a str,
     received_at: u64,
@@ -35,12 +44,15 @@ struct FileRef<'a> {
     token: &'a Value,
 }
 
-/// What `load` accepts.
+/// What `load` accepts: either format (`resource` is required in format 2 and absent in
+/// format 1, checked after the parse).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CredentialFile {
     format: u32,
     server: String,
+    #[serde(default)]
+    resource: Option<String>,
     issuer: String,
     client_id: String,
     received_at: u64,
@@ -58,12 +70,13 @@ struct Head {
     format: u64,
 }
 
-/// The file `save` writes for `credential`: indented JSON (people do open these files) with a
-/// final newline.
-pub(super) fn to_bytes(credential: &Credential) -> serde_json::Result<Vec<u8>> {
+/// The file `save` writes for `credential`, issued for `resource`: indented JSON (people do
+/// open these files) with a final newline.
+pub(super) fn to_bytes(credential: &Credential, resource: &str) -> serde_json::Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(&FileRef {
         format: FORMAT,
         server: &credential.server,
+        resource,
         issuer: &credential.issuer,
         client_id: &credential.client_id,
         received_at: credential.received_at,
@@ -88,15 +101,31 @@ pub(super) fn parse(bytes: &[u8], server: &str) -> Result<Credential, String> {
         Ok(file) => file,
         Err(error) => {
             if let Ok(head) = serde_json::from_slice::<Head>(bytes)
-                && head.format != u64::from(FORMAT)
+                && !known(head.format)
             {
-                return Err(newer_format(head.format));
+                return Err(other_format(head.format));
             }
             return Err(describe(bytes, &error));
         }
     };
-    if file.format != FORMAT {
-        return Err(newer_format(file.format.into()));
+    if !known(file.format.into()) {
+        return Err(other_format(file.format.into()));
+    }
+    match (file.format, &file.resource) {
+        (FORMAT, None) => {
+            return Err(
+                "missing field `resource` (a format 2 file names the server address its token \
+                 was issued for)"
+                    .into(),
+            );
+        }
+        (FORMAT_WITHOUT_RESOURCE, Some(_)) => {
+            return Err(format!(
+                "a format {FORMAT_WITHOUT_RESOURCE} file has no `resource` key (format {FORMAT} \
+                 files do)"
+            ));
+        }
+        _ => {}
     }
     if file.server != server {
         // A file copied or renamed by hand would hand one server's tokens to another.
@@ -106,6 +135,7 @@ pub(super) fn parse(bytes: &[u8], server: &str) -> Result<Credential, String> {
     }
     Ok(Credential {
         server: file.server,
+        resource: file.resource,
         issuer: file.issuer,
         client_id: file.client_id,
         received_at: file.received_at,
@@ -116,8 +146,15 @@ pub(super) fn parse(bytes: &[u8], server: &str) -> Result<Credential, String> {
     })
 }
 
-fn newer_format(format: u64) -> String {
-    format!("it is in format {format}, and this rho reads format {FORMAT} only")
+fn known(format: u64) -> bool {
+    format == u64::from(FORMAT) || format == u64::from(FORMAT_WITHOUT_RESOURCE)
+}
+
+fn other_format(format: u64) -> String {
+    format!(
+        "it is in format {format}, and this rho reads formats {FORMAT_WITHOUT_RESOURCE} and \
+         {FORMAT} only"
+    )
 }
 
 /// Line, column and the kind of error, with nothing quoted from the file. Syntax errors are
@@ -165,6 +202,7 @@ mod tests {
     fn credential() -> Credential {
         Credential {
             server: "docs/search".into(),
+            resource: Some("https://mcp.example.com/mcp".into()),
             issuer: "https://auth.example.com".into(),
             client_id: "client-1".into(),
             received_at: 1_700_000_000,
@@ -175,9 +213,14 @@ mod tests {
         }
     }
 
+    fn to_bytes(credential: &Credential) -> serde_json::Result<Vec<u8>> {
+        super::to_bytes(credential, credential.resource.as_deref().unwrap())
+    }
+
     #[test]
     fn a_written_file_reads_back_whole() {
         let bytes = to_bytes(&credential()).unwrap();
+        assert!(String::from_utf8_lossy(&bytes).contains("\"format\": 2"));
         assert_eq!(parse(&bytes, "docs/search").unwrap(), credential());
         let without_expiry = Credential {
             expires_at: None,
@@ -188,7 +231,7 @@ mod tests {
         assert_eq!(parse(&bytes, "docs/search").unwrap(), without_expiry);
     }
 
-    /// `{"format": 1, ...}` from the good file with one key's JSON replaced.
+    /// `{"format": 2, ...}` from the good file with one key's JSON replaced.
     fn with(key: &str, value: &str) -> Vec<u8> {
         let mut file: serde_json::Map<String, Value> =
             serde_json::from_slice(&to_bytes(&credential()).unwrap()).unwrap();
@@ -240,10 +283,52 @@ mod tests {
         }
     }
 
+    /// The good file as an older rho wrote it: format 1, no `resource`.
+    fn format_1() -> serde_json::Map<String, Value> {
+        let mut file: serde_json::Map<String, Value> =
+            serde_json::from_slice(&with("format", "1")).unwrap();
+        file.remove("resource");
+        file
+    }
+
+    #[test]
+    fn a_format_1_file_reads_without_a_resource() {
+        let bytes = serde_json::to_vec_pretty(&format_1()).unwrap();
+        let read = parse(&bytes, "docs/search").unwrap();
+        assert_eq!(
+            read,
+            Credential {
+                resource: None,
+                ..credential()
+            }
+        );
+        // Each format has its own keys: no `resource` in format 1, a required one in 2.
+        let mut with_resource = format_1();
+        with_resource.insert("resource".into(), Value::String(CANARY.into()));
+        let reason =
+            parse(&serde_json::to_vec(&with_resource).unwrap(), "docs/search").unwrap_err();
+        assert!(
+            reason.contains("format 1 file has no `resource`"),
+            "{reason}"
+        );
+        assert!(!reason.contains(CANARY), "{reason}");
+        let mut without = format_1();
+        without.insert("format".into(), 2.into());
+        let reason = parse(&serde_json::to_vec(&without).unwrap(), "docs/search").unwrap_err();
+        assert!(reason.contains("missing field `resource`"), "{reason}");
+        let reason = parse(&with("resource", "null"), "docs/search").unwrap_err();
+        assert!(reason.contains("missing field `resource`"), "{reason}");
+        let reason = parse(&with("resource", "7"), "docs/search").unwrap_err();
+        assert!(reason.contains("resource: expected a string"), "{reason}");
+    }
+
     #[test]
     fn a_newer_format_or_another_server_is_refused() {
-        let reason = parse(&with("format", "2"), "docs/search").unwrap_err();
-        assert!(reason.contains("format 2"), "{reason}");
+        for format in ["0", "3"] {
+            let reason = parse(&with("format", format), "docs/search").unwrap_err();
+            assert!(reason.contains(&format!("format {format},")), "{reason}");
+            assert!(reason.contains("formats 1 and 2"), "{reason}");
+        }
         let mut newer: serde_json::Map<String, Value> =
             serde_json::from_slice(&with("format", "3")).unwrap();
         newer.insert("added_later".into(), Value::Bool(true));

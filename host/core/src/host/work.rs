@@ -505,14 +505,13 @@ impl Work {
         self.registry
             .servers
             .iter()
-            .filter(|slot| {
-                slot.spec
+            .filter_map(|slot| {
+                let spec = slot
+                    .spec
                     .as_ref()
-                    .is_some_and(|spec| rho_mcp::oauth::oauth_of(spec).is_some())
-            })
-            .map(|slot| {
-                let state = rho_mcp::oauth::auth_state(&store, &slot.id, now);
-                (slot.id.clone(), state.to_string())
+                    .filter(|spec| rho_mcp::oauth::oauth_of(spec).is_some())?;
+                let state = rho_mcp::oauth::auth_state(&store, spec, now);
+                Some((slot.id.clone(), state.to_string()))
             })
             .collect()
     }

@@ -9,7 +9,8 @@
 //! - the browser ([`Browser`]: `$BROWSER` or the platform opener, or URL-and-paste) and the
 //!   loopback listener that takes the redirect (`callback`);
 //! - tokens kept in rho's credential store, with its refresh lock as rmcp's refresh guard
-//!   (`server_credentials`);
+//!   (`server_credentials`), each bound to the server address it was issued for (`resource`):
+//!   a stored token is sent only to the server at that address, checked before any request;
 //! - time limits: discovery and loading stored credentials 60 s each, the browser login 5
 //!   minutes;
 //! - when a login may happen at all ([`LoginPolicy`]): a run that cannot put a browser in
@@ -20,6 +21,7 @@
 mod browser;
 mod callback;
 mod guarded_http;
+mod resource;
 mod server_credentials;
 mod status;
 
@@ -159,10 +161,7 @@ pub async fn login(
             },
         ));
     };
-    let credentials = ServerCredentials {
-        store: store.clone(),
-        server: spec.id.clone(),
-    };
+    let credentials = server_credentials(spec, http, store)?;
     let manager = manager(spec, http, credentials.clone()).await?;
     let mut oauth = oauth.clone();
     if !scopes.is_empty() {
@@ -175,7 +174,7 @@ pub async fn login(
         .await
         .map_err(|e| connect_error(spec, e.to_string()))?;
     let credential = stored
-        .map(|s| server_credentials::to_credential(&spec.id, &s))
+        .map(|s| server_credentials::to_credential(&spec.id, &credentials.resource, &s))
         .transpose()
         .map_err(|e| connect_error(spec, e))?
         .ok_or_else(|| connect_error(spec, "the login kept no token".into()))?;
@@ -201,8 +200,25 @@ pub(crate) struct Authorizer {
     secret: Option<String>,
 }
 
+/// `spec`'s slot in `store`, bound to the server's canonical address.
+fn server_credentials(
+    spec: &McpServerSpec,
+    http: &HttpServerSpec,
+    store: &rho_config::CredentialStore,
+) -> Result<ServerCredentials, McpError> {
+    let resource = resource::canonical_resource(&http.url).map_err(|e| connect_error(spec, e))?;
+    Ok(ServerCredentials {
+        store: store.clone(),
+        server: spec.id.clone(),
+        resource,
+    })
+}
+
 /// The manager for a connection to an OAuth server, holding a usable token: the stored one
-/// (refreshed when due), or one from a browser login when `access` allows one.
+/// (refreshed when due), or one from a browser login when `access` allows one. A stored token
+/// issued for another address than the server's (or naming none) is never sent: without a
+/// login this fails at once, before any request; with one, the connection starts without a
+/// token and the server's challenge leads to a login that replaces it.
 pub(crate) async fn connect(
     spec: &McpServerSpec,
     http: &HttpServerSpec,
@@ -215,10 +231,14 @@ pub(crate) async fn connect(
     let Some(access) = access else {
         return Err(needs_login(spec, "this run keeps no OAuth credentials"));
     };
-    let credentials = ServerCredentials {
-        store: access.store.clone(),
-        server: spec.id.clone(),
-    };
+    let credentials = server_credentials(spec, http, &access.store)?;
+    let refusal = tokio::time::timeout(STORE_TIME_LIMIT, credentials.refusal())
+        .await
+        .map_err(|_| connect_error(spec, "loading its stored credentials took over 60 s".into()))?
+        .map_err(|e| connect_error(spec, e.to_string()))?;
+    if let (Some(binding), LoginPolicy::Never) = (refusal, &access.login) {
+        return Err(needs_login(spec, binding.reason()));
+    }
     let mut manager = manager(spec, http, credentials.clone()).await?;
     let stored = tokio::time::timeout(STORE_TIME_LIMIT, credentials.load())
         .await

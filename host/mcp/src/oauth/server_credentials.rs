@@ -3,6 +3,11 @@
 //! body, and the store's refresh lock is rmcp's refresh guard, so two rho processes never
 //! spend one rotating refresh token twice.
 //!
+//! Every token rmcp puts on a request comes through [`CredentialStore::load`] here, so this is
+//! where the binding to the server's address is enforced: a stored credential issued for
+//! another address, or naming none, is never handed to rmcp (it sees no credential, and the
+//! server's answer leads to a login, whose save replaces the file). Saves record the address.
+//!
 //! The store works on small files with blocking calls; each call runs on the blocking pool.
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -12,11 +17,16 @@ use rmcp::transport::auth::{
     AuthError, CredentialRefreshGuard, CredentialStore, OAuthTokenResponse, StoredCredentials,
 };
 
-/// `server`'s credentials in `store`.
+use super::resource::Binding;
+
+/// `server`'s credentials in `store`, for the server at `resource`.
 #[derive(Clone)]
 pub(crate) struct ServerCredentials {
     pub(crate) store: Store,
     pub(crate) server: String,
+    /// The configured server's canonical address (`resource::canonical_resource`): the only
+    /// resource a credential loaded here may have been issued for, and the one a save records.
+    pub(crate) resource: String,
 }
 
 impl ServerCredentials {
@@ -32,11 +42,32 @@ impl ServerCredentials {
             .map_err(|e| AuthError::CredentialStoreError(format!("the store task failed: {e}")))?
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
     }
+
+    /// The stored credential and how it fits this server; `None` when there is none.
+    async fn stored(&self) -> Result<Option<(Credential, Binding)>, AuthError> {
+        let resource = self.resource.clone();
+        self.blocking(move |store, server| {
+            Ok(store.load(server)?.map(|credential| {
+                let binding = Binding::of(credential.resource.as_deref(), &resource);
+                (credential, binding)
+            }))
+        })
+        .await
+    }
+
+    /// Why the stored token must not be sent to this server, when one is stored that does not
+    /// fit it (a credential without a token has nothing to send).
+    pub(crate) async fn refusal(&self) -> Result<Option<Binding>, AuthError> {
+        Ok(self.stored().await?.and_then(|(credential, binding)| {
+            (binding != Binding::Bound && !credential.token.is_null()).then_some(binding)
+        }))
+    }
 }
 
-/// The store's record of rmcp's credentials.
+/// The store's record of rmcp's credentials, issued for `resource`.
 pub(crate) fn to_credential(
     server: &str,
+    resource: &str,
     stored: &StoredCredentials,
 ) -> Result<Credential, String> {
     let received_at = stored.token_received_at.unwrap_or_else(now);
@@ -48,6 +79,7 @@ pub(crate) fn to_credential(
     let response = stored.token_response.as_ref();
     Ok(Credential {
         server: server.to_owned(),
+        resource: Some(resource.to_owned()),
         issuer: stored.issuer.clone().unwrap_or_default(),
         client_id: stored.client_id.clone(),
         received_at,
@@ -89,8 +121,13 @@ pub(crate) fn now() -> u64 {
 impl CredentialStore for ServerCredentials {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         let server = self.server.clone();
-        let Some(credential) = self.blocking(|store, server| store.load(server)).await? else {
-            return Ok(None);
+        let credential = match self.stored().await? {
+            None => return Ok(None),
+            Some((credential, Binding::Bound)) => credential,
+            Some((_, binding)) => {
+                tracing::info!(target: "rho::mcp", server = server.as_str(), "the stored OAuth credential is not used: {}", binding.reason());
+                return Ok(None);
+            }
         };
         from_credential(credential)
             .map(Some)
@@ -98,8 +135,8 @@ impl CredentialStore for ServerCredentials {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let credential =
-            to_credential(&self.server, &credentials).map_err(AuthError::CredentialStoreError)?;
+        let credential = to_credential(&self.server, &self.resource, &credentials)
+            .map_err(AuthError::CredentialStoreError)?;
         self.blocking(move |store, _| store.save(&credential)).await
     }
 
@@ -115,8 +152,8 @@ impl CredentialStore for ServerCredentials {
         // The refresh token is dead: drop the token so the next connection logs in instead of
         // refreshing again. Only if the file still holds the rejected token: another process
         // may have saved a newer one meanwhile.
-        let rejected =
-            to_credential(&self.server, rejected).map_err(AuthError::CredentialStoreError)?;
+        let rejected = to_credential(&self.server, &self.resource, rejected)
+            .map_err(AuthError::CredentialStoreError)?;
         self.blocking(move |store, server| match store.load(server)? {
             Some(current) if current.token == rejected.token => store.remove(server).map(drop),
             _ => Ok(()),
@@ -127,5 +164,58 @@ impl CredentialStore for ServerCredentials {
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
         let lock = self.blocking(|store, server| store.lock(server)).await?;
         Ok(Some(CredentialRefreshGuard::new(lock)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CANARY: &str = "canary-5e02";
+
+    #[tokio::test]
+    async fn a_credential_reaches_rmcp_only_for_the_address_it_was_issued_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().join("credentials"));
+        let at = |resource: &str| ServerCredentials {
+            store: store.clone(),
+            server: "remote".into(),
+            resource: resource.into(),
+        };
+        let issued = at("http://127.0.0.1:4000/mcp");
+        let token: OAuthTokenResponse = serde_json::from_value(serde_json::json!({
+            "access_token": CANARY, "token_type": "Bearer", "expires_in": 3600
+        }))
+        .unwrap();
+        issued
+            .save(StoredCredentials::new(
+                "c".into(),
+                Some(token),
+                vec![],
+                Some(now()),
+            ))
+            .await
+            .unwrap();
+        let saved = store.load("remote").unwrap().unwrap();
+        assert_eq!(saved.resource.as_deref(), Some("http://127.0.0.1:4000/mcp"));
+
+        let loaded = issued.load().await.unwrap().unwrap();
+        let sent = loaded.token_response.unwrap();
+        assert_eq!(oauth2::TokenResponse::access_token(&sent).secret(), CANARY);
+        assert_eq!(issued.refusal().await.unwrap(), None);
+
+        let moved = at("http://127.0.0.1:4001/mcp");
+        assert!(
+            moved.load().await.unwrap().is_none(),
+            "sent to another address"
+        );
+        assert_eq!(
+            moved.refusal().await.unwrap(),
+            Some(Binding::AddressChanged)
+        );
+        assert!(
+            store.load("remote").unwrap().is_some(),
+            "kept for a login to replace"
+        );
     }
 }

@@ -19,6 +19,7 @@ mod mcp_scale;
 mod mcp_show;
 mod oauth;
 mod oauth_fixtures;
+mod openrpc_client;
 mod rpc;
 mod skills;
 mod tools;

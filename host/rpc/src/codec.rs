@@ -17,7 +17,9 @@ use tokio::sync::mpsc;
 
 use crate::jsonrpc::{ErrorCode, Request, error_line, notification_line, parse_line, result_line};
 use crate::methods::{Method, Notification};
+use crate::openrpc::DISCOVER;
 use crate::transport::{Inbound, Transport};
+use crate::wire::NoParams;
 
 /// One request the host has not answered yet.
 struct Unanswered {
@@ -163,8 +165,10 @@ async fn read(
         }
     };
     let (request, method, operation) = match decode_line(&line) {
-        Decoded::Blank | Decoded::Refused(None) => return true,
-        Decoded::Refused(Some(response)) => return out.send(response).await.is_ok(),
+        Decoded::Blank | Decoded::Refused(None) | Decoded::Answered(None) => return true,
+        Decoded::Refused(Some(response)) | Decoded::Answered(Some(response)) => {
+            return out.send(response).await.is_ok();
+        }
         Decoded::Accepted {
             request,
             method,
@@ -207,6 +211,9 @@ pub(crate) enum Decoded {
     /// Refused by the codec: the error response to send (`None` for a notification, which
     /// gets no response).
     Refused(Option<String>),
+    /// Answered by the codec itself (`rpc.discover`, which needs no host): the result to
+    /// send (`None` for a notification).
+    Answered(Option<String>),
     /// A request for the host.
     Accepted {
         /// The request as parsed (its id answers it).
@@ -234,6 +241,9 @@ pub(crate) fn decode_line(line: &[u8]) -> Decoded {
                 .map(|id| error_line(Some(id), code, message)),
         )
     };
+    if request.method == DISCOVER {
+        return discover(&request);
+    }
     let Some(method) = Method::from_name(&request.method) else {
         return refuse(
             ErrorCode::MethodNotFound,
@@ -247,5 +257,181 @@ pub(crate) fn decode_line(line: &[u8]) -> Decoded {
             operation,
         },
         Err(message) => refuse(ErrorCode::InvalidParams, &message),
+    }
+}
+
+/// Answers `rpc.discover` (no params) with the OpenRPC document, at once: it asks nothing of
+/// the session, so it is answered even while a turn runs.
+fn discover(request: &Request) -> Decoded {
+    let refuse = |code: ErrorCode, message: &str| {
+        Decoded::Refused(
+            request
+                .id
+                .as_deref()
+                .map(|id| error_line(Some(id), code, message)),
+        )
+    };
+    if let Err(message) = request.params::<NoParams>() {
+        return refuse(ErrorCode::InvalidParams, &message);
+    }
+    let Some(id) = request.id.as_deref() else {
+        return Decoded::Answered(None);
+    };
+    match crate::openrpc::discover_result() {
+        Some(document) => Decoded::Answered(Some(result_line(id, &document))),
+        None => refuse(
+            ErrorCode::Internal,
+            "the OpenRPC document could not be written",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use std::collections::BTreeMap;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn line(method: &str, params: Value) -> Vec<u8> {
+        json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+            .to_string()
+            .into_bytes()
+    }
+
+    fn operation(method: &str, params: Value) -> Operation {
+        match decode_line(&line(method, params.clone())) {
+            Decoded::Accepted { operation, .. } => operation,
+            Decoded::Refused(response) => panic!("{method} {params} refused: {response:?}"),
+            _ => panic!("{method} {params} not accepted"),
+        }
+    }
+
+    fn refusal(method: &str, params: Value) -> Value {
+        match decode_line(&line(method, params.clone())) {
+            Decoded::Refused(Some(response)) => serde_json::from_str(&response).unwrap(),
+            _ => panic!("{method} {params} was not refused"),
+        }
+    }
+
+    fn complete(arguments: &[(&str, &str)]) -> Operation {
+        Operation::Complete {
+            command: "/mcp:s:p".to_owned(),
+            argument: "city".to_owned(),
+            value: "Pa".to_owned(),
+            arguments: arguments
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    /// By-position params follow the document's order: required ones first, as declared, then
+    /// optional ones by name; a `null` in an optional slot is an argument left out.
+    #[test]
+    fn params_by_position_are_named_in_the_documents_order() {
+        let by_name = json!({"command": "/mcp:s:p", "argument": "city", "value": "Pa",
+                             "filledArguments": {"state": "TX"}});
+        let by_position = json!(["/mcp:s:p", "city", "Pa", {"state": "TX"}]);
+        assert_eq!(operation("complete", by_name), complete(&[("state", "TX")]));
+        assert_eq!(
+            operation("complete", by_position),
+            complete(&[("state", "TX")])
+        );
+        assert_eq!(
+            operation("complete", json!(["/mcp:s:p", "city", "Pa"])),
+            complete(&[])
+        );
+        assert_eq!(
+            operation("prompt", json!(["go", null, true])),
+            Operation::Steer("go".to_owned())
+        );
+        assert_eq!(
+            operation("prompt", json!(["go", [{"server": "s", "uri": "u"}]])),
+            Operation::Prompt {
+                message: "go".to_owned(),
+                attachments: vec![("s".to_owned(), "u".to_owned())],
+            }
+        );
+        assert_eq!(
+            operation("setModel", json!(["m"])),
+            Operation::SetModel("m".to_owned())
+        );
+        assert_eq!(operation("getState", json!([])), Operation::GetState);
+        assert_eq!(
+            operation("questionResponse", json!([7, "decline"])),
+            Operation::AnswerQuestion {
+                question: 7,
+                answer: rho_core::session::QuestionAnswer::Decline,
+            }
+        );
+    }
+
+    #[test]
+    fn params_by_position_beyond_the_methods_params_are_refused() {
+        for (method, params) in [
+            ("getState", json!([1])),
+            ("setModel", json!(["m", "extra"])),
+            ("complete", json!(["/mcp:s:p", "city", "Pa", {}, 5])),
+        ] {
+            let error = refusal(method, params);
+            assert_eq!(error["error"]["code"], -32602, "{error}");
+            assert!(
+                error["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("by position"),
+                "{error}"
+            );
+        }
+        // A required param left null stays null, and is refused by its type.
+        let error = refusal("setModel", json!([null]));
+        assert_eq!(error["error"]["code"], -32602, "{error}");
+    }
+
+    /// `complete`'s former `arguments` param is still read; both names at once are refused.
+    #[test]
+    fn the_former_name_of_filled_arguments_is_still_accepted() {
+        let old = json!({"command": "/mcp:s:p", "argument": "city", "value": "Pa",
+                         "arguments": {"state": "TX"}});
+        assert_eq!(operation("complete", old), complete(&[("state", "TX")]));
+        let both = json!({"command": "/mcp:s:p", "argument": "city", "value": "Pa",
+                          "arguments": {}, "filledArguments": {}});
+        assert_eq!(refusal("complete", both)["error"]["code"], -32602);
+    }
+
+    fn answered(line: &[u8]) -> Option<Value> {
+        match decode_line(line) {
+            Decoded::Answered(response) => response.map(|r| serde_json::from_str(&r).unwrap()),
+            _ => panic!(
+                "{} was not answered by the codec",
+                String::from_utf8_lossy(line)
+            ),
+        }
+    }
+
+    /// `rpc.discover` answers the document itself, with or without empty params; other
+    /// params are refused and a notification gets nothing.
+    #[test]
+    fn rpc_discover_answers_the_openrpc_document() {
+        let document = crate::openrpc::document();
+        for request in [
+            json!({"jsonrpc": "2.0", "id": "d", "method": "rpc.discover"}),
+            json!({"jsonrpc": "2.0", "id": "d", "method": "rpc.discover", "params": []}),
+            json!({"jsonrpc": "2.0", "id": "d", "method": "rpc.discover", "params": {}}),
+        ] {
+            let response = answered(request.to_string().as_bytes()).unwrap();
+            assert_eq!(response["id"], "d");
+            assert_eq!(response["result"], document, "{request}");
+        }
+        for params in [json!({"x": 1}), json!([1])] {
+            let error = refusal("rpc.discover", params);
+            assert_eq!(error["error"]["code"], -32602, "{error}");
+        }
+        let notification = json!({"jsonrpc": "2.0", "method": "rpc.discover"});
+        assert_eq!(answered(notification.to_string().as_bytes()), None);
     }
 }

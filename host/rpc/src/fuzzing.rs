@@ -10,7 +10,8 @@ pub enum LineOutcome {
     Blank,
     /// Refused by the codec: the error response line (`None` for a notification).
     Refused(Option<String>),
-    /// A request whose params decoded into a host operation.
+    /// A request rho answers with a result: its params decoded into a host operation, or it
+    /// is `rpc.discover`, which the codec answers itself.
     Accepted {
         /// Whether it carries an id (a request rather than a notification).
         has_id: bool,
@@ -24,6 +25,9 @@ pub fn line(bytes: &[u8]) -> LineOutcome {
         Decoded::Refused(response) => LineOutcome::Refused(response),
         Decoded::Accepted { request, .. } => LineOutcome::Accepted {
             has_id: request.id.is_some(),
+        },
+        Decoded::Answered(response) => LineOutcome::Accepted {
+            has_id: response.is_some(),
         },
     }
 }

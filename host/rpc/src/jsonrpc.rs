@@ -5,7 +5,10 @@
 //! `-32600`, as MCP dropped batches); ids are echoed byte for byte (a big integer is never
 //! rewritten as a float), and must be a string or an integer written as plain digits; a `null`,
 //! object, array, boolean, fractional or exponent-form (`1e3`) id is `-32600` with a `null` id;
-//! a leading BOM and a trailing `\r` are tolerated.
+//! a leading BOM and a trailing `\r` are tolerated; params go by name (an object) or by
+//! position (an array, named after the method's params in its OpenRPC order).
+
+use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -47,7 +50,7 @@ impl ErrorCode {
 }
 
 /// A well-formed request or notification.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Request {
     /// The id as sent (`None`: a notification, which gets no response).
     pub id: Option<Box<RawValue>>,
@@ -71,6 +74,45 @@ impl Request {
             Ok(value) => format!("s:{value}"),
             Err(_) => format!("n:{text}"),
         })
+    }
+
+    /// This request with by-position params named: element `i` of an array becomes the member
+    /// `slots[i].0` of an object (`slots` are the method's params in order, each with whether
+    /// it is required). A `null` in an optional slot is left out, since a client that skips an
+    /// argument can only send `null` there; more elements than slots is an error. By-name
+    /// params (and none) are returned as they are.
+    pub fn named(&self, slots: &[(&str, bool)]) -> Result<Cow<'_, Self>, String> {
+        let Some(raw) = &self.params else {
+            return Ok(Cow::Borrowed(self));
+        };
+        if !raw.get().trim_start().starts_with('[') {
+            return Ok(Cow::Borrowed(self));
+        }
+        let invalid = |message: String| format!("invalid params for {}: {message}", self.method);
+        let values: Vec<&RawValue> =
+            serde_json::from_str(raw.get()).map_err(|e| invalid(e.to_string()))?;
+        if values.len() > slots.len() {
+            return Err(invalid(format!(
+                "{} params by position, it takes at most {}",
+                values.len(),
+                slots.len()
+            )));
+        }
+        let mut members = Vec::with_capacity(values.len());
+        for (value, (name, required)) in values.iter().zip(slots) {
+            if !required && value.get().trim() == "null" {
+                continue;
+            }
+            let name = serde_json::to_string(name).map_err(|e| invalid(e.to_string()))?;
+            members.push(format!("{name}:{}", value.get()));
+        }
+        let object = RawValue::from_string(format!("{{{}}}", members.join(",")))
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(Cow::Owned(Self {
+            id: self.id.clone(),
+            method: self.method.clone(),
+            params: Some(object),
+        }))
     }
 
     /// Deserializes the params; absent, `null`, `{}` and `[]` count as no params.

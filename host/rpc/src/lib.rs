@@ -5,9 +5,10 @@
 //! tests, [`transport::channel`]) into host operations and host events into lines. It holds
 //! no session state. Requests are parsed strictly (`jsonrpc.rs`); each method is defined once
 //! in `methods.rs` (name, params, the operation it becomes, its result), and dispatch, the
-//! method list and the OpenRPC document in `schemas/rho-rpc.openrpc.json` (`openrpc.rs`) all
-//! come from that table; every param, result and notification has a typed wire struct
-//! (`wire.rs`). stdout carries only protocol; logs go to stderr.
+//! method list and the OpenRPC document in `schemas/rho-rpc.openrpc.json` (`openrpc.rs`, also
+//! the answer to `rpc.discover`) all come from that table; every param, result and
+//! notification has a typed wire struct (`wire.rs`). stdout carries only protocol; logs go to
+//! stderr.
 
 mod codec;
 mod convert;

@@ -85,8 +85,11 @@ macro_rules! methods {
                 match self { $(Self::$variant => $summary,)* }
             }
 
-            /// The host operation a request becomes, or why its params do not fit.
+            /// The host operation a request becomes, or why its params do not fit. Params by
+            /// position are named after the method's params in the OpenRPC document's order.
             pub(crate) fn decode(self, request: &Request) -> Result<Operation, String> {
+                let request = request.named(&crate::openrpc::param_slots(self.name()))?;
+                let request = request.as_ref();
                 match self {
                     $(Self::$variant => {
                         let params = <$params as MethodParams>::read(request)?;
@@ -348,7 +351,7 @@ methods! {
             command: p.command,
             argument: p.argument,
             value: p.value,
-            arguments: p.arguments,
+            arguments: p.filled_arguments,
         }),
         result: "completions", CompleteResult => |r| match r {
             Response::Completions(values) => Some(CompleteResult { values }),

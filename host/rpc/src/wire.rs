@@ -259,9 +259,11 @@ pub struct CompleteParams {
     pub argument: String,
     /// What was typed of it so far.
     pub value: String,
-    /// The other arguments already filled in.
-    #[serde(default)]
-    pub arguments: std::collections::BTreeMap<String, String>,
+    /// The other arguments already filled in. Its former name `arguments` is still accepted;
+    /// it was renamed because JavaScript's strict mode reserves that name, so a generated
+    /// client could not take it as a parameter.
+    #[serde(default, rename = "filledArguments", alias = "arguments")]
+    pub filled_arguments: std::collections::BTreeMap<String, String>,
 }
 
 /// Methods without params accept no params, `null`, `{}` or `[]`.

@@ -240,6 +240,39 @@ fn a_denied_call_is_reported_and_the_model_continues() {
 }
 
 #[test]
+fn an_approval_request_carries_the_models_arguments_byte_for_byte() {
+    let sandbox = Sandbox::new();
+    // `touch X`, 300 line breaks, `echo hello`: a front-end that showed a trimmed or
+    // re-serialized form could hide what runs. The text keeps the model's own spacing, so a
+    // re-serialized form would not match either.
+    let command = format!("touch X\n{}echo hello", "\n".repeat(300));
+    let arguments = format!(
+        "{{ \"command\" :  {} }}",
+        serde_json::to_string(&command).unwrap()
+    );
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [{"name": "run_command", "arguments": arguments}]},
+            {"content": "Not run.", "expect": {"last_role": "tool", "last_message_contains": "denied"}}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "make X"}));
+    let request = rpc.until("approval/request");
+    assert_eq!(request["params"]["arguments"], arguments.as_str());
+    let parsed: Value =
+        serde_json::from_str(request["params"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(parsed["command"], command.as_str());
+    assert_eq!(parsed["command"].as_str().unwrap().lines().count(), 302);
+    rpc.call(2, "approvalResponse", json!({"approved": false}));
+    let (_, response) = rpc.response(1);
+    assert_eq!(response["result"]["reply"], "Not run.");
+    assert!(!sandbox.project.join("X").exists());
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
 fn a_redirect_abandons_the_batch_and_the_model_replans() {
     let sandbox = Sandbox::new();
     let model = Model::start(

@@ -160,6 +160,133 @@ fn a_denied_call_and_a_redirect_are_shown_on_their_cards() {
 }
 
 #[test]
+fn an_approval_shows_what_hides_behind_blank_lines_and_v_shows_all_of_it() {
+    let sandbox = Sandbox::new();
+    // One command, two things run: `touch X`, then 300 line breaks, then `echo hello`.
+    let command = format!("touch X\n{}echo hello", "\n".repeat(300));
+    let model = model(
+        &sandbox,
+        &json!([
+            {"tool_calls": [{"name": "run_command", "arguments": {"command": command}}]},
+            {"content": "not run then", "expect": {"last_message_contains": "denied"}}
+        ]),
+    );
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    tmux.type_text("make X");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Allow this destructive call?");
+    for shown in ["touch X", "⋯ 300 blank lines ⋯", "echo hello"] {
+        assert!(screen.contains(shown), "{shown:?} is not shown:\n{screen}");
+    }
+    // The whole arguments, over the conversation; `y` does nothing there.
+    tmux.keys(&["v"]);
+    let view = tmux.wait_for("arguments of run_command");
+    assert!(view.contains("303 lines"), "{view}");
+    assert!(!view.contains("Allow this destructive call?"), "{view}");
+    tmux.keys(&["y"]);
+    tmux.keys(&["q"]);
+    tmux.wait_until("the card's question again", |s| {
+        s.contains("Allow this destructive call?") && !s.contains("arguments of run_command")
+    });
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("not run then");
+    assert!(screen.contains("⊘ run_command  denied"), "{screen}");
+    assert!(!sandbox.project.join("X").exists(), "the command ran");
+    quit(&tmux);
+}
+
+#[test]
+fn an_mcp_tool_its_server_calls_read_only_is_asked_about_in_the_servers_words() {
+    // server-everything's `echo` says `readOnlyHint: true`; rho cannot check it, so the call
+    // is still asked about, and the card must not call it both read-only and destructive.
+    let sandbox = Sandbox::new();
+    let server = rho_e2e::peer_bin("mcp-server-everything");
+    sandbox.write_config(&format!(
+        "[mcp.servers.everything]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
+        server.display()
+    ));
+    let model = model(
+        &sandbox,
+        &json!([
+            {"tool_calls": [{"name": everything_tool("echo"), "arguments": {"message": "hi"}}]},
+            {"content": "echoed", "expect": {"last_message_contains": "Echo: hi"}}
+        ]),
+    );
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    tmux.wait_for("mcp 1 up");
+    tmux.type_text("echo it");
+    tmux.keys(&["Enter"]);
+    let screen =
+        tmux.wait_for("The server says this tool only reads (unverified). Allow this call?");
+    assert!(screen.contains("? everything · echo"), "{screen}");
+    assert!(
+        screen.contains("server says: read-only (readOnlyHint: true)"),
+        "{screen}"
+    );
+    assert!(!screen.contains("echo  read-only"), "{screen}");
+    assert!(!screen.contains("Allow this destructive call?"), "{screen}");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("echoed");
+    assert!(screen.contains("✓ everything · echo"), "{screen}");
+    quit(&tmux);
+}
+
+#[test]
+fn a_resumed_session_shows_each_call_as_it_ended() {
+    let sandbox = Sandbox::new();
+    let model = model(
+        &sandbox,
+        &json!([
+            {"tool_calls": [
+                {"name": "read_file", "arguments": {"path": "missing.txt"}},
+                {"name": "run_command", "arguments": {"command": "echo never"}}
+            ]},
+            {"content": "the turn is over", "expect": {"last_message_contains": "denied"}}
+        ]),
+    );
+    let tmux = tui(&sandbox, &model, &[]);
+    tmux.type_text("read and run");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Allow this destructive call?");
+    tmux.keys(&["n"]);
+    let live = tmux.wait_for("the turn is over");
+    assert!(live.contains("⊘ run_command  denied"), "{live}");
+    assert!(live.contains("✗ read_file"), "{live}");
+    quit(&tmux);
+    drop(tmux);
+
+    // The session file keeps each call's outcome beside what the model read.
+    let file = std::fs::read_dir(sandbox.rho_home.join("sessions"))
+        .unwrap()
+        .flatten()
+        .flat_map(|project| std::fs::read_dir(project.path()).unwrap().flatten())
+        .map(|entry| entry.path())
+        .find(|path| path.extension().is_some_and(|e| e == "jsonl"))
+        .expect("a session file");
+    let outcomes: Vec<Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|entry| entry["message"]["role"] == "tool")
+        .map(|entry| entry["message"]["outcome"]["kind"].clone())
+        .collect();
+    assert_eq!(
+        outcomes,
+        [json!("error"), json!("denied")],
+        "{}",
+        file.display()
+    );
+
+    let tmux = tui(&sandbox, &model, &["--continue"]);
+    let resumed = tmux.wait_for("the turn is over");
+    assert!(resumed.contains("⊘ run_command  denied"), "{resumed}");
+    assert!(resumed.contains("✗ read_file"), "{resumed}");
+    assert!(!resumed.contains("✓ run_command"), "{resumed}");
+    assert!(!resumed.contains("✓ read_file"), "{resumed}");
+    quit(&tmux);
+}
+
+#[test]
 fn esc_twice_stops_a_streaming_turn() {
     let sandbox = Sandbox::new();
     let words: String = (0..400).map(|i| format!("word{i} ")).collect();

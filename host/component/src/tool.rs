@@ -119,6 +119,19 @@ pub fn server_hints(description: &str) -> impl Iterator<Item = &str> {
         .filter_map(|line| line.strip_prefix(SERVER_HINT_PREFIX))
 }
 
+/// The value the server gave annotation `key` (`readOnlyHint`), from the hint lines of a tool
+/// description (each ends with `(<key>: <true|false>)`). What a server says, never a level.
+pub fn server_hint(description: &str, key: &str) -> Option<bool> {
+    server_hints(description).find_map(|hint| {
+        let (_, said) = hint.rsplit_once(" (")?;
+        said.strip_suffix(')')?
+            .strip_prefix(key)?
+            .strip_prefix(": ")?
+            .parse()
+            .ok()
+    })
+}
+
 /// An image kept from a result for a model that accepts images.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolImage {
@@ -247,6 +260,20 @@ pub trait Tool: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_hints_are_read_by_their_key() {
+        let description = "Deletes a file.\n(MCP tool `rm` of server `files`)\n\
+             Server hint: may modify its environment (readOnlyHint: false)\n\
+             Server hint: may be destructive (destructiveHint: true)";
+        assert_eq!(server_hint(description, "readOnlyHint"), Some(false));
+        assert_eq!(server_hint(description, "destructiveHint"), Some(true));
+        assert_eq!(server_hint(description, "idempotentHint"), None);
+        assert_eq!(
+            server_hint("Server hint: odd (readOnlyHint: maybe)", "readOnlyHint"),
+            None
+        );
+    }
 
     #[test]
     fn risk_levels_order_from_read_to_destructive() {

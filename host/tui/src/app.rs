@@ -3,7 +3,8 @@
 //! [`App::take_operations`], and [`App::render`] draws a frame. The event loop
 //! (`crate::event_loop`) owns the terminal and the channels.
 //!
-//! Key precedence: a server's form on a card, then a pending approval, then an open palette,
+//! Key precedence: a server's form on a card, then a pending approval (or the view of its
+//! arguments, which takes every key but ctrl+c), then an open palette,
 //! then the global keys, then the composer.
 
 use std::collections::BTreeMap;
@@ -20,9 +21,11 @@ use rho_core::host::{
 };
 use rho_core::provider::{ChatMessage, FinishReason, Role as ChatRole};
 use rho_core::session::{
-    ApprovalDecision, ContextSnapshot, LoopState, QuestionAnswer, SessionEvent, SessionSummary,
+    ApprovalDecision, CallOutcome, ContextSnapshot, LoopState, QuestionAnswer, SessionEvent,
+    SessionSummary,
 };
 
+use crate::arguments::{ArgumentsView, ViewKey};
 use crate::composer::{Composer, Outcome, TokenKind};
 use crate::images::{CardImage, Graphics, ImageState};
 use crate::palette::{self, Entry, EntryKind, Palette};
@@ -132,6 +135,8 @@ pub struct App {
     approval: Option<String>,
     /// The composer's text becomes the redirect message of the pending approval.
     redirecting: bool,
+    /// The whole arguments of the call waiting for approval, over the conversation (`v`).
+    viewing: Option<ArgumentsView>,
     /// Resources picked with `@`, sent with the next message: `(server, uri)`.
     attachments: Vec<Attachment>,
     /// A message sent while an attachment was still being read: it goes once they all are.
@@ -202,6 +207,7 @@ impl App {
             running: false,
             approval: None,
             redirecting: false,
+            viewing: None,
             attachments: Vec::new(),
             waiting_message: None,
             armed: None,
@@ -443,7 +449,7 @@ impl App {
             }
             SessionEvent::ToolResult {
                 call_id,
-                is_error,
+                outcome,
                 output,
                 image,
                 ..
@@ -452,7 +458,7 @@ impl App {
                 if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
                     card.question = None;
                     if card.state != CardState::Denied {
-                        card.state = CardState::Done { is_error, output };
+                        card.state = CardState::ended(&outcome, output);
                         if let (Some(image), Some(graphics)) = (image, &self.graphics) {
                             card.image = Some(ImageState::Drawing);
                             self.image_jobs.push(ImageJob {
@@ -659,10 +665,10 @@ impl App {
                         continue;
                     };
                     if let Some(card) = self.transcript.card_mut(|c| &c.call_id == id) {
-                        card.state = CardState::Done {
-                            is_error: false,
-                            output: message.content.clone(),
-                        };
+                        // A session file written before rho kept outcomes says nothing: the
+                        // call is shown as finished.
+                        let outcome = message.outcome.as_ref().unwrap_or(&CallOutcome::Success);
+                        card.state = CardState::ended(outcome, message.content.clone());
                     }
                 }
             }
@@ -670,7 +676,7 @@ impl App {
         self.transcript.update_cards(|card| {
             let open = !card.is_finished();
             if open {
-                card.state = CardState::Cancelled;
+                card.state = CardState::Cancelled { output: None };
             }
             open
         });
@@ -681,6 +687,7 @@ impl App {
     fn end_turn(&mut self, end: TurnEnd) {
         self.running = false;
         self.approval = None;
+        self.viewing = None;
         self.redirecting = false;
         let redirected = std::mem::take(&mut self.redirected);
         self.transcript.update_cards(|card| {
@@ -689,7 +696,7 @@ impl App {
             if !card.is_finished() {
                 card.state = match end {
                     TurnEnd::Finished if redirected => CardState::Redirected,
-                    _ => CardState::Cancelled,
+                    _ => CardState::Cancelled { output: None },
                 };
             }
             open
@@ -802,10 +809,36 @@ impl App {
                 _ => return false,
             }
         }
+        // The whole arguments: the view takes every key but ctrl+c (which still stops the
+        // turn). The question is answered on the card, where it can be read: `y` and `n` do
+        // nothing here.
+        if let Some(view) = self.viewing.as_mut() {
+            if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+                return false;
+            }
+            if view.key(key) == ViewKey::Close {
+                self.viewing = None;
+            }
+            return true;
+        }
         if Self::passes_through(&key) {
             return false;
         }
         let decision = match key.code {
+            KeyCode::Char('v') => {
+                let card = self.transcript.cells().find_map(|c| match c {
+                    Cell::Tool(card) if card.call_id == call_id => Some(card),
+                    _ => None,
+                });
+                if let Some(card) = card {
+                    self.viewing = Some(ArgumentsView::new(
+                        &card.call_id,
+                        &card.label,
+                        &card.arguments,
+                    ));
+                }
+                None
+            }
             KeyCode::Char('y') => Some(ApprovalDecision::Approve),
             KeyCode::Char('a') => Some(ApprovalDecision::ApproveForSession),
             KeyCode::Char('n') | KeyCode::Esc => Some(ApprovalDecision::Deny),
@@ -836,6 +869,7 @@ impl App {
             };
         }
         self.approval = None;
+        self.viewing = None;
         self.redirecting = false;
         self.send(Operation::AnswerApproval(decision), Purpose::Quiet);
     }
@@ -1306,6 +1340,13 @@ impl App {
         .areas(area);
         let buf = frame.buffer_mut();
         self.transcript.render(body, buf, &theme);
+        // A view of a call no longer asked about (answered, the turn stopped) is gone.
+        if self.viewing.as_ref().map(|v| &v.call_id) != self.approval.as_ref() || self.redirecting {
+            self.viewing = None;
+        }
+        if let Some(view) = self.viewing.as_mut() {
+            view.render(body, buf, &theme);
+        }
         if let Some((_, palette)) = &self.palette {
             let height = palette.height().min(body.height);
             let popup = Rect::new(body.x, body.bottom() - height, body.width, height);
@@ -1373,8 +1414,12 @@ impl App {
             None if self.redirecting => {
                 "type what the model should do instead · enter sends · esc back".to_owned()
             }
+            None if self.viewing.is_some() => {
+                "↑/↓ pgup/pgdn home/end scroll · q or esc back to the question".to_owned()
+            }
             None if self.approval.is_some() => {
-                "answer on the card · pgup/pgdn scroll · ctrl+c stops the turn".to_owned()
+                "answer on the card · v all arguments · pgup/pgdn scroll · ctrl+c stops the turn"
+                    .to_owned()
             }
             None if self.form_open() => {
                 "a server asks: answer on the card · pgup/pgdn scroll · ctrl+c stops the turn"

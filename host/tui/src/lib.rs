@@ -5,12 +5,14 @@
 //!
 //! Modules: [`event_loop`] (terminal and host events in, frames out), [`app`] (the state and
 //! what keys and events do), [`transcript`] (the conversation view and its scrolling),
-//! [`tool_card`] (a tool call, its approval and a server's form), [`palette`] (the `/` and `@`
+//! [`tool_card`] (a tool call, its approval and a server's form), [`arguments`] (a call's
+//! arguments as a person reads them, and their full view), [`palette`] (the `/` and `@`
 //! palettes), [`composer`] (the message box), [`markdown`] (Markdown to styled lines),
 //! [`reports`] (`/mcp`, `/doctor`, ...), [`text`] (safe wrapped text), [`theme`] (styles,
 //! `NO_COLOR`), [`terminal`] (modes and their restoration).
 
 pub mod app;
+pub mod arguments;
 pub mod composer;
 pub mod event_loop;
 pub mod images;

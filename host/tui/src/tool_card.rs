@@ -5,10 +5,11 @@
 
 use ratatui::text::{Line, Span};
 use rho_component::{
-    FieldKind, FormField, RiskLevel, ToolOrigin, ToolSpec, server_hints, terminal_safe,
+    FieldKind, FormField, RiskLevel, ToolOrigin, ToolSpec, server_hint, server_hints, terminal_safe,
 };
-use rho_core::session::{QuestionKind, QuestionRequest};
+use rho_core::session::{CallOutcome, QuestionKind, QuestionRequest};
 
+use crate::arguments::{APPROVAL_ROWS, CARD_ROWS, argument_lines, preview};
 use crate::images::{CardImage, ImageState};
 use crate::text::wrap_plain;
 use crate::theme::{Role, Theme};
@@ -17,8 +18,6 @@ use crate::theme::{Role, Theme};
 pub const FOLDED_RESULT_LINES: usize = 6;
 /// Rows of each message a sampling question shows.
 const SAMPLING_ROWS: usize = 4;
-/// Argument lines shown on a card (the approval shows them all).
-const ARGUMENT_LINES: usize = 3;
 
 /// Where a call is.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,8 +45,110 @@ pub enum CardState {
     Denied,
     /// The user redirected the model instead.
     Redirected,
-    /// Aborted while it ran.
-    Cancelled,
+    /// Stopped with the turn: before it ran (no output), or while it ran (what it said).
+    Cancelled {
+        /// The output of a call stopped while it ran.
+        output: Option<String>,
+    },
+}
+
+impl CardState {
+    /// How a call that `outcome` describes ended, with `output`, what the model read of it.
+    /// The one mapping from the session's outcomes to cards: live results and a resumed
+    /// session's history both go through it, so a call looks the same either way.
+    pub fn ended(outcome: &CallOutcome, output: String) -> Self {
+        match outcome {
+            CallOutcome::Success => Self::Done {
+                is_error: false,
+                output,
+            },
+            CallOutcome::Error { .. } => Self::Done {
+                is_error: true,
+                output,
+            },
+            CallOutcome::Denied => Self::Denied,
+            CallOutcome::Redirected => Self::Redirected,
+            CallOutcome::Cancelled => Self::Cancelled {
+                output: Some(output),
+            },
+        }
+    }
+}
+
+/// What a card says about what a call may change: the one wording of the title's label and
+/// the approval question, so the two cannot disagree. rho's own level is the only level stated
+/// as a fact. An MCP tool is `destructive` to the gate whatever its server says, because rho
+/// cannot see what a server does; its card states no level and says instead what the server
+/// claims, marked unverified where the claim would make it safer (`docs/mcp.md`, "Tools").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effects {
+    /// A tool rho knows (built-in, WASM, or not in the tool list): its level, when known.
+    Known(Option<RiskLevel>),
+    /// An MCP tool: what its server says of it.
+    Claimed(Claim),
+}
+
+/// What a server's annotations say a tool changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// `readOnlyHint: true`.
+    ReadOnly,
+    /// `destructiveHint: true`.
+    Destructive,
+    /// `destructiveHint: false`.
+    NotDestructive,
+    /// Neither.
+    Silent,
+}
+
+impl Effects {
+    /// What the card of a tool with `spec` says.
+    pub fn of(spec: Option<&ToolSpec>) -> Self {
+        let Some(spec) = spec else {
+            return Self::Known(None);
+        };
+        if !matches!(spec.origin, ToolOrigin::Mcp { .. }) {
+            return Self::Known(Some(spec.risk));
+        }
+        let hint = |key| server_hint(&spec.description, key);
+        Self::Claimed(match (hint("readOnlyHint"), hint("destructiveHint")) {
+            (Some(true), _) => Claim::ReadOnly,
+            (_, Some(true)) => Claim::Destructive,
+            (_, Some(false)) => Claim::NotDestructive,
+            _ => Claim::Silent,
+        })
+    }
+
+    /// The title's label: `read-only` for a tool rho knows only reads.
+    pub fn label(self) -> Option<&'static str> {
+        match self {
+            Self::Known(Some(RiskLevel::Read)) => Some("read-only"),
+            _ => None,
+        }
+    }
+
+    /// The approval question, for a call the gate asks about at level `asked`.
+    pub fn question(self, asked: RiskLevel) -> String {
+        let claim = match self {
+            Self::Known(_) => {
+                let level = match asked {
+                    RiskLevel::Read => "read-only",
+                    other => other.as_str(),
+                };
+                return format!("Allow this {level} call?");
+            }
+            Self::Claimed(claim) => claim,
+        };
+        let said = match claim {
+            Claim::ReadOnly => "The server says this tool only reads (unverified).",
+            Claim::Destructive => "The server says this tool may be destructive.",
+            Claim::NotDestructive => {
+                "The server says this tool changes things but destroys nothing (unverified)."
+            }
+            Claim::Silent => "The server does not say what this tool changes.",
+        };
+        format!("{said} Allow this call?")
+    }
 }
 
 /// A tool call on screen.
@@ -59,8 +160,8 @@ pub struct ToolCard {
     pub name: String,
     /// What the card's title names: `server · tool`, `plugin · tool` or the built-in name.
     pub label: String,
-    /// The tool's spec says it only reads.
-    pub read_only: bool,
+    /// What the card says the call may change.
+    pub effects: Effects,
     /// What the tool's server says of it (its annotations), shown as notices.
     pub hints: Vec<String>,
     /// The arguments as the model wrote them.
@@ -87,7 +188,7 @@ impl ToolCard {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
             label,
-            read_only: spec.is_some_and(|s| s.risk == RiskLevel::Read),
+            effects: Effects::of(spec),
             hints: spec
                 .map(|s| server_hints(&s.description).map(str::to_owned).collect())
                 .unwrap_or_default(),
@@ -106,7 +207,7 @@ impl ToolCard {
             CardState::Done { .. }
                 | CardState::Denied
                 | CardState::Redirected
-                | CardState::Cancelled
+                | CardState::Cancelled { .. }
         )
     }
 
@@ -134,20 +235,20 @@ impl ToolCard {
                 is_error: false, ..
             } => ("✓", Role::Success),
             CardState::Done { is_error: true, .. } => ("✗", Role::Error),
-            CardState::Denied | CardState::Cancelled => ("⊘", Role::Warning),
+            CardState::Denied | CardState::Cancelled { .. } => ("⊘", Role::Warning),
             CardState::Redirected => ("↪", Role::Warning),
         };
         let mut title = vec![
             Span::styled(format!("{icon} "), theme.style(icon_role)),
             Span::styled(terminal_safe(&self.label), theme.style(Role::Accent)),
         ];
-        if self.read_only {
-            title.push(Span::styled("  read-only", theme.style(Role::Dim)));
+        if let Some(label) = self.effects.label() {
+            title.push(Span::styled(format!("  {label}"), theme.style(Role::Dim)));
         }
         let status = match &self.state {
             CardState::Denied => Some("denied"),
             CardState::Redirected => Some("redirected"),
-            CardState::Cancelled => Some("cancelled"),
+            CardState::Cancelled { .. } => Some("cancelled"),
             _ => None,
         };
         if let Some(status) = status {
@@ -186,24 +287,40 @@ impl ToolCard {
                 );
             }
         }
-        let arguments = compact_arguments(&self.arguments);
+        // The start of the arguments, with what is left out counted: while the call waits
+        // for approval, `v` shows the rest.
         let awaiting = matches!(self.state, CardState::AwaitingApproval { .. });
-        if !arguments.is_empty() {
-            let limit = (!awaiting).then_some(ARGUMENT_LINES);
-            let hidden = body(&arguments, Role::Dim, limit, "    ", &mut lines);
-            if hidden > 0 {
-                lines.push(fold_line(hidden, "argument", theme));
-            }
+        let budget = match (awaiting, self.expanded) {
+            (true, _) => Some(APPROVAL_ROWS),
+            (false, true) => None,
+            (false, false) => Some(CARD_ROWS),
+        };
+        let shown = preview(&argument_lines(&self.arguments), inner, budget);
+        for (row, role) in &shown.rows {
+            lines.push(Line::from(vec![
+                Span::raw("    "),
+                Span::styled(row.clone(), theme.style(*role)),
+            ]));
+        }
+        let how = if awaiting {
+            "v to view all"
+        } else {
+            "ctrl+o expands"
+        };
+        if let Some(hidden) = shown.hidden_line(how) {
+            lines.push(Line::from(vec![
+                Span::raw("    "),
+                Span::styled(hidden, theme.style(Role::Warning)),
+            ]));
         }
         match &self.state {
             CardState::AwaitingApproval { risk } => {
-                lines.push(Line::from(vec![
-                    Span::styled("    ", theme.style(Role::Dim)),
-                    Span::styled(
-                        format!("Allow this {} call?", risk.as_str()),
-                        theme.style(Role::Warning),
-                    ),
-                ]));
+                for row in wrap_plain(&self.effects.question(*risk), inner) {
+                    lines.push(Line::from(vec![
+                        Span::raw("    "),
+                        Span::styled(row, theme.style(Role::Warning)),
+                    ]));
+                }
                 lines.push(Line::from(vec![
                     Span::raw("    "),
                     Span::styled(
@@ -220,6 +337,15 @@ impl ToolCard {
                     None => "running…".to_owned(),
                 };
                 body(&text, Role::Dim, Some(2), "    ", &mut lines);
+            }
+            CardState::Cancelled {
+                output: Some(output),
+            } => {
+                let limit = (!self.expanded).then_some(FOLDED_RESULT_LINES);
+                let hidden = body(output, Role::Dim, limit, "  └ ", &mut lines);
+                if hidden > 0 {
+                    lines.push(fold_line(hidden, "result", theme));
+                }
             }
             CardState::Done { is_error, output } => {
                 let role = if *is_error { Role::Error } else { Role::Text };
@@ -268,35 +394,6 @@ fn fold_line(hidden: usize, what: &str, theme: &Theme) -> Line<'static> {
             theme.style(Role::Dim),
         ),
     ])
-}
-
-/// A flat JSON object (`{"a":1,"b":"x"}`) as `a: 1` and `b: x`, one key per line; anything
-/// else (nested values, invalid JSON) as the model wrote it.
-fn compact_arguments(arguments: &str) -> String {
-    let trimmed = arguments.trim();
-    if trimmed.is_empty() || trimmed == "{}" {
-        return String::new();
-    }
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(trimmed)
-    else {
-        return trimmed.to_owned();
-    };
-    let flat = map.values().all(|v| {
-        !matches!(
-            v,
-            serde_json::Value::Object(_) | serde_json::Value::Array(_)
-        )
-    });
-    if !flat {
-        return trimmed.to_owned();
-    }
-    map.iter()
-        .map(|(k, v)| match v {
-            serde_json::Value::String(text) => format!("{k}: {text}"),
-            other => format!("{k}: {other}"),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn progress_text(done: f64, total: Option<f64>, message: Option<&str>) -> String {

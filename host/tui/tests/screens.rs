@@ -13,7 +13,7 @@ use rho_component::{RiskLevel, ToolImage};
 use rho_core::doctor::{Check, CheckKind, CheckStatus};
 use rho_core::host::{HostError, Operation, Response};
 use rho_core::provider::FinishReason;
-use rho_core::session::{ApprovalDecision, QuestionAnswer, SessionEvent};
+use rho_core::session::{ApprovalDecision, CallOutcome, QuestionAnswer, SessionEvent};
 use rho_tui::images::{Graphics, Protocols};
 use support::{Harness, ctrl, plain, rows_above};
 
@@ -189,12 +189,297 @@ fn card_cancelled() {
 fn card_mcp_read_only() {
     let mut h = running("everything_echo", r#"{"message":"hello"}"#);
     let running_screen = h.screen(80, 12);
+    // What a server says of its tool is the server's word, never rho's label.
     assert!(
-        running_screen.contains("⋯ everything · echo  read-only"),
+        running_screen.contains("⋯ everything · echo  "),
+        "{running_screen}"
+    );
+    assert!(
+        !running_screen.contains("echo  read-only"),
+        "{running_screen}"
+    );
+    assert!(
+        running_screen.contains("server says: read-only (readOnlyHint: true)"),
         "{running_screen}"
     );
     h.tool_result("call_1", "everything_echo", false, "Echo: hello");
     insta::assert_snapshot!("card_mcp_read_only", h.screen(80, 12));
+}
+
+// ---- 3a. what an approval card says, and the arguments it shows ----
+
+/// An MCP tool of server `files` whose description carries `hints` as rho-mcp writes them.
+fn files_tool(tool: &str, what: &str, hints: &[&str]) -> rho_component::ToolSpec {
+    let mut description = format!("{what}\n(MCP tool `{tool}` of server `files`)");
+    for hint in hints {
+        description.push_str(&format!("\n{}{hint}", rho_component::SERVER_HINT_PREFIX));
+    }
+    support::tool(
+        &format!("files_{tool}"),
+        &description,
+        // What rho-core gives every MCP tool, whatever its server says.
+        RiskLevel::Destructive,
+        rho_component::ToolOrigin::Mcp {
+            server: "files".to_owned(),
+            tool: tool.to_owned(),
+            plugin: None,
+        },
+    )
+}
+
+/// A started app that also knows `run_command` and two tools of server `files`: one whose
+/// server says it only reads, one whose server says it may be destructive.
+fn with_more_tools() -> Harness {
+    let mut tools = support::tools();
+    tools.push(support::tool(
+        "run_command",
+        "Run a command",
+        RiskLevel::Destructive,
+        rho_component::ToolOrigin::Builtin,
+    ));
+    tools.push(files_tool(
+        "read_text",
+        "Reads a file.",
+        &["read-only (readOnlyHint: true)"],
+    ));
+    tools.push(files_tool(
+        "delete",
+        "Deletes a file.",
+        &[
+            "may modify its environment (readOnlyHint: false)",
+            "may be destructive (destructiveHint: true)",
+        ],
+    ));
+    let mut h = Harness::new();
+    h.reply_startup(
+        support::extensions(),
+        tools,
+        support::prompts(),
+        support::resources(),
+    );
+    h
+}
+
+/// `name` called with `arguments`, waiting for approval at `risk`.
+fn asking(name: &str, arguments: &str, risk: RiskLevel) -> Harness {
+    let mut h = with_more_tools();
+    h.prompt("do it");
+    h.tool_call("call_1", name, arguments);
+    h.approval(name, arguments, risk);
+    h
+}
+
+#[test]
+fn approval_of_an_mcp_tool_the_server_says_only_reads() {
+    let mut h = asking(
+        "files_read_text",
+        r#"{"path":"notes.txt"}"#,
+        RiskLevel::Destructive,
+    );
+    let screen = h.screen(80, 12);
+    // The claim is the server's, and no level contradicts it.
+    assert!(
+        screen.contains("The server says this tool only reads (unverified). Allow this call?"),
+        "{screen}"
+    );
+    assert!(!screen.contains("destructive"), "{screen}");
+    insta::assert_snapshot!("approval_mcp_read_only_hint", screen);
+}
+
+#[test]
+fn approval_of_an_mcp_tool_the_server_says_is_destructive() {
+    let mut h = asking(
+        "files_delete",
+        r#"{"path":"notes.txt"}"#,
+        RiskLevel::Destructive,
+    );
+    let screen = h.screen(80, 12);
+    assert!(
+        screen.contains("The server says this tool may be destructive. Allow this call?"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("approval_mcp_destructive_hint", screen);
+}
+
+#[test]
+fn approval_of_run_command() {
+    let mut h = asking(
+        "run_command",
+        r#"{"command":"cargo build --release"}"#,
+        RiskLevel::Destructive,
+    );
+    let screen = h.screen(80, 12);
+    assert!(screen.contains("Allow this destructive call?"), "{screen}");
+    insta::assert_snapshot!("approval_run_command", screen);
+}
+
+/// `touch X`, 300 line breaks, then `echo hello`: one command, two things run.
+fn hidden_touch() -> String {
+    serde_json::json!({ "command": format!("touch X\n{}echo hello", "\n".repeat(300)) }).to_string()
+}
+
+#[test]
+fn approval_shows_the_start_of_a_command_and_its_blank_lines_counted() {
+    let arguments = hidden_touch();
+    let mut h = asking("run_command", &arguments, RiskLevel::Destructive);
+    let screen = h.screen(80, 20);
+    // Everything that runs is on screen above the question, the blank lines as a count.
+    for shown in [
+        "? run_command",
+        "command:",
+        "touch X",
+        "⋯ 300 blank lines ⋯",
+        "echo hello",
+        "Allow this destructive call?",
+    ] {
+        assert!(screen.contains(shown), "{shown:?} missing:\n{screen}");
+    }
+    insta::assert_snapshot!("approval_hidden_touch", screen);
+}
+
+#[test]
+fn approval_counts_what_it_leaves_out_and_v_shows_all_of_it() {
+    let command: String = (1..=40).map(|i| format!("echo step {i}\n")).collect();
+    let command = format!("{command}rm -rf{}~", " ".repeat(40));
+    let arguments = serde_json::json!({ "command": command }).to_string();
+    let mut h = asking("run_command", &arguments, RiskLevel::Destructive);
+    let card = h.screen(80, 24);
+    assert!(card.contains("echo step 9"), "{card}");
+    assert!(!card.contains("echo step 10"), "{card}");
+    assert!(
+        card.contains("+32 lines hidden (451 bytes) — v to view all"),
+        "{card}"
+    );
+    insta::assert_snapshot!("approval_with_hidden_lines", card);
+
+    // `v`: the whole arguments, scrolled by rows; the question's keys do nothing there.
+    h.key(KeyCode::Char('v'));
+    let view = h.screen(80, 24);
+    assert!(view.contains("arguments of run_command"), "{view}");
+    assert!(view.contains("q or esc back to the question"), "{view}");
+    insta::assert_snapshot!("arguments_view_top", view);
+    h.key(KeyCode::Char('y'));
+    h.key(KeyCode::Char('n'));
+    assert!(
+        h.sent().is_empty(),
+        "a key in the view answered the approval"
+    );
+    h.key(KeyCode::End);
+    let bottom = h.screen(80, 24);
+    assert!(bottom.contains("echo step 40"), "{bottom}");
+    assert!(bottom.contains("rm -rf␠×40~"), "{bottom}");
+    insta::assert_snapshot!("arguments_view_bottom", bottom);
+    assert!(!bottom.contains("echo step 2 "), "{bottom}");
+    h.key(KeyCode::PageUp);
+    let up = h.screen(80, 24);
+    assert!(up.contains("echo step 2 "), "a page up from the end:\n{up}");
+
+    // `q` goes back to the card and its question; `y` answers it there.
+    h.key(KeyCode::Char('q'));
+    assert_eq!(h.screen(80, 24), card);
+    h.key(KeyCode::Char('y'));
+    assert_eq!(
+        h.sent(),
+        [Operation::AnswerApproval(ApprovalDecision::Approve)]
+    );
+}
+
+#[test]
+fn the_view_closes_when_the_turn_stops() {
+    let arguments = hidden_touch();
+    let mut h = asking("run_command", &arguments, RiskLevel::Destructive);
+    h.key(KeyCode::Char('v'));
+    assert!(h.screen(80, 20).contains("arguments of run_command"));
+    h.end_turn(FinishReason::Aborted);
+    let screen = h.screen(80, 20);
+    assert!(!screen.contains("arguments of run_command"), "{screen}");
+    assert!(screen.contains("⊘ run_command  cancelled"), "{screen}");
+}
+
+// ---- 3b. a call stopped while it ran, and a resumed session's calls ----
+
+#[test]
+fn a_call_stopped_while_it_ran_says_so_and_keeps_its_output() {
+    let mut h = running("bash", r#"{"command":"sleep 60"}"#);
+    h.session(SessionEvent::ToolResult {
+        call_id: "call_1".into(),
+        name: "bash".into(),
+        is_error: true,
+        outcome: CallOutcome::Cancelled,
+        output: "command was cancelled; its process group was killed".into(),
+        image: None,
+    });
+    let screen = h.screen(80, 12);
+    assert!(screen.contains("⊘ bash  cancelled"), "{screen}");
+    assert!(
+        screen.contains("└ command was cancelled; its process group was killed"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_resumed_session_shows_each_call_as_it_ended() {
+    use rho_core::provider::{ChatMessage, ToolCall};
+    let call = |id: &str| ToolCall {
+        id: id.to_owned(),
+        name: "bash".to_owned(),
+        arguments: format!(r#"{{"command":"echo {id}"}}"#),
+    };
+    let result = |id: &str, content: &str, outcome: Option<CallOutcome>| {
+        let message = ChatMessage::tool_result(id, "bash", content);
+        match outcome {
+            Some(outcome) => message.with_outcome(outcome),
+            None => message,
+        }
+    };
+    let messages = vec![
+        ChatMessage::user("five calls"),
+        ChatMessage::assistant(
+            "",
+            ["ok", "failed", "denied", "stopped", "redirected", "old"]
+                .map(call)
+                .to_vec(),
+        ),
+        result("ok", "ok", Some(CallOutcome::Success)),
+        result(
+            "failed",
+            "Error: exit code: 1",
+            Some(CallOutcome::Error {
+                message: "exit code: 1".into(),
+            }),
+        ),
+        result(
+            "denied",
+            "Error: the user denied this tool call",
+            Some(CallOutcome::Denied),
+        ),
+        result(
+            "stopped",
+            "Not run: the user aborted.",
+            Some(CallOutcome::Cancelled),
+        ),
+        result(
+            "redirected",
+            "Not run: the user redirected with new instructions.",
+            Some(CallOutcome::Redirected),
+        ),
+        // A session file written before outcomes were kept.
+        result("old", "old output", None),
+    ];
+    let mut h = Harness::started();
+    h.reply(1000, Response::Messages(messages));
+    let screen = h.screen(80, 40);
+    for line in [
+        "✓ bash",
+        "✗ bash",
+        "⊘ bash  denied",
+        "⊘ bash  cancelled",
+        "↪ bash  redirected",
+    ] {
+        assert!(screen.contains(line), "{line:?} missing:\n{screen}");
+    }
+    assert!(!screen.contains("the user denied"), "{screen}");
+    insta::assert_snapshot!("resumed_outcomes", screen);
 }
 
 // ---- 4 and 5. a server's questions on a card ----
@@ -1058,6 +1343,7 @@ fn image_result(protocol: Option<Protocols>, data: &str) -> Harness {
         call_id: "call_1".into(),
         name: "everything__get-tiny-image".into(),
         is_error: false,
+        outcome: CallOutcome::Success,
         output: "This is a tiny image:\n[image image/png, 75 B]".into(),
         image: Some(ToolImage {
             mime_type: "image/png".into(),

@@ -7,6 +7,7 @@ use std::pin::Pin;
 use rho_component::CancelSignal;
 
 use crate::provider::FinishReason;
+use crate::session::CallOutcome;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -59,6 +60,11 @@ pub struct ChatMessage {
     /// image), passed on exactly as the server encoded them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<ImagePart>,
+    /// What happened to the call, on tool messages: kept in the session file so a resumed
+    /// session shows each call as it ended (absent in files written before rho kept it, and
+    /// never sent to the model, which reads `content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<CallOutcome>,
 }
 
 /// One image in a message.
@@ -81,6 +87,7 @@ impl ChatMessage {
             tool_call_id: None,
             name: None,
             images: Vec::new(),
+            outcome: None,
         }
     }
 
@@ -112,6 +119,14 @@ impl ChatMessage {
             tool_call_id: Some(call_id.into()),
             name: Some(name.into()),
             ..Self::plain(Role::Tool, content)
+        }
+    }
+
+    /// This tool message, recording how its call ended.
+    pub fn with_outcome(self, outcome: CallOutcome) -> Self {
+        Self {
+            outcome: Some(outcome),
+            ..self
         }
     }
 }

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use rho_component::{FormField, RiskLevel, SamplingMessage, ToolImage};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::provider::{FinishReason, Usage};
 
@@ -40,8 +40,9 @@ pub struct ContextSnapshot {
     pub messages: usize,
 }
 
-/// What happened to one tool call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// What happened to one tool call (reported in `agent/end`, kept on the call's tool message in
+/// the session file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CallOutcome {
     /// The tool ran and succeeded.
@@ -151,6 +152,8 @@ pub enum SessionEvent {
         name: String,
         /// Whether it failed.
         is_error: bool,
+        /// How it ended: a failure while the turn was being stopped is `Cancelled`.
+        outcome: CallOutcome,
         /// What the model reads.
         output: String,
         /// The first image the result carried (within its budget), for a front-end to draw;

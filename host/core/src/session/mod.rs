@@ -653,11 +653,14 @@ impl Session {
                     outcome: CallOutcome::Redirected,
                     duration_ms: 0,
                 });
-                self.push(ChatMessage::tool_result(
-                    &call.id,
-                    &call.name,
-                    "Not run: the user redirected with new instructions.",
-                ))?;
+                self.push(
+                    ChatMessage::tool_result(
+                        &call.id,
+                        &call.name,
+                        "Not run: the user redirected with new instructions.",
+                    )
+                    .with_outcome(CallOutcome::Redirected),
+                )?;
             }
             self.push(ChatMessage::user(message))?;
             return Ok(());
@@ -670,11 +673,10 @@ impl Session {
                     outcome: CallOutcome::Cancelled,
                     duration_ms: 0,
                 });
-                self.push(ChatMessage::tool_result(
-                    &call.id,
-                    &call.name,
-                    "Not run: the user aborted.",
-                ))?;
+                self.push(
+                    ChatMessage::tool_result(&call.id, &call.name, "Not run: the user aborted.")
+                        .with_outcome(CallOutcome::Cancelled),
+                )?;
             }
             return Err(ProviderError::Cancelled.into());
         }
@@ -700,6 +702,7 @@ impl Session {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     is_error: output.is_error,
+                    outcome: outcome.clone(),
                     output: output.text.clone(),
                     image: output.image.clone(),
                 })
@@ -708,7 +711,7 @@ impl Session {
             turn.tool_calls.push(CallRecord {
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
-                outcome,
+                outcome: outcome.clone(),
                 duration_ms,
             });
             let content = if output.is_error {
@@ -716,7 +719,9 @@ impl Session {
             } else {
                 output.text
             };
-            self.push(ChatMessage::tool_result(&call.id, &call.name, content))?;
+            self.push(
+                ChatMessage::tool_result(&call.id, &call.name, content).with_outcome(outcome),
+            )?;
         }
         Ok(())
     }
@@ -988,11 +993,14 @@ pub fn repair_history(messages: &[ChatMessage]) -> std::borrow::Cow<'_, [ChatMes
     let mut pending: Vec<(String, String)> = Vec::new();
     let close = |out: &mut Vec<ChatMessage>, pending: &mut Vec<(String, String)>| {
         for (id, name) in pending.drain(..) {
-            out.push(ChatMessage::tool_result(
-                id,
-                name,
-                "Not run: the session ended before this call finished.",
-            ));
+            out.push(
+                ChatMessage::tool_result(
+                    id,
+                    name,
+                    "Not run: the session ended before this call finished.",
+                )
+                .with_outcome(CallOutcome::Cancelled),
+            );
         }
     };
     for message in messages {

@@ -20,8 +20,8 @@ use rho_core::host::{
 };
 use rho_core::provider::{FinishReason, Usage};
 use rho_core::session::{
-    ContextSnapshot, LoopState, QuestionKind, QuestionRequest, SessionEvent, SessionSummary,
-    TurnResult,
+    CallOutcome, ContextSnapshot, LoopState, QuestionKind, QuestionRequest, SessionEvent,
+    SessionSummary, TurnResult,
 };
 use rho_core::{MountedServer, ServerSource, ServerStatus};
 use rho_tui::app::App;
@@ -305,10 +305,18 @@ impl Harness {
 
     /// Call `call_id` of `name` finished.
     pub fn tool_result(&mut self, call_id: &str, name: &str, is_error: bool, output: &str) {
+        let outcome = if is_error {
+            CallOutcome::Error {
+                message: output.lines().next().unwrap_or_default().to_owned(),
+            }
+        } else {
+            CallOutcome::Success
+        };
         self.session(SessionEvent::ToolResult {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
             is_error,
+            outcome,
             output: output.to_owned(),
             image: None,
         });

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use rho_e2e::*;
+use serde_json::{Value, json};
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
 
@@ -394,4 +395,125 @@ fn sighup_while_rpc_starts_its_servers_stops_them() {
     // The handshake's first request (`server/discover`, then `initialize`) reached the server.
     wait_for_record(&record, "the server never started", |log| !log.is_empty());
     signal_and_expect_stop(&mut child, "HUP", 1, &marker);
+}
+
+/// How many `question/request` notifications `rpc` has read so far.
+fn questions_shown(rpc: &Rpc) -> usize {
+    rpc.seen
+        .iter()
+        .filter(|m| m["method"] == "question/request")
+        .count()
+}
+
+/// The `questionsRejected` of server `id` in `listExtensions` (queued behind a running turn).
+fn questions_rejected(rpc: &mut Rpc, request: u64, id: &str) -> Value {
+    let extensions = rpc.call(request, "listExtensions", json!({}));
+    let servers = extensions["servers"].as_array().unwrap();
+    let server = servers.iter().find(|s| s["id"] == id).unwrap();
+    server["questionsRejected"].clone()
+}
+
+/// A round trip handled while a turn runs (an answer to a question that does not exist), so
+/// every notification rho wrote before it has been read (`Rpc::seen`).
+fn round_trip(rpc: &mut Rpc, request: u64) {
+    rpc.request(
+        request,
+        "questionResponse",
+        json!({"questionId": 999_999, "action": "decline"}),
+    );
+    let (_, response) = rpc.response(request);
+    assert_eq!(response["error"]["code"], -32600, "{response}");
+}
+
+#[test]
+fn a_sampling_flood_gets_one_question_at_a_time_and_the_rest_rejected() {
+    const FLOOD: usize = 1400;
+    const QUEUED: usize = 8;
+    const REJECTED: usize = FLOOD - 1 - QUEUED;
+    let sb = Sandbox::new();
+    let record = sb.dir.path().join("flood.log");
+    sb.write_config(&format!(
+        "[agent]\npermission_mode = \"allow-all\"\n\n[mcp.servers.flood]\ncommand = {FAKE:?}\n\
+         args = [\"--mode\", \"sampling-flood\", \"--record\", {:?}]\nsampling = \"ask\"\n",
+        record.display().to_string()
+    ));
+    let model = FakeModel::start(
+        env!("CARGO_BIN_EXE_fake-model"),
+        &sb.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [{"name": "mcp__flood__flood", "arguments": {"count": FLOOD}}]},
+            // The first sampling question, allowed: the user's model answers it.
+            {"content": "sampled", "expect": {"last_message_contains": "flood request"}},
+            {"content": "done"}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sb, &model, &["--ephemeral", "--accept-questions"]);
+    rpc.request(1, "prompt", json!({"message": "flood"}));
+    let mut question = rpc.until("question/request")["params"].clone();
+    assert_eq!(question["kind"], "sampling", "{question}");
+    assert_eq!(question["server"], "flood", "{question}");
+    // Before anyone answers, every request beyond the one open and the eight waiting has its
+    // JSON-RPC error (the server records each answer as it arrives).
+    let rejections = |log: &str| {
+        log.lines()
+            .filter(|l| *l == r#"sampling-error {"code":-32000}"#)
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline
+        && std::fs::read_to_string(&record).map_or(0, |log| rejections(&log)) < REJECTED
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The session still answers; by its answer every question rho put to the front-end so far
+    // has been read.
+    round_trip(&mut rpc, 2);
+    assert_eq!(
+        questions_shown(&rpc),
+        1,
+        "one question open at a time, not {} of {FLOOD}",
+        questions_shown(&rpc)
+    );
+    let log = std::fs::read_to_string(&record).unwrap();
+    assert_eq!(rejections(&log), REJECTED, "{log:.2000}");
+    // Answering lets the next waiting request in, one at a time: the first is allowed (the
+    // model runs), the other eight declined.
+    for n in 0..=QUEUED {
+        let action = if n == 0 { "accept" } else { "decline" };
+        let id = 10 + n as u64;
+        rpc.call(
+            id,
+            "questionResponse",
+            json!({"questionId": question["questionId"], "action": action}),
+        );
+        if n == QUEUED {
+            break;
+        }
+        question = rpc.until("question/request")["params"].clone();
+        round_trip(&mut rpc, 100 + id);
+        assert_eq!(questions_shown(&rpc), n + 2, "one question open at a time");
+    }
+    let (notes, response) = rpc.response(1);
+    assert_eq!(response["result"]["reply"], "done", "{response}");
+    assert!(
+        !notes.iter().any(|n| n["method"] == "question/request"),
+        "no tenth question: {notes:#?}"
+    );
+    assert_eq!(questions_shown(&rpc), 1 + QUEUED);
+    // The server's own tally of the answers it got, as the tool result.
+    let result = rpc
+        .seen
+        .iter()
+        .find(|n| n["method"] == "tool/result")
+        .unwrap()["params"]["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        result,
+        format!("answers={FLOOD} replies=1 errors=-32000:{REJECTED},-1:{QUEUED}")
+    );
+    // Counted for the session: `listExtensions` (and `/mcp`) show it.
+    assert_eq!(questions_rejected(&mut rpc, 200, "flood"), json!(REJECTED));
+    assert_eq!(rpc.finish(), 0);
 }

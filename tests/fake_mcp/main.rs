@@ -9,6 +9,12 @@
 //! one prompt `pick` with an argument `item`, and answers `completion/complete` with three values
 //! built from what was typed plus `#N`, N counting the completion requests it has answered.
 //!
+//! `sampling-flood` offers a tool `flood {count}` that, on a client that declared sampling, sends
+//! `count` `sampling/createMessage` requests at once without waiting for any answer, then waits
+//! for all of them and answers the call with a tally: `answers=N replies=R errors=CODE:K,...`.
+//! With `--record`, each answer is recorded as it arrives (`sampling-reply {}` or
+//! `sampling-error {"code": CODE}`; never its text).
+//!
 //! `log-flood` and `list-changed-flood` answer like `ok` but, once the client has sent
 //! `notifications/initialized`, write a warning log message or a tools `list_changed`
 //! notification every `--interval-ms <N>` (default 2) until stdout closes: servers that never
@@ -91,6 +97,7 @@ fn main() {
         discovered: false,
         calls: 0,
         elicitation: false,
+        sampling: false,
         completions: 0,
     };
     // Nothing is read before this sleep ends.
@@ -142,6 +149,16 @@ fn main() {
                 };
                 vec![json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()]
             }
+            Answer::SamplingFlood { id, count } => {
+                let result = match (fake.sampling, count) {
+                    (false, _) => failed("the client declared no sampling capability"),
+                    (true, None) => failed("`count` must be a non-negative integer"),
+                    (true, Some(count)) => {
+                        sampling_flood(count, &mut lines, &mut stdout, &mut fake)
+                    }
+                };
+                vec![json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()]
+            }
         };
         for line in lines_out {
             writeln!(stdout, "{line}").unwrap();
@@ -164,6 +181,8 @@ struct Fake {
     calls: u32,
     /// Whether the client declared `elicitation` in `initialize` (elicit-loop asks only then).
     elicitation: bool,
+    /// Whether the client declared `sampling` in `initialize` (sampling-flood asks only then).
+    sampling: bool,
     /// The completion requests answered so far (completions mode).
     completions: u64,
 }
@@ -176,20 +195,27 @@ enum Answer {
     Nothing,
     /// `elicit-loop`'s tool: forms over stdio, then the result.
     ElicitLoop { id: Value, rounds: Option<u64> },
+    /// `sampling-flood`'s tool: sampling requests over stdio, then the tally.
+    SamplingFlood { id: Value, count: Option<u64> },
 }
 
 impl Fake {
-    fn answer(&mut self, message: &Value) -> Answer {
-        let mode = self.mode.clone();
-        let method = message["method"].as_str().unwrap_or("").to_owned();
+    /// Appends `what params` to the record file, if there is one.
+    fn note(&self, what: &str, params: &Value) {
         if let Some(path) = &self.record {
             let mut f = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(path)
                 .unwrap();
-            writeln!(f, "{method} {}", message["params"]).unwrap();
+            writeln!(f, "{what} {params}").unwrap();
         }
+    }
+
+    fn answer(&mut self, message: &Value) -> Answer {
+        let mode = self.mode.clone();
+        let method = message["method"].as_str().unwrap_or("").to_owned();
+        self.note(&method, &message["params"]);
         let Some(id) = message.get("id").cloned() else {
             return Answer::Nothing; // notifications
         };
@@ -218,6 +244,7 @@ impl Fake {
             ),
             "initialize" => {
                 self.elicitation = message["params"]["capabilities"]["elicitation"].is_object();
+                self.sampling = message["params"]["capabilities"]["sampling"].is_object();
                 reply(json!({
                     "protocolVersion": "2025-11-25",
                     "capabilities": capabilities(&mode),
@@ -288,6 +315,10 @@ impl Fake {
                     "elicit-loop" if name == "ask" => {
                         let rounds = message["params"]["arguments"]["rounds"].as_u64();
                         return Answer::ElicitLoop { id, rounds };
+                    }
+                    "sampling-flood" if name == "flood" => {
+                        let count = message["params"]["arguments"]["count"].as_u64();
+                        return Answer::SamplingFlood { id, count };
                     }
                     _ => reply(
                         json!({"content": [{"type": "text", "text": format!("called {name} with {}", message["params"]["arguments"])}]}),
@@ -426,8 +457,8 @@ fn http_connection(
                 return Ok(());
             }
             Answer::Nothing => respond(&mut writer, "202 Accepted", "", "")?,
-            Answer::ElicitLoop { id, .. } => {
-                let result = failed("elicit-loop needs stdio");
+            Answer::ElicitLoop { id, .. } | Answer::SamplingFlood { id, .. } => {
+                let result = failed("this mode's tool needs stdio");
                 let response = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
                 respond(&mut writer, "200 OK", "", &response)?;
             }
@@ -471,7 +502,7 @@ const HOSTILE_TEXT: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2Jrefused \u{1b}]8;;https:
 /// What `initialize` declares: the benchmark modes declare what they serve.
 fn capabilities(mode: &str) -> Value {
     match mode {
-        "elicit-loop" => json!({"tools": {}}),
+        "elicit-loop" | "sampling-flood" => json!({"tools": {}}),
         "completions" => json!({"tools": {}, "prompts": {}, "completions": {}}),
         "many-offers" => json!({"tools": {}, "prompts": {}, "resources": {}}),
         _ => json!({"tools": {"listChanged": true}, "logging": {}}),
@@ -531,6 +562,74 @@ fn elicit_loop(
     json!({"content": [{"type": "text", "text": format!("rtt_us={}", rtts.join(","))}]})
 }
 
+/// Sends `count` sampling requests at once (ids `flood-1`, `flood-2`, ...), then reads until
+/// every one is answered, recording each answer's kind and error code (never its text) and
+/// answering the client's own requests meanwhile; returns the tally.
+fn sampling_flood(
+    count: u64,
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    stdout: &mut impl Write,
+    fake: &mut Fake,
+) -> Value {
+    for n in 1..=count {
+        let request = json!({
+            "jsonrpc": "2.0",
+            "id": format!("flood-{n}"),
+            "method": "sampling/createMessage",
+            "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": format!("flood request {n}")}}],
+                "maxTokens": 10
+            }
+        });
+        writeln!(stdout, "{request}").unwrap();
+    }
+    stdout.flush().unwrap();
+    let mut replies = 0u64;
+    let mut errors = std::collections::BTreeMap::<i64, u64>::new();
+    let mut answered = std::collections::HashSet::new();
+    while (answered.len() as u64) < count {
+        let Some(Ok(line)) = lines.next() else {
+            return failed(&format!("input ended after {} answers", answered.len()));
+        };
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if message.get("method").is_some() {
+            // The client's own requests and notifications, answered as usual.
+            if let Answer::Lines(out) = fake.answer(&message) {
+                for line in out {
+                    writeln!(stdout, "{line}").unwrap();
+                }
+                stdout.flush().unwrap();
+            }
+            continue;
+        }
+        let Some(id) = message["id"].as_str().filter(|id| id.starts_with("flood-")) else {
+            continue;
+        };
+        if !answered.insert(id.to_owned()) {
+            continue;
+        }
+        match message["error"]["code"].as_i64() {
+            Some(code) => {
+                *errors.entry(code).or_default() += 1;
+                fake.note("sampling-error", &json!({"code": code}));
+            }
+            None => {
+                replies += 1;
+                fake.note("sampling-reply", &json!({}));
+            }
+        }
+    }
+    let errors: Vec<String> = errors.iter().map(|(c, k)| format!("{c}:{k}")).collect();
+    let tally = format!(
+        "answers={} replies={replies} errors={}",
+        answered.len(),
+        errors.join(",")
+    );
+    json!({"content": [{"type": "text", "text": tally}]})
+}
+
 /// `count` items built by `item` from the names `t0`, `t1`, ...
 fn numbered(count: usize, item: impl Fn(&str) -> Value) -> Vec<Value> {
     (0..count).map(|n| item(&format!("t{n}"))).collect()
@@ -563,6 +662,15 @@ fn tools_list(mode: &str, message: &Value) -> Value {
                 "type": "object",
                 "properties": {"rounds": {"type": "integer", "minimum": 0}},
                 "required": ["rounds"]
+            }
+        }]}),
+        "sampling-flood" => json!({"tools": [{
+            "name": "flood",
+            "description": "sends the client `count` sampling requests at once and tallies the answers",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"count": {"type": "integer", "minimum": 0}},
+                "required": ["count"]
             }
         }]}),
         "bad-structured" => json!({"tools": [{

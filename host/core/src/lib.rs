@@ -25,4 +25,5 @@ pub use registry::{
     untrusted_message, wasm_cache_dir, wasm_tool_risk,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths};
+pub use rho_mcp::{MAX_QUEUED_QUESTIONS, RejectedQuestions};
 pub use rho_plugins::PluginStatus;

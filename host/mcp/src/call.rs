@@ -10,7 +10,6 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::McpError;
-use crate::budget::Budget;
 use crate::connection::Connection;
 use crate::handler::Progress;
 use crate::questions::InFlight;
@@ -66,11 +65,7 @@ impl Connection {
         }
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
-        let flight = Arc::new(InFlight {
-            asker,
-            budget: Budget::start(self.spec.call_timeout),
-            cancel,
-        });
+        let flight = Arc::new(InFlight::new(asker, self.spec.call_timeout, cancel));
         let _in_flight = self.client.calls.enter(Arc::clone(&flight));
         let mut outcome = self.drive(params.clone(), &flight, progress.as_ref()).await;
         // An OAuth server that refuses the token: a step-up login for the scopes it names

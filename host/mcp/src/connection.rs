@@ -646,6 +646,13 @@ impl Connection {
         (self.restarts, self.last_restart.as_deref())
     }
 
+    /// The server's questions rejected so far because it had one open and
+    /// [`crate::MAX_QUEUED_QUESTIONS`] waiting: a live count that carries across
+    /// [`Connection::take_over`].
+    pub fn rejected_questions(&self) -> crate::RejectedQuestions {
+        self.client.questions.gate.rejected()
+    }
+
     /// What this connection was allowed to declare: a new start of the server (after a lost
     /// session) connects with the same options.
     pub fn options(&self) -> &ClientOptions {
@@ -668,6 +675,11 @@ impl Connection {
             .saturating_add(fresh.restarts)
             .saturating_add(1);
         fresh.last_restart = Some(reason.to_owned());
+        fresh
+            .client
+            .questions
+            .gate
+            .continue_count(&self.client.questions.gate.rejected());
         fresh.client.tools_changed.store(true, Ordering::Relaxed);
         tracing::info!(target: "rho::mcp", server = self.spec.id.as_str(), restarts = fresh.restarts, "started again: {reason}");
         std::mem::replace(self, fresh)

@@ -21,7 +21,8 @@ use tokio::sync::mpsc;
 
 use crate::catalog::{Catalog, Listing};
 use crate::options::Declared;
-use crate::questions::{Calls, Questions};
+use crate::question_gate::QuestionGate;
+use crate::questions::{Calls, Questions, Refusal};
 
 /// One progress report of a running call.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +69,7 @@ impl RhoClient {
             questions: Questions {
                 server: server.to_owned(),
                 declared,
+                gate: QuestionGate::new(server),
             },
             calls: Calls::default(),
             catalog,
@@ -120,7 +122,8 @@ impl ClientHandler for RhoClient {
         let answer = self
             .questions
             .elicit(flight, &params, order.as_deref(), &context.ct)
-            .await;
+            .await
+            .map_err(|rejected| rejected.error())?;
         Ok(serde_json::from_value(answer)
             .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline)))
     }
@@ -137,7 +140,9 @@ impl ClientHandler for RhoClient {
         match result {
             Ok(result) => serde_json::from_value(result)
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None)),
-            Err(why) => {
+            // Counted and logged by the gate, at a bounded rate.
+            Err(Refusal::Rejected(rejected)) => Err(rejected.error()),
+            Err(Refusal::Refused(why)) => {
                 tracing::info!(target: "rho::mcp", server = self.server.as_str(), "sampling refused: {why}");
                 // -1 is what the protocol's own examples use for a refused sampling request.
                 Err(ErrorData::new(

@@ -6,7 +6,7 @@ use rmcp::model::{ElicitRequestParams, InputRequest};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::questions::{InFlight, Questions};
+use crate::questions::{InFlight, Questions, Refusal};
 
 /// The answer to one input request, or why the request cannot go on.
 pub(crate) async fn answer(
@@ -25,9 +25,10 @@ pub(crate) async fn answer(
                 _ => None,
             };
             let params = serde_json::to_value(&elicit.params).unwrap_or_default();
-            Ok(questions
+            questions
                 .elicit(Ok(flight), &params, order.as_deref(), &never)
-                .await)
+                .await
+                .map_err(|rejected| rejected.message().to_owned())
         }
         InputRequest::ListRoots(_) => Ok(questions.declared.roots_answer()),
         InputRequest::CreateMessage(create) => {
@@ -35,7 +36,10 @@ pub(crate) async fn answer(
             questions
                 .sample(Ok(flight), &params, &never)
                 .await
-                .map_err(|why| format!("sampling refused: {why}"))
+                .map_err(|refusal| match refusal {
+                    Refusal::Refused(why) => format!("sampling refused: {why}"),
+                    Refusal::Rejected(rejected) => rejected.message().to_owned(),
+                })
         }
         _ => Err("the server asked for input of a kind rho does not know".into()),
     }

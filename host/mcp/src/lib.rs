@@ -11,7 +11,9 @@
 //! - [`Connection::call_tool_with`]: progress token, cancellation, a call budget that stands
 //!   still while the user answers a question, and questions (`elicitation/create`,
 //!   `sampling/createMessage`, 2026-07-28 input requests) routed to the call's
-//!   [`rho_component::Asker`];
+//!   [`rho_component::Asker`], one open per server at a time (at most
+//!   [`MAX_QUEUED_QUESTIONS`] more wait; the rest are rejected and counted,
+//!   [`Connection::rejected_questions`]);
 //! - [`Connection::get_prompt`], [`Connection::read_resource`] and [`Connection::complete`]
 //!   for slash commands, `@` attachments and argument suggestions.
 //!
@@ -43,6 +45,7 @@ mod options;
 pub mod output_schema;
 mod paging;
 mod prompts;
+mod question_gate;
 mod questions;
 mod render;
 mod request;
@@ -68,6 +71,7 @@ pub use handler::Progress;
 pub use instructions::{INSTRUCTIONS_MAX_BYTES, instructions_section};
 pub use options::ClientOptions;
 pub use paging::{MAX_LIST_PAGES, MAX_LISTED_ITEMS};
+pub use question_gate::{MAX_QUEUED_QUESTIONS, QUESTION_REJECTED_CODE, RejectedQuestions};
 pub use render::{IMAGE_ASSET_BUDGET, ImageAsset, RenderedResult, human_size, render_result};
 pub use request::MAX_INPUT_ROUNDS;
 pub use restart::{

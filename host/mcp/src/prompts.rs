@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::McpError;
-use crate::budget::Budget;
 use crate::connection::Connection;
 use crate::questions::InFlight;
 use crate::render::{block_text, cap, message_text};
@@ -43,11 +42,11 @@ impl Connection {
                 .collect();
             params.arguments = Some(arguments);
         }
-        let flight = Arc::new(InFlight {
+        let flight = Arc::new(InFlight::new(
             asker,
-            budget: Budget::start(self.spec.call_timeout),
-            cancel: CancellationToken::new(),
-        });
+            self.spec.call_timeout,
+            CancellationToken::new(),
+        ));
         let _in_flight = self.client.calls.enter(Arc::clone(&flight));
         let result = self
             .drive(params, &flight, None)

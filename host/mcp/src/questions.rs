@@ -2,10 +2,12 @@
 //! call they belong to. The protocol names no call in a legacy `elicitation/create`, so rho
 //! records each connection's in-flight calls and answers only when exactly one is running
 //! (`docs/mcp.md`, "Questions from a server"); a 2026-07-28 input request arrives inside its
-//! own call's result and goes to that call's asker directly.
+//! own call's result and goes to that call's asker directly. Either way the question passes the
+//! server's [`QuestionGate`]: one open at a time.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rho_component::{Asker, FormAnswer, SamplingAnswer};
 use serde_json::{Value, json};
@@ -13,13 +15,43 @@ use tokio_util::sync::CancellationToken;
 
 use crate::budget::Budget;
 use crate::options::Declared;
+use crate::question_gate::{NotOpened, QuestionGate, Rejected};
 
 /// One request that may ask questions: its asker (if the session gave one), its budget (paused
-/// while a question is open) and its cancellation.
+/// while a question is open), its cancellation, and whether it has ended.
 pub(crate) struct InFlight {
     pub asker: Option<Arc<dyn Asker>>,
     pub budget: Arc<Budget>,
     pub cancel: CancellationToken,
+    /// Cancelled when the request leaves the call table: its questions, open or waiting, get
+    /// their answer at once instead of at the end of the budget.
+    ended: CancellationToken,
+}
+
+impl InFlight {
+    /// A request starting now with a budget of `limit`.
+    pub(crate) fn new(
+        asker: Option<Arc<dyn Asker>>,
+        limit: Duration,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self {
+            asker,
+            budget: Budget::start(limit),
+            cancel,
+            ended: CancellationToken::new(),
+        }
+    }
+
+    /// Resolves when a question of this request should stop waiting, with why.
+    async fn stops(&self, request_cancel: &CancellationToken) -> &'static str {
+        tokio::select! {
+            () = self.cancel.cancelled() => "the call was cancelled",
+            () = self.ended.cancelled() => "the call ended",
+            () = self.budget.expired() => "the call ran out of budget",
+            () = request_cancel.cancelled() => "the server cancelled the request",
+        }
+    }
 }
 
 /// The in-flight calls of one connection.
@@ -40,8 +72,12 @@ pub(crate) struct Entered {
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        if let Ok(mut table) = self.calls.0.lock() {
-            table.calls.remove(&self.id);
+        let left = match self.calls.0.lock() {
+            Ok(mut table) => table.calls.remove(&self.id),
+            Err(_) => None,
+        };
+        if let Some(flight) = left {
+            flight.ended.cancel();
         }
     }
 }
@@ -76,28 +112,52 @@ impl Calls {
     }
 }
 
-/// What a connection needs to answer questions: who asks, and what it declared.
+/// What a connection needs to answer questions: who asks, what it declared, and the gate
+/// every question passes.
 #[derive(Clone)]
 pub(crate) struct Questions {
     pub server: String,
     pub declared: Declared,
+    pub gate: Arc<QuestionGate>,
 }
 
 fn decline() -> Value {
     json!({ "action": "decline" })
 }
 
+/// Why a sampling request gets no result.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// rho will not run it, and why (error `-1`).
+    Refused(String),
+    /// The server already had a question open and the queue full.
+    Rejected(Rejected),
+}
+
+impl From<String> for Refusal {
+    fn from(why: String) -> Self {
+        Self::Refused(why)
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(why: &str) -> Self {
+        Self::Refused(why.to_owned())
+    }
+}
+
 impl Questions {
     /// The answer to an elicitation (`params` as JSON, `order` the schema's property order):
-    /// accept with typed content, decline, or cancel. Never fails: whatever rho cannot do is a
-    /// decline, a first-class answer that lets the server carry on.
+    /// accept with typed content, decline, or cancel. Whatever rho cannot do is a decline, a
+    /// first-class answer that lets the server carry on; it fails only when the server's gate
+    /// rejects the question.
     pub(crate) async fn elicit(
         &self,
         flight: Result<&InFlight, &str>,
         params: &Value,
         order: Option<&[String]>,
         request_cancel: &CancellationToken,
-    ) -> Value {
+    ) -> Result<Value, Rejected> {
         let server = self.server.as_str();
         let why = match (self.declared.elicitation, flight) {
             (false, _) => Some("rho declared no elicitation"),
@@ -107,16 +167,16 @@ impl Questions {
         };
         if let Some(why) = why {
             tracing::info!(target: "rho::mcp", server, "elicitation declined: {why}");
-            return decline();
+            return Ok(decline());
         }
         // URL mode: rho opens no browser, and accepting without opening one would tell the
         // server the user had answered.
         if params.get("mode").and_then(Value::as_str) == Some("url") {
             tracing::info!(target: "rho::mcp", server, "URL elicitation declined");
-            return decline();
+            return Ok(decline());
         }
         let (Ok(flight), Some(asker)) = (flight, flight.ok().and_then(|f| f.asker.as_ref())) else {
-            return decline();
+            return Ok(decline());
         };
         let message = params
             .get("message")
@@ -127,16 +187,26 @@ impl Questions {
             Ok(plan) => plan,
             Err(why) => {
                 tracing::info!(target: "rho::mcp", server, "elicitation declined: {why}");
-                return decline();
+                return Ok(decline());
+            }
+        };
+        // A form rho cannot show is declined above without taking a place in the queue.
+        let _turn = match self.gate.open(flight.stops(request_cancel)).await {
+            Ok(turn) => turn,
+            Err(NotOpened::Rejected(rejected)) => return Err(rejected),
+            Err(NotOpened::Ended(why)) => {
+                tracing::info!(target: "rho::mcp", server, "elicitation declined: {why}");
+                return Ok(decline());
             }
         };
         let _open = flight.budget.question();
         let answer = tokio::select! {
             answer = tokio::time::timeout(flight.budget.limit(), asker.ask_form(server, plan.form.clone())) => answer.ok(),
             () = flight.cancel.cancelled() => None,
+            () = flight.ended.cancelled() => None,
             () = request_cancel.cancelled() => None,
         };
-        match answer {
+        Ok(match answer {
             Some(FormAnswer::Accept(answers)) => match plan.content(&answers) {
                 Ok(content) => json!({ "action": "accept", "content": content }),
                 Err(why) => {
@@ -150,31 +220,38 @@ impl Questions {
                 tracing::info!(target: "rho::mcp", server, "elicitation declined: no answer within the call budget");
                 decline()
             }
-        }
+        })
     }
 
-    /// The result of a sampling request (`params` as JSON), or why it is rejected.
+    /// The result of a sampling request (`params` as JSON), or why it gets none.
     pub(crate) async fn sample(
         &self,
         flight: Result<&InFlight, &str>,
         params: &Value,
         request_cancel: &CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, Refusal> {
         if !self.declared.sampling {
             return Err("rho did not offer sampling to this server".into());
         }
-        let flight = flight.map_err(str::to_owned)?;
+        let flight = flight?;
         let asker = flight
             .asker
             .as_ref()
             .ok_or("the call cannot ask the user")?;
+        // A request rho would refuse anyway is refused without taking a place in the queue.
         let request = crate::sampling::request(params)?;
+        let _turn = match self.gate.open(flight.stops(request_cancel)).await {
+            Ok(turn) => turn,
+            Err(NotOpened::Rejected(rejected)) => return Err(Refusal::Rejected(rejected)),
+            Err(NotOpened::Ended(why)) => return Err(why.into()),
+        };
         let _open = flight.budget.question();
         let answer = tokio::select! {
             answer = tokio::time::timeout(flight.budget.limit(), asker.sample(&self.server, request)) => {
-                answer.map_err(|_| "no answer within the call budget".to_owned())?
+                answer.map_err(|_| "no answer within the call budget")?
             }
             () = flight.cancel.cancelled() => return Err("the call was cancelled".into()),
+            () = flight.ended.cancelled() => return Err("the call ended".into()),
             () = request_cancel.cancelled() => return Err("the server cancelled the request".into()),
         };
         match answer {
@@ -183,8 +260,107 @@ impl Questions {
                 text,
                 stop_reason,
             } => Ok(crate::sampling::result(&model, &text, &stop_reason)),
-            SamplingAnswer::Refused(why) => Err(why),
+            SamplingAnswer::Refused(why) => Err(why.into()),
             SamplingAnswer::Cancel => Err("the user dismissed the request".into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use rho_component::{AskFuture, Form, SamplingRequest};
+
+    use super::*;
+
+    /// A person who never answers.
+    struct Away;
+
+    impl Asker for Away {
+        fn ask_form<'a>(&'a self, _: &'a str, _: Form) -> AskFuture<'a, FormAnswer> {
+            Box::pin(std::future::pending())
+        }
+
+        fn sample<'a>(&'a self, _: &'a str, _: SamplingRequest) -> AskFuture<'a, SamplingAnswer> {
+            Box::pin(std::future::pending())
+        }
+    }
+
+    fn questions() -> Questions {
+        Questions {
+            server: "s".into(),
+            declared: Declared {
+                root: None,
+                elicitation: true,
+                sampling: true,
+            },
+            gate: QuestionGate::new("s"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_open_and_the_waiting_questions_of_a_call_that_ends_are_answered_at_once() {
+        let questions = questions();
+        let calls = Calls::default();
+        let flight = Arc::new(InFlight::new(
+            Some(Arc::new(Away)),
+            Duration::from_secs(3600),
+            CancellationToken::new(),
+        ));
+        let entered = calls.enter(Arc::clone(&flight));
+        let sampling = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5});
+        let form = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {"a": {"type": "string"}}}});
+        let mut samples = Vec::new();
+        for _ in 0..3 {
+            let (questions, calls, params) = (questions.clone(), calls.clone(), sampling.clone());
+            samples.push(tokio::spawn(async move {
+                let flight = calls.single();
+                questions
+                    .sample(
+                        flight.as_deref().map_err(|w| *w),
+                        &params,
+                        &CancellationToken::new(),
+                    )
+                    .await
+            }));
+            tokio::task::yield_now().await;
+        }
+        let elicitation = {
+            let (questions, calls) = (questions.clone(), calls.clone());
+            tokio::spawn(async move {
+                let flight = calls.single();
+                questions
+                    .elicit(
+                        flight.as_deref().map_err(|w| *w),
+                        &form,
+                        None,
+                        &CancellationToken::new(),
+                    )
+                    .await
+            })
+        };
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        drop(entered);
+        let wait = Duration::from_secs(5);
+        for sample in samples {
+            let refusal = tokio::time::timeout(wait, sample).await.unwrap().unwrap();
+            assert!(
+                matches!(&refusal, Err(Refusal::Refused(why)) if why == "the call ended"),
+                "{refusal:?}"
+            );
+        }
+        let answer = tokio::time::timeout(wait, elicitation)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(answer.unwrap(), decline());
+        assert!(
+            questions.gate.open(std::future::pending()).await.is_ok(),
+            "the gate is free again"
+        );
+        assert_eq!(questions.gate.rejected().count(), 0);
     }
 }

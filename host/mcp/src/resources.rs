@@ -8,7 +8,6 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::McpError;
-use crate::budget::Budget;
 use crate::connection::Connection;
 use crate::prompts::failure_text;
 use crate::questions::InFlight;
@@ -27,11 +26,7 @@ impl Connection {
         if !self.summary.resources {
             return Err(fail("the server offers no resources".into()));
         }
-        let flight = InFlight {
-            asker: None,
-            budget: Budget::start(self.spec.call_timeout),
-            cancel: CancellationToken::new(),
-        };
+        let flight = InFlight::new(None, self.spec.call_timeout, CancellationToken::new());
         let params = ReadResourceRequestParams::new(uri.to_owned());
         let result = self
             .drive(params, &flight, None)

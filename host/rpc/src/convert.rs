@@ -374,6 +374,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                     ping_failure: health.ping_failure,
                     restarts: health.restarts,
                     last_restart: health.last_restart,
+                    questions_rejected: s.rejected_questions.count(),
                     auth: e.auth.get(&s.id).cloned(),
                 }
             })

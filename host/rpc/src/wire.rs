@@ -612,6 +612,9 @@ pub struct ServerWire {
     pub restarts: u32,
     /// Why the last restart happened.
     pub last_restart: Option<String>,
+    /// How many of the server's questions (forms, sampling) rho rejected in this session
+    /// because it already had one open and 8 waiting.
+    pub questions_rejected: u64,
     /// For an OAuth server, its login state (`logged in, expires in 55m`, `needs login`, ...).
     pub auth: Option<String>,
 }

@@ -25,8 +25,8 @@ pub fn help() -> String {
     text
 }
 
-/// `/mcp`: every server entry with its transport, status, error, tools, prompts and
-/// resources.
+/// `/mcp`: every server entry with its transport, status, error, restarts, rejected questions,
+/// tools, prompts and resources.
 pub fn mcp(
     extensions: &Extensions,
     prompts: &[PromptCommand],
@@ -64,6 +64,14 @@ pub fn mcp(
             text.push_str(&format!(
                 "\n    started again {} time{s}{why}",
                 health.restarts
+            ));
+        }
+        let rejected = server.rejected_questions.count();
+        if rejected > 0 {
+            let s = if rejected == 1 { "" } else { "s" };
+            text.push_str(&format!(
+                "\n    {rejected} question{s} rejected: more than one open and {} waiting at once",
+                rho_core::MAX_QUEUED_QUESTIONS
             ));
         }
         if let Some(ping) = &health.ping_failure {

@@ -557,7 +557,7 @@ fn mcp_report() {
 }
 
 #[test]
-fn mcp_report_shows_restarts_and_servers_given_up_on() {
+fn mcp_report_shows_restarts_rejected_questions_and_servers_given_up_on() {
     let mut extensions = support::three_servers();
     let restarted = &extensions.servers[0];
     *restarted.health.lock().unwrap() = rho_core::ServerHealth {
@@ -579,6 +579,8 @@ fn mcp_report_shows_restarts_and_servers_given_up_on() {
         given_up: Some("it failed 5 times in 300 s; not started again this session".into()),
     }));
     extensions.servers.push(given_up);
+    // A server that asked far more questions at once than rho lets wait.
+    extensions.servers[0].rejected_questions = rho_core::RejectedQuestions::from(1391);
     let mut h = Harness::new();
     h.reply_startup(
         extensions.clone(),
@@ -590,6 +592,10 @@ fn mcp_report_shows_restarts_and_servers_given_up_on() {
     h.reply_one(Response::Extensions(Box::new(extensions)));
     let screen = h.screen(100, 30);
     insta::assert_snapshot!("mcp_report_restarts", screen);
+    assert!(
+        screen.contains("1391 questions rejected: more than one open and 8 waiting at once"),
+        "{screen}"
+    );
     assert!(screen.contains("files  stdio  failed"), "{screen}");
     assert!(screen.contains("mcp 1 up 2 failed"), "{screen}");
 }

@@ -113,6 +113,10 @@ pub struct MountedServer {
     pub added_tools: Arc<Mutex<Vec<String>>>,
     /// Restarts, the latest failed keep-alive ping, giving up: updated while the session runs.
     pub health: Arc<Mutex<ServerHealth>>,
+    /// The server's questions (forms, sampling) rejected because it already had one open and
+    /// [`rho_mcp::MAX_QUEUED_QUESTIONS`] waiting: counted live by the server's connection, across
+    /// its restarts.
+    pub rejected_questions: rho_mcp::RejectedQuestions,
 }
 
 impl MountedServer {
@@ -474,6 +478,7 @@ impl Registry {
                 tools: Vec::new(),
                 added_tools: Arc::default(),
                 health: Arc::default(),
+                rejected_questions: rho_mcp::RejectedQuestions::default(),
             });
             if !options.connect_mcp {
                 continue;
@@ -558,6 +563,7 @@ impl Registry {
             server.protocol_version = Some(connection.summary.protocol_version.clone());
             server.server_info = connection.summary.server_info.clone();
             server.instructions = connection.summary.instructions.clone();
+            server.rejected_questions = connection.rejected_questions();
             let http = server.transport == Some(Transport::StreamableHttp);
             let server_tools = connection.tools.clone();
             let link = Arc::new(ServerLink::new(

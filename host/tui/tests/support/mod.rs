@@ -425,6 +425,7 @@ pub fn server(
         tools: tools.iter().map(|t| (*t).to_owned()).collect(),
         added_tools: Default::default(),
         health: Default::default(),
+        rejected_questions: Default::default(),
     }
 }
 

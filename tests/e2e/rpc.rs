@@ -189,7 +189,7 @@ fn an_approved_destructive_call_runs() {
     let request = rpc.until("approval/request");
     assert_eq!(
         request["params"],
-        json!({"tool": "run_command", "arguments": "{\"argv\":[\"echo\",\"removed\"]}", "risk": "destructive"})
+        json!({"tool": "run_command", "display_name": "run_command", "arguments": "{\"argv\":[\"echo\",\"removed\"]}", "risk": "destructive"})
     );
     assert_eq!(
         rpc.call(2, "approvalResponse", json!({"approved": true})),
@@ -632,6 +632,72 @@ fn a_prompt_calls_a_real_mcp_server_tool() {
         "{system}"
     );
     assert!(system.contains("documentation provided by MCP servers"));
+    assert_eq!(rpc.finish(), 0);
+}
+
+/// `get-env` of a server whose id is `every-thing`: both hyphens are hex-encoded in the
+/// name the model calls.
+const GET_ENV: &str = "mcp___rho_65766572792d7468696e67___rho_6765742d656e76";
+
+#[test]
+fn listings_and_tool_events_name_an_mcp_tool_as_server_and_tool() {
+    let sandbox = Sandbox::new();
+    let everything = rho_e2e::peer_bin("mcp-server-everything");
+    sandbox.write_config(&format!(
+        "[mcp.servers.every-thing]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
+        everything.display()
+    ));
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [tool_call(GET_ENV, json!({}))]},
+            {"content": "Read the environment.", "expect": {"last_role": "tool"}}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    let tools = rpc.call(1, "listTools", json!({}));
+    let tools = tools["tools"].as_array().unwrap();
+    let get_env = tools
+        .iter()
+        .find(|t| t["name"] == GET_ENV)
+        .unwrap_or_else(|| panic!("no {GET_ENV}: {tools:#?}"));
+    assert_eq!(get_env["source"], "mcp");
+    assert_eq!(get_env["server"], "every-thing");
+    assert_eq!(get_env["tool"], "get-env");
+    assert_eq!(get_env["displayName"], "every-thing › get-env");
+    // A built-in tool is its own name everywhere.
+    let read_file = tools.iter().find(|t| t["name"] == "read_file").unwrap();
+    assert_eq!(read_file["tool"], "read_file");
+    assert_eq!(read_file["displayName"], "read_file");
+    let extensions = rpc.call(2, "listExtensions", json!({}));
+    let server = &extensions["servers"][0];
+    let at = server["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|t| t == GET_ENV)
+        .unwrap_or_else(|| panic!("{server:#}"));
+    assert_eq!(
+        server["toolDetails"][at],
+        json!({"name": GET_ENV, "tool": "get-env", "displayName": "every-thing › get-env"})
+    );
+    // The events a client shows a call from carry what a person reads beside the name.
+    rpc.request(3, "prompt", json!({"message": "what environment is this?"}));
+    let call = rpc.until("tool/call");
+    assert_eq!(call["params"]["name"], GET_ENV);
+    assert_eq!(call["params"]["display_name"], "every-thing › get-env");
+    let request = rpc.until("approval/request");
+    assert_eq!(request["params"]["tool"], GET_ENV);
+    assert_eq!(request["params"]["display_name"], "every-thing › get-env");
+    rpc.call(4, "approvalResponse", json!({"approved": false}));
+    let (notes, _) = rpc.response(3);
+    assert_subsequence(
+        &notes,
+        &[(
+            "tool/denied",
+            json!({"name": GET_ENV, "display_name": "every-thing › get-env"}),
+        )],
+    );
     assert_eq!(rpc.finish(), 0);
 }
 

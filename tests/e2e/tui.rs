@@ -218,7 +218,10 @@ fn an_mcp_tool_its_server_calls_read_only_is_asked_about_in_the_servers_words() 
     tmux.keys(&["Enter"]);
     let screen =
         tmux.wait_for("The server says this tool only reads (unverified). Allow this call?");
-    assert!(screen.contains("? everything · echo"), "{screen}");
+    assert!(
+        screen.contains("? everything › echo  mcp__everything__echo"),
+        "{screen}"
+    );
     assert!(
         screen.contains("server says: read-only (readOnlyHint: true)"),
         "{screen}"
@@ -227,7 +230,10 @@ fn an_mcp_tool_its_server_calls_read_only_is_asked_about_in_the_servers_words() 
     assert!(!screen.contains("Allow this destructive call?"), "{screen}");
     tmux.keys(&["y"]);
     let screen = tmux.wait_for("echoed");
-    assert!(screen.contains("✓ everything · echo"), "{screen}");
+    assert!(
+        screen.contains("✓ everything › echo  mcp__everything__echo"),
+        "{screen}"
+    );
     quit(&tmux);
 }
 

@@ -170,12 +170,17 @@ fn the_installed_example_reports_its_component_and_mounts_its_tools() {
     );
 
     let text = sb.rho(&["tools", "list"]).ok().stdout;
+    // The plugin and the tool's own name first, the exported name second.
     let row = text
         .lines()
-        .find(|l| l.starts_with(QUERY))
-        .unwrap_or_else(|| panic!("no {QUERY} row:\n{text}"));
-    let columns: Vec<&str> = row.split_whitespace().take(4).collect();
-    assert_eq!(columns, [QUERY, "wasm", "data-tools", "read"], "{row}");
+        .find(|l| l.starts_with("data-tools › query "))
+        .unwrap_or_else(|| panic!("no data-tools › query row:\n{text}"));
+    let columns: Vec<&str> = row.split_whitespace().take(6).collect();
+    assert_eq!(
+        columns,
+        ["data-tools", "›", "query", QUERY, "wasm", "read"],
+        "{row}"
+    );
 }
 
 #[test]

@@ -175,6 +175,8 @@ pub struct ComponentDetail<'a> {
 #[derive(Clone, Serialize)]
 pub struct WasmToolEntry {
     pub name: String,
+    /// What a person reads: `<plugin> › <name>` (`docs/mcp.md`, "What people see").
+    pub display_name: String,
     /// The name a session exports it under (`wasm__<plugin>__<tool>`).
     pub exported_name: String,
     pub title: Option<String>,
@@ -405,6 +407,8 @@ pub struct SkillValidation<'a> {
 #[derive(Debug, Serialize)]
 pub struct McpToolEntry {
     pub description: Option<String>,
+    /// What a person reads: `<server> › <name>` (`docs/mcp.md`, "What people see").
+    pub display_name: String,
     /// The name a session exports it under (`mcp__<server>__<tool>`).
     pub exported_name: String,
     /// The server's own name.
@@ -456,6 +460,12 @@ pub struct ImageEntry<'a> {
 pub struct ToolEntry<'a> {
     /// The exported name the model calls.
     pub name: &'a str,
+    /// The tool's own name: the server's for an MCP tool, the component's for a WASM tool,
+    /// `name` for a built-in tool.
+    pub tool: &'a str,
+    /// What a person reads: `<server> › <tool>`, `<plugin> › <tool>` or a built-in tool's
+    /// name (`docs/mcp.md`, "What people see").
+    pub display_name: String,
     pub title: Option<&'a str>,
     pub description: &'a str,
     /// `builtin`, `mcp` or `wasm`.

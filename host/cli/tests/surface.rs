@@ -353,6 +353,79 @@ fn a_connected_server() {
     sb.both("doctor", &["doctor"]);
 }
 
+/// A server whose id has a hyphen, serving a tool whose name has one: both are hex-encoded in
+/// the exported name the model calls, and every listing shows `local-files › get-env` first and
+/// that exported name second.
+#[test]
+fn hyphenated_names_are_shown_as_server_and_tool() {
+    let sb = Sandbox::new(Some(repo().join("examples/demo-project")));
+    let server = repo().join("host/cli/tests/fixtures/echo_mcp.py");
+    sb.config(&format!(
+        "[mcp.servers.local-files]\ncommand = \"python3\"\nargs = [{:?}, \"--get-env\"]\n",
+        server.to_string_lossy()
+    ));
+    let exported = "mcp___rho_6c6f63616c2d66696c6573___rho_6765742d656e76";
+    sb.both(
+        "hyphenated_mcp_show",
+        &["mcp", "show", "local-files", "--connect"],
+    );
+    sb.both("hyphenated_tools_list", &["tools", "list"]);
+    let shown = sb.run(&["mcp", "show", "local-files", "--connect"]);
+    let row = shown
+        .lines()
+        .find(|l| l.contains("local-files › get-env"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(
+        row.trim_start().starts_with("local-files › get-env") && row.contains(exported),
+        "{row}"
+    );
+    let listed = sb.run(&["tools", "list"]);
+    let row = listed
+        .lines()
+        .find(|l| l.starts_with("local-files › get-env"))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(row.contains(exported), "{row}");
+    // The documents carry the server, the tool's own name and what a person reads, beside
+    // the exported name.
+    let listed: serde_json::Value = serde_json::from_str(
+        sb.run(&["tools", "list", "--json"])
+            .trim_end()
+            .trim_end_matches("[exit 0]"),
+    )
+    .unwrap();
+    let tool = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == exported)
+        .unwrap();
+    assert_eq!(tool["server"], "local-files");
+    assert_eq!(tool["tool"], "get-env");
+    assert_eq!(tool["display_name"], "local-files › get-env");
+    let builtin = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "read_file")
+        .unwrap();
+    assert_eq!(builtin["tool"], "read_file");
+    assert_eq!(builtin["display_name"], "read_file");
+    let shown: serde_json::Value = serde_json::from_str(
+        sb.run(&["mcp", "show", "local-files", "--connect", "--json"])
+            .trim_end()
+            .trim_end_matches("[exit 0]"),
+    )
+    .unwrap();
+    let tool = shown["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "get-env")
+        .unwrap();
+    assert_eq!(tool["exported_name"], exported);
+    assert_eq!(tool["display_name"], "local-files › get-env");
+}
+
 /// Installing, linking, shadowing, disabling, trusting and removing the example plugins in a
 /// copy of the example project, and what inventories say at each step.
 #[test]

@@ -41,6 +41,7 @@ pub use mcp_server::{
     LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy,
     StdioCommand, StdioServerSpec, ToolFilter, Transport,
 };
+pub use naming::display_name as tool_display_name;
 pub use permission::{Gate, PermissionMode};
 pub use question::{
     AskFuture, Asker, Choice, FieldKind, Form, FormAnswer, FormField, SamplingAnswer,

@@ -7,6 +7,9 @@
 //! Routing never splits an exported name on `__`: [`ExportedNames`] keeps the table from each
 //! exported name back to its owner and raw tool name, and guarantees that two different tools
 //! never share an exported name.
+//!
+//! Exported names are for the model. People read [`display_name`] (`everything › get-env`):
+//! the owner and the tool's own name, never hex (`docs/mcp.md`, "What people see").
 
 use std::collections::BTreeMap;
 
@@ -62,6 +65,21 @@ pub fn full_name(server: &str, tool: &str) -> String {
 pub fn prefixed_name(prefix: &str, owner: &str, tool: &str) -> String {
     let dash = prefix == WASM_PREFIX;
     format!("{prefix}{}__{}", encode(owner, dash), encode(tool, dash))
+}
+
+/// What separates a tool's owner from its own name where a person reads it.
+pub const DISPLAY_SEPARATOR: &str = " › ";
+
+/// The name a person reads for a tool: `<owner> › <tool>` for a tool with an owner (the MCP
+/// server identity, the plugin of a WASM tool), the tool's own name for a built-in one. The one
+/// rendering every front-end uses (`ToolSpec::display_name` goes through it); the exported name
+/// is shown beside it, never instead of it. The result is raw text from a server or a package:
+/// front-ends print it through [`crate::terminal_safe`].
+pub fn display_name(owner: Option<&str>, tool: &str) -> String {
+    match owner {
+        Some(owner) => format!("{owner}{DISPLAY_SEPARATOR}{tool}"),
+        None => tool.to_owned(),
+    }
 }
 
 /// FNV-1a, 64-bit: small, stable across versions and platforms (a shortened name must not
@@ -185,6 +203,16 @@ mod tests {
         assert_eq!(full_name("pl/srv", "t"), "mcp___rho_706c2f737276__t");
         // Distinct inputs stay distinct.
         assert_ne!(full_name("a.b", "c"), full_name("a_b", "c"));
+    }
+
+    #[test]
+    fn people_read_the_owner_and_the_tools_own_name() {
+        assert_eq!(
+            display_name(Some("everything"), "get-env"),
+            "everything › get-env"
+        );
+        assert_eq!(display_name(Some("pl/srv"), "a__b"), "pl/srv › a__b");
+        assert_eq!(display_name(None, "read_file"), "read_file");
     }
 
     #[test]

@@ -83,6 +83,16 @@ impl ToolOrigin {
             Self::Wasm { .. } => "wasm",
         }
     }
+
+    /// Who a person reads before the tool's own name: the MCP server identity, or the plugin
+    /// of a WASM tool; `None` for built-in tools (built-in WASM components included).
+    pub fn owner(&self) -> Option<&str> {
+        match self {
+            Self::Builtin => None,
+            Self::Mcp { server, .. } => Some(server),
+            Self::Wasm { plugin, .. } => Some(plugin),
+        }
+    }
 }
 
 /// What a tool declares to the model and to the user.
@@ -104,6 +114,30 @@ pub struct ToolSpec {
     pub risk: RiskLevel,
     /// Where the tool comes from.
     pub origin: ToolOrigin,
+}
+
+impl ToolSpec {
+    /// The tool's own name: the server's name for an MCP tool, the component's for a WASM
+    /// tool, the exported name itself for a built-in tool.
+    pub fn own_name(&self) -> &str {
+        match &self.origin {
+            ToolOrigin::Builtin => &self.name,
+            ToolOrigin::Mcp { tool, .. } | ToolOrigin::Wasm { tool, .. } => tool,
+        }
+    }
+
+    /// The name a person reads (`everything › get-env`, `data-tools › convert`, `read_file`):
+    /// [`crate::naming::display_name`] of its owner and own name.
+    pub fn display_name(&self) -> String {
+        crate::naming::display_name(self.origin.owner(), self.own_name())
+    }
+
+    /// The exported name, when it differs from [`ToolSpec::display_name`] and a person is
+    /// shown it second (every MCP and plugin WASM tool); `None` for a built-in tool, whose
+    /// exported name is its own.
+    pub fn exported_beside(&self) -> Option<&str> {
+        self.origin.owner().map(|_| self.name.as_str())
+    }
 }
 
 /// How a tool description carries each of its server's annotations, one per line
@@ -273,6 +307,50 @@ mod tests {
             server_hint("Server hint: odd (readOnlyHint: maybe)", "readOnlyHint"),
             None
         );
+    }
+
+    fn spec(name: &str, origin: ToolOrigin) -> ToolSpec {
+        ToolSpec {
+            name: name.to_owned(),
+            title: None,
+            description: String::new(),
+            input_schema: Value::Null,
+            output_schema: None,
+            risk: RiskLevel::Read,
+            origin,
+        }
+    }
+
+    #[test]
+    fn people_read_the_owner_and_own_name_and_the_model_the_exported_name() {
+        let mcp = spec(
+            "mcp__everything___rho_6765742d656e76",
+            ToolOrigin::Mcp {
+                server: "everything".to_owned(),
+                plugin: None,
+                tool: "get-env".to_owned(),
+            },
+        );
+        assert_eq!(mcp.display_name(), "everything › get-env");
+        assert_eq!(mcp.own_name(), "get-env");
+        assert_eq!(
+            mcp.exported_beside(),
+            Some("mcp__everything___rho_6765742d656e76")
+        );
+        let wasm = spec(
+            "wasm__data-tools__convert",
+            ToolOrigin::Wasm {
+                plugin: "data-tools".to_owned(),
+                component: "data".to_owned(),
+                tool: "convert".to_owned(),
+            },
+        );
+        assert_eq!(wasm.display_name(), "data-tools › convert");
+        assert_eq!(wasm.exported_beside(), Some("wasm__data-tools__convert"));
+        let builtin = spec("read_file", ToolOrigin::Builtin);
+        assert_eq!(builtin.display_name(), "read_file");
+        assert_eq!(builtin.own_name(), "read_file");
+        assert_eq!(builtin.exported_beside(), None);
     }
 
     #[test]

@@ -19,9 +19,9 @@ pub use model_choice::{
     ProviderSource, choose_model, list_provider_models, provider_entries,
 };
 pub use registry::{
-    ACTIVATE_SKILL, BUILTIN_OWNER, LoadOutcome, MountOptions, MountedServer, PluginSummary,
-    Registry, ServerHealth, ServerRestart, ServerSlot, ServerSource, ServerStatus, SlotState,
-    ToolSet, collect_servers, load_plugin_components, plugin_locations, skill_catalog,
+    ACTIVATE_SKILL, BUILTIN_OWNER, LoadOutcome, MountOptions, MountedServer, MountedTool,
+    PluginSummary, Registry, ServerHealth, ServerRestart, ServerSlot, ServerSource, ServerStatus,
+    SlotState, ToolSet, collect_servers, load_plugin_components, plugin_locations, skill_catalog,
     untrusted_message, wasm_cache_dir, wasm_tool_risk,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths};

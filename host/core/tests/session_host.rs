@@ -426,7 +426,7 @@ async fn closing_the_input_denies_a_pending_approval_and_finishes_the_turn() {
     let rest = front.close().await;
     let denied = rest
         .iter()
-        .any(|e| matches!(e, HostEvent::Session(SessionEvent::ToolDenied { name }) if name == "run_command"));
+        .any(|e| matches!(e, HostEvent::Session(SessionEvent::ToolDenied { name, .. }) if name == "run_command"));
     assert!(denied, "the call was denied once nobody could answer");
     let reply = rest.iter().find_map(|e| match e {
         HostEvent::Reply { id: 1, result } => Some(result.clone()),

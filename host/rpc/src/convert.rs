@@ -14,10 +14,10 @@ use crate::wire::{
     AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, CheckWire, ChoiceWire,
     ContextWire, DeltaParams, DiagnosticWire, DoctorResult, ExtensionsResult, FieldWire,
     MessageWire, ModelWire, ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire,
-    ProvidersResult, QuestionRequestParams, SamplingMessageWire, ServerRestartParams, ServerWire,
-    SessionResult, SessionWire, SessionsResult, SkillWire, StateChangeParams, StateResult,
-    StatsResult, ToolCallParams, ToolCallWire, ToolDeniedParams, ToolProgressParams,
-    ToolResultParams, ToolWire, UsageByPurposeWire, UsageParams, UsageWire,
+    ProvidersResult, QuestionRequestParams, SamplingMessageWire, ServerRestartParams,
+    ServerToolWire, ServerWire, SessionResult, SessionWire, SessionsResult, SkillWire,
+    StateChangeParams, StateResult, StatsResult, ToolCallParams, ToolCallWire, ToolDeniedParams,
+    ToolProgressParams, ToolResultParams, ToolWire, UsageByPurposeWire, UsageParams, UsageWire,
 };
 
 pub(crate) fn usage(u: &Usage) -> UsageWire {
@@ -118,30 +118,37 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
         SessionEvent::ToolCall {
             call_id,
             name,
+            display_name,
             arguments,
         } => notification_line(
             Notification::ToolCall.name(),
             Some(&ToolCallParams {
                 call_id: call_id.clone(),
                 name: name.clone(),
+                display_name: display_name.clone(),
                 arguments: arguments.clone(),
             }),
         ),
         SessionEvent::ApprovalRequest {
             tool,
+            display_name,
             arguments,
             risk,
         } => notification_line(
             Notification::ApprovalRequest.name(),
             Some(&ApprovalRequestParams {
                 tool: tool.clone(),
+                display_name: display_name.clone(),
                 arguments: arguments.clone(),
                 risk: *risk,
             }),
         ),
-        SessionEvent::ToolDenied { name } => notification_line(
+        SessionEvent::ToolDenied { name, display_name } => notification_line(
             Notification::ToolDenied.name(),
-            Some(&ToolDeniedParams { name: name.clone() }),
+            Some(&ToolDeniedParams {
+                name: name.clone(),
+                display_name: display_name.clone(),
+            }),
         ),
         SessionEvent::ToolProgress {
             call_id,
@@ -369,7 +376,16 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                     status: (&status).into(),
                     error: status.error().map(str::to_owned),
                     protocol_version: s.protocol_version.clone(),
-                    tools: s.tools.clone(),
+                    tools: s.tools.iter().map(|t| t.name.clone()).collect(),
+                    tool_details: s
+                        .tools
+                        .iter()
+                        .map(|t| ServerToolWire {
+                            name: t.name.clone(),
+                            tool: t.tool.clone(),
+                            display_name: t.display_name(&s.id),
+                        })
+                        .collect(),
                     added_tools: s.added_tools(),
                     ping_failure: health.ping_failure,
                     restarts: health.restarts,
@@ -392,6 +408,8 @@ pub(crate) fn tool(spec: &ToolSpec) -> ToolWire {
     };
     ToolWire {
         name: spec.name.clone(),
+        tool: spec.own_name().to_owned(),
+        display_name: spec.display_name(),
         title: spec.title.clone(),
         description: spec.description.clone(),
         input_schema: spec.input_schema.clone(),

@@ -533,8 +533,14 @@ pub struct CompactResult {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolWire {
-    /// The exported name.
+    /// The exported name the model calls.
     pub name: String,
+    /// The tool's own name: the server's for an MCP tool, the component's for a WASM tool,
+    /// `name` for a built-in tool.
+    pub tool: String,
+    /// What a person reads: `<server> › <tool>`, `<plugin> › <tool>`, or a built-in tool's
+    /// name (`docs/mcp.md`, "What people see").
+    pub display_name: String,
     /// A display title.
     pub title: Option<String>,
     /// The description the model reads.
@@ -584,6 +590,18 @@ pub struct SkillWire {
     pub plugin: Option<String>,
 }
 
+/// One tool a server contributes.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerToolWire {
+    /// The exported name the model calls.
+    pub name: String,
+    /// The server's own name for it.
+    pub tool: String,
+    /// What a person reads: `<server> › <tool>` (`docs/mcp.md`, "What people see").
+    pub display_name: String,
+}
+
 /// One MCP server.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -602,6 +620,8 @@ pub struct ServerWire {
     pub protocol_version: Option<String>,
     /// Exported names of its tools.
     pub tools: Vec<String>,
+    /// Its tools as people read them, in the order of `tools`.
+    pub tool_details: Vec<ServerToolWire>,
     /// Tools the server added after the session started, by the server's names: they need
     /// a restart.
     pub added_tools: Vec<String>,
@@ -693,6 +713,9 @@ pub struct ToolCallParams {
     pub call_id: String,
     /// The exported tool name.
     pub name: String,
+    /// What a person reads (`everything › get-env`; `docs/mcp.md`, "What people see"); the
+    /// exported name when the session has no such tool.
+    pub display_name: String,
     /// The arguments as the model wrote them (JSON text).
     pub arguments: String,
 }
@@ -749,6 +772,8 @@ pub struct ServerRestartParams {
 pub struct ToolDeniedParams {
     /// The exported tool name.
     pub name: String,
+    /// What a person reads (`docs/mcp.md`, "What people see").
+    pub display_name: String,
 }
 
 /// `approval/request`.
@@ -756,6 +781,8 @@ pub struct ToolDeniedParams {
 pub struct ApprovalRequestParams {
     /// The exported tool name.
     pub tool: String,
+    /// What a person reads (`docs/mcp.md`, "What people see").
+    pub display_name: String,
     /// The arguments as the model wrote them (JSON text).
     pub arguments: String,
     /// `read`, `write` or `destructive`.

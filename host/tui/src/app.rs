@@ -398,6 +398,7 @@ impl App {
                 call_id,
                 name,
                 arguments,
+                ..
             } => {
                 let card = ToolCard::new(&call_id, &name, &arguments, self.tools.get(&name));
                 self.transcript.push(Cell::Tool(Box::new(card)));
@@ -406,6 +407,7 @@ impl App {
                 tool,
                 arguments,
                 risk,
+                ..
             } => {
                 let card = self.transcript.first_card_mut(|c| {
                     c.state == CardState::Requested && c.name == tool && c.arguments == arguments
@@ -422,7 +424,7 @@ impl App {
                 }
                 self.transcript.scroll_to_bottom();
             }
-            SessionEvent::ToolDenied { name } => {
+            SessionEvent::ToolDenied { name, .. } => {
                 // A denial the user just gave is already on its card; any other (the
                 // permission mode's) goes on the first undecided card of that tool.
                 if let Some(at) = self.user_denials.iter().position(|n| *n == name) {

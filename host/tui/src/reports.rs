@@ -81,7 +81,16 @@ pub fn mcp(
             text.push_str(&format!("\n    oauth: {auth}"));
         }
         if !server.tools.is_empty() {
-            text.push_str(&format!("\n    tools: {}", server.tools.join(", ")));
+            // What people read first, the exported name the model calls second.
+            let rows: Vec<Vec<String>> = server
+                .tools
+                .iter()
+                .map(|t| vec![t.display_name(&server.id), t.name.clone()])
+                .collect();
+            text.push_str("\n    tools:");
+            for line in table(&rows).lines() {
+                text.push_str(&format!("\n    {line}"));
+            }
         }
         let added = server.added_tools();
         if !added.is_empty() {
@@ -154,11 +163,13 @@ pub fn skills(extensions: &Extensions) -> String {
     format!("skills:\n{}", table(&rows))
 }
 
-/// `/tools`.
+/// `/tools`: each tool as people read it, then the exported name the model calls, in the
+/// order of what people read.
 pub fn tools<'a>(tools: impl Iterator<Item = &'a ToolSpec>) -> String {
-    let rows: Vec<Vec<String>> = tools
+    let mut rows: Vec<Vec<String>> = tools
         .map(|t| {
             vec![
+                t.display_name(),
                 t.name.clone(),
                 t.risk.as_str().to_owned(),
                 t.description.lines().next().unwrap_or_default().to_owned(),
@@ -168,6 +179,7 @@ pub fn tools<'a>(tools: impl Iterator<Item = &'a ToolSpec>) -> String {
     if rows.is_empty() {
         return "no tool is available in this session".to_owned();
     }
+    rows.sort();
     format!("tools:\n{}", table(&rows))
 }
 

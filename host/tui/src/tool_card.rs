@@ -158,8 +158,13 @@ pub struct ToolCard {
     pub call_id: String,
     /// The exported tool name.
     pub name: String,
-    /// What the card's title names: `server · tool`, `plugin · tool` or the built-in name.
+    /// What the card's title names: the tool's display name (`server › tool`,
+    /// `plugin › tool` or the built-in name: `ToolSpec::display_name`), or the exported name
+    /// of a tool the session does not have.
     pub label: String,
+    /// The exported name, shown dimmed after the label when it differs from it (MCP and
+    /// plugin WASM tools: `ToolSpec::exported_beside`).
+    pub exported: Option<String>,
     /// What the card says the call may change.
     pub effects: Effects,
     /// What the tool's server says of it (its annotations), shown as notices.
@@ -179,15 +184,11 @@ pub struct ToolCard {
 impl ToolCard {
     /// A card for a call the model just asked for; `spec` is the tool's, when it is known.
     pub fn new(call_id: &str, name: &str, arguments: &str, spec: Option<&ToolSpec>) -> Self {
-        let label = match spec.map(|s| &s.origin) {
-            Some(ToolOrigin::Mcp { server, tool, .. }) => format!("{server} · {tool}"),
-            Some(ToolOrigin::Wasm { plugin, tool, .. }) => format!("{plugin} · {tool}"),
-            Some(ToolOrigin::Builtin) | None => name.to_owned(),
-        };
         Self {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
-            label,
+            label: spec.map_or_else(|| name.to_owned(), ToolSpec::display_name),
+            exported: spec.and_then(ToolSpec::exported_beside).map(str::to_owned),
             effects: Effects::of(spec),
             hints: spec
                 .map(|s| server_hints(&s.description).map(str::to_owned).collect())
@@ -255,6 +256,13 @@ impl ToolCard {
             title.push(Span::styled(
                 format!("  {status}"),
                 theme.style(Role::Warning),
+            ));
+        }
+        // Last, so a narrow terminal clips the name the model calls before the call's state.
+        if let Some(exported) = &self.exported {
+            title.push(Span::styled(
+                format!("  {}", terminal_safe(exported)),
+                theme.style(Role::Dim),
             ));
         }
         let mut lines = vec![Line::from(title)];

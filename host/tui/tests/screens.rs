@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use crossterm::event::KeyCode;
 use rho_component::{RiskLevel, ToolImage};
 use rho_core::doctor::{Check, CheckKind, CheckStatus};
-use rho_core::host::{HostError, Operation, Response};
+use rho_core::host::{Extensions, HostError, Operation, Response};
 use rho_core::provider::FinishReason;
 use rho_core::session::{ApprovalDecision, CallOutcome, QuestionAnswer, SessionEvent};
 use rho_tui::images::{Graphics, Protocols};
@@ -105,12 +105,12 @@ fn card_awaiting_approval() {
 #[test]
 fn card_running_with_progress() {
     let mut h = running(
-        "everything_longRunningOperation",
+        "mcp__everything__longRunningOperation",
         r#"{"duration":10,"steps":5}"#,
     );
     h.session(SessionEvent::ToolProgress {
         call_id: "call_1".to_owned(),
-        name: "everything_longRunningOperation".to_owned(),
+        name: "mcp__everything__longRunningOperation".to_owned(),
         progress: 3.0,
         total: Some(5.0),
         message: Some("step 3 of 5".to_owned()),
@@ -158,6 +158,7 @@ fn card_denied() {
     h.key(KeyCode::Char('n'));
     h.session(SessionEvent::ToolDenied {
         name: "bash".to_owned(),
+        display_name: "bash".to_owned(),
     });
     h.session(SessionEvent::StateChange(
         rho_core::session::LoopState::Thinking,
@@ -178,7 +179,7 @@ fn card_redirected() {
 #[test]
 fn card_cancelled() {
     let mut h = running(
-        "everything_longRunningOperation",
+        "mcp__everything__longRunningOperation",
         r#"{"duration":10,"steps":5}"#,
     );
     h.end_turn(FinishReason::Aborted);
@@ -187,11 +188,11 @@ fn card_cancelled() {
 
 #[test]
 fn card_mcp_read_only() {
-    let mut h = running("everything_echo", r#"{"message":"hello"}"#);
+    let mut h = running("mcp__everything__echo", r#"{"message":"hello"}"#);
     let running_screen = h.screen(80, 12);
     // What a server says of its tool is the server's word, never rho's label.
     assert!(
-        running_screen.contains("⋯ everything · echo  "),
+        running_screen.contains("⋯ everything › echo  mcp__everything__echo"),
         "{running_screen}"
     );
     assert!(
@@ -202,7 +203,7 @@ fn card_mcp_read_only() {
         running_screen.contains("server says: read-only (readOnlyHint: true)"),
         "{running_screen}"
     );
-    h.tool_result("call_1", "everything_echo", false, "Echo: hello");
+    h.tool_result("call_1", "mcp__everything__echo", false, "Echo: hello");
     insta::assert_snapshot!("card_mcp_read_only", h.screen(80, 12));
 }
 
@@ -486,7 +487,7 @@ fn a_resumed_session_shows_each_call_as_it_ended() {
 
 #[test]
 fn form_on_card() {
-    let mut h = running("everything_startElicitation", "{}");
+    let mut h = running("mcp__everything__startElicitation", "{}");
     h.session(SessionEvent::Question(support::form(7, "call_1")));
     insta::assert_snapshot!("form_on_card", h.screen(80, 24));
     h.type_text("Ada Lovelace");
@@ -497,7 +498,7 @@ fn form_on_card() {
 #[test]
 fn sampling_on_card() {
     let mut h = running(
-        "everything_sampleLLM",
+        "mcp__everything__sampleLLM",
         r#"{"prompt":"fox","maxTokens":100}"#,
     );
     h.session(SessionEvent::Question(support::sampling(8, "call_1")));
@@ -598,6 +599,104 @@ fn mcp_report_shows_restarts_rejected_questions_and_servers_given_up_on() {
     );
     assert!(screen.contains("files  stdio  failed"), "{screen}");
     assert!(screen.contains("mcp 1 up 2 failed"), "{screen}");
+}
+
+/// The `local-files` server (its id has a hyphen, so its exported names are hex) serving
+/// `get-env` (a hyphen too) and `read_text`, as a session mounts it.
+fn hyphenated_server() -> (Extensions, Vec<rho_component::ToolSpec>) {
+    let mut extensions = support::extensions();
+    extensions.servers = vec![support::server(
+        "local-files",
+        rho_component::Transport::Stdio,
+        rho_core::ServerStatus::Connected,
+        &["get-env", "read_text"],
+    )];
+    let mut tools = support::tools();
+    for tool in ["get-env", "read_text"] {
+        tools.push(support::tool(
+            &rho_component::naming::full_name("local-files", tool),
+            &format!("the local-files server's {tool}"),
+            RiskLevel::Destructive,
+            rho_component::ToolOrigin::Mcp {
+                server: "local-files".to_owned(),
+                plugin: None,
+                tool: tool.to_owned(),
+            },
+        ));
+    }
+    extensions.tools = tools.iter().map(|t| t.name.clone()).collect();
+    (extensions, tools)
+}
+
+/// The exported name of `get-env` on `local-files`: what the model calls, hex and all.
+const GET_ENV: &str = "mcp___rho_6c6f63616c2d66696c6573___rho_6765742d656e76";
+
+#[test]
+fn mcp_report_names_tools_as_server_and_tool_then_the_exported_name() {
+    let (extensions, tools) = hyphenated_server();
+    assert_eq!(
+        tools.last().map(|t| t.name.as_str()),
+        Some("mcp___rho_6c6f63616c2d66696c6573__read_text")
+    );
+    let mut h = Harness::new();
+    h.reply_startup(extensions.clone(), tools, Vec::new(), Vec::new());
+    h.submit("/mcp");
+    h.reply_one(Response::Extensions(Box::new(extensions)));
+    let screen = h.screen(100, 24);
+    insta::assert_snapshot!("mcp_report_hyphenated_names", screen);
+    // What a person reads comes first; the exported name follows on the same row.
+    let row = screen
+        .lines()
+        .find(|l| l.contains("local-files › get-env"))
+        .unwrap_or_else(|| panic!("no `local-files › get-env` row: {screen}"));
+    let (before, after) = row.split_once("local-files › get-env").unwrap();
+    assert!(!before.contains("mcp__"), "{row}");
+    assert!(after.contains(GET_ENV), "{row}");
+}
+
+#[test]
+fn tool_and_approval_cards_name_server_and_tool_then_the_exported_name() {
+    let (extensions, tools) = hyphenated_server();
+    let mut h = Harness::new();
+    h.reply_startup(extensions, tools, Vec::new(), Vec::new());
+    h.prompt("what is in the environment?");
+    h.tool_call("call_1", GET_ENV, "{}");
+    let header = format!("◦ local-files › get-env  {GET_ENV}");
+    let screen = h.screen(100, 12);
+    assert!(screen.contains(&header), "{screen}");
+    h.approval(GET_ENV, "{}", RiskLevel::Destructive);
+    let screen = h.screen(100, 12);
+    insta::assert_snapshot!("approval_hyphenated_names", screen);
+    assert!(
+        screen.contains(&format!("? local-files › get-env  {GET_ENV}")),
+        "{screen}"
+    );
+    // The full view of the arguments names the tool the same way.
+    h.key(KeyCode::Char('v'));
+    let screen = h.screen(100, 12);
+    assert!(
+        screen.contains("arguments of local-files › get-env"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn tools_report_names_tools_as_people_read_them_then_the_exported_name() {
+    let (extensions, tools) = hyphenated_server();
+    let mut h = Harness::new();
+    h.reply_startup(extensions, tools, Vec::new(), Vec::new());
+    h.submit("/tools");
+    let screen = h.screen(120, 24);
+    insta::assert_snapshot!("tools_report_hyphenated_names", screen);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("local-files › get-env"))
+        .unwrap_or_else(|| panic!("no `local-files › get-env` row: {screen}"));
+    let (before, after) = row.split_once("local-files › get-env").unwrap();
+    assert!(!before.contains("mcp__"), "{row}");
+    assert!(after.trim_start().starts_with(GET_ENV), "{row}");
+    // A built-in tool is its own name in both columns.
+    assert!(screen.contains("read_file"), "{screen}");
 }
 
 #[test]
@@ -854,7 +953,7 @@ fn approved_card_runs() {
 #[test]
 fn form_answers() {
     // Accept: every field filled in; Enter on the last field submits.
-    let mut h = running("everything_startElicitation", "{}");
+    let mut h = running("mcp__everything__startElicitation", "{}");
     h.session(SessionEvent::Question(support::form(7, "call_1")));
     h.type_text("Ada");
     h.key(KeyCode::Tab);
@@ -891,7 +990,7 @@ fn form_answers() {
 
     // Accept with only the required name typed: the blank optional boolean is left out,
     // defaults are sent.
-    let mut h = running("everything_startElicitation", "{}");
+    let mut h = running("mcp__everything__startElicitation", "{}");
     h.session(SessionEvent::Question(support::form(9, "call_1")));
     h.type_text("Ada");
     for _ in 0..4 {
@@ -914,7 +1013,7 @@ fn form_answers() {
         (ctrl(KeyCode::Char('d')), QuestionAnswer::Decline),
         (support::plain(KeyCode::Esc), QuestionAnswer::Cancel),
     ] {
-        let mut h = running("everything_startElicitation", "{}");
+        let mut h = running("mcp__everything__startElicitation", "{}");
         h.session(SessionEvent::Question(support::form(7, "call_1")));
         h.press(key);
         assert_eq!(
@@ -937,7 +1036,7 @@ fn sampling_answers() {
         (ctrl(KeyCode::Char('d')), QuestionAnswer::Decline),
         (support::plain(KeyCode::Esc), QuestionAnswer::Cancel),
     ] {
-        let mut h = running("everything_sampleLLM", "{}");
+        let mut h = running("mcp__everything__sampleLLM", "{}");
         h.session(SessionEvent::Question(support::sampling(8, "call_1")));
         h.type_text("xyz");
         assert!(h.sent().is_empty());
@@ -954,7 +1053,7 @@ fn sampling_answers() {
 
 #[test]
 fn question_without_a_card_is_declined() {
-    let mut h = running("everything_startElicitation", "{}");
+    let mut h = running("mcp__everything__startElicitation", "{}");
     h.session(SessionEvent::Question(support::form(11, "call_unknown")));
     assert_eq!(
         h.sent(),
@@ -1139,7 +1238,7 @@ fn keys_while_an_approval_waits() {
 /// asks; one Esc cancels the form (and so the turn).
 #[test]
 fn keys_while_a_form_waits() {
-    let mut h = running("everything_startElicitation", "{}");
+    let mut h = running("mcp__everything__startElicitation", "{}");
     h.session(SessionEvent::Question(support::form(7, "call_1")));
     let screen = h.screen(80, 24);
     assert!(
@@ -1186,7 +1285,7 @@ fn page_up_on_a_short_session() {
 /// the card says why.
 #[test]
 fn form_refuses_a_blank_required_field() {
-    let mut h = running("everything_startElicitation", "{}");
+    let mut h = running("mcp__everything__startElicitation", "{}");
     h.session(SessionEvent::Question(support::form(7, "call_1")));
     h.press(support::plain(KeyCode::Tab));
     h.press(support::plain(KeyCode::Tab));

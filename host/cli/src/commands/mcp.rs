@@ -500,22 +500,31 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
     }
     if connect {
         t.push_str(&format!("\ntools ({}):\n", entry.tools.len()));
-        for tool in &entry.tools {
-            t.push_str(&format!(
-                "  {}  ({})  {}\n",
-                clean(&tool.exported_name),
-                clean(&tool.name),
-                clean(&first_line(
-                    tool.description.as_deref().unwrap_or_default(),
-                    80
-                )),
-            ));
+        // What a person reads first, the name the model calls second.
+        let rows: Vec<Vec<String>> = entry
+            .tools
+            .iter()
+            .map(|tool| {
+                vec![
+                    clean(&tool.display_name),
+                    clean(&tool.exported_name),
+                    clean(&first_line(
+                        tool.description.as_deref().unwrap_or_default(),
+                        80,
+                    )),
+                ]
+            })
+            .collect();
+        for line in table(&rows).lines() {
+            t.push_str("  ");
+            t.push_str(line);
+            t.push('\n');
         }
         let added = entry.added_tools.as_deref().unwrap_or_default();
         for name in added {
             t.push_str(&format!(
                 "  {}  added after connecting, not offered until a restart\n",
-                clean(name)
+                clean(&rho_component::tool_display_name(Some(&*entry.id), name))
             ));
         }
         if entry.tools.is_empty() && added.is_empty() {
@@ -725,6 +734,7 @@ fn connect_all(
                     .iter()
                     .map(|t| McpToolEntry {
                         description: t.description().map(str::to_owned),
+                        display_name: rho_component::tool_display_name(Some(&*entry.id), &t.name),
                         exported_name: names.assign(&entry.id, &t.name),
                         name: t.name.clone(),
                         title: t.title().map(str::to_owned),

@@ -220,6 +220,7 @@ fn component_tools(
                     .iter()
                     .map(|t| WasmToolEntry {
                         name: t.name.clone(),
+                        display_name: rho_component::tool_display_name(Some(&spec.plugin), &t.name),
                         exported_name: names.assign_with(
                             rho_component::naming::WASM_PREFIX,
                             &spec.plugin,
@@ -553,11 +554,12 @@ fn inspect(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
                     for why in &list.rejected {
                         t.push_str(&format!("    rejected: {}\n", clean(why)));
                     }
+                    // What a person reads first, the name the model calls second.
                     for tool in &list.tools {
                         t.push_str(&format!(
-                            "    {} ({}{})  {}\n",
+                            "    {}  ({}{})  {}\n",
+                            clean(&tool.display_name),
                             clean(&tool.exported_name),
-                            clean(&tool.name),
                             if tool.risk == c.risk {
                                 String::new()
                             } else {

@@ -41,6 +41,8 @@ fn tool_entry(spec: &ToolSpec) -> ToolEntry<'_> {
     let (server, plugin) = owner(spec);
     ToolEntry {
         name: &spec.name,
+        tool: spec.own_name(),
+        display_name: spec.display_name(),
         title: spec.title.as_deref(),
         description: &spec.description,
         source: spec.origin.kind(),
@@ -87,17 +89,18 @@ fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
         });
         return Ok(ExitCode::SUCCESS);
     }
+    // What a person reads first (it names the server or plugin), the name the model calls
+    // second.
     let mut rows = vec![
-        ["NAME", "SOURCE", "SERVER / PLUGIN", "RISK", "DESCRIPTION"]
+        ["TOOL", "EXPORTED NAME", "SOURCE", "RISK", "DESCRIPTION"]
             .map(String::from)
             .to_vec(),
     ];
     for spec in &specs {
-        let (server, plugin) = owner(spec);
         rows.push(vec![
+            clean(&spec.display_name()),
             clean(&spec.name),
             spec.origin.kind().into(),
-            clean(server.or(plugin).unwrap_or("-")),
             spec.risk.as_str().into(),
             clean(&first_line(&spec.description, 60)),
         ]);

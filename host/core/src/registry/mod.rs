@@ -24,7 +24,7 @@ use rho_plugins::{PluginInventory, PluginLocations};
 pub use server_link::{ServerHealth, ServerRestart};
 pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
-pub use tool_set::{MountOptions, MountedServer, ServerStatus, ToolSet};
+pub use tool_set::{MountOptions, MountedServer, MountedTool, ServerStatus, ToolSet};
 pub use wasm_tools::{
     BUILTIN_OWNER, LoadOutcome, load_plugin_components, wasm_cache_dir, wasm_tool_risk,
 };

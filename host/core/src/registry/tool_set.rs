@@ -87,6 +87,23 @@ impl ServerStatus {
     }
 }
 
+/// A tool a server contributes to a session: the name the model calls and the server's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountedTool {
+    /// The exported name the model calls (`mcp__<server>__<tool>`, encoded).
+    pub name: String,
+    /// The server's own name for it.
+    pub tool: String,
+}
+
+impl MountedTool {
+    /// The name a person reads (`everything › get-env`): `rho_component::tool_display_name`
+    /// of `server` (the identity of the server that contributes it) and its own name.
+    pub fn display_name(&self, server: &str) -> String {
+        rho_component::tool_display_name(Some(server), &self.tool)
+    }
+}
+
 /// One server as a session sees it.
 #[derive(Debug, Clone)]
 pub struct MountedServer {
@@ -106,8 +123,8 @@ pub struct MountedServer {
     pub server_info: Option<serde_json::Value>,
     /// The server's instructions (they reach the system prompt fenced and attributed).
     pub instructions: Option<String>,
-    /// Exported names of the tools this server contributes.
-    pub tools: Vec<String>,
+    /// The tools this server contributes, in its listing order.
+    pub tools: Vec<MountedTool>,
     /// Tools the server added after the session started (they need a restart), by the
     /// server's own names; updated when the tool list is reconciled.
     pub added_tools: Arc<Mutex<Vec<String>>>,
@@ -592,15 +609,18 @@ impl Registry {
                     spec.id.clone(),
                 );
             }
-            let mut exported_names = Vec::new();
+            let mut contributed = Vec::new();
             for tool in mounted {
-                let name = tool.spec().name.clone();
+                let named = MountedTool {
+                    name: tool.spec().name.clone(),
+                    tool: tool.spec().own_name().to_owned(),
+                };
                 match set.add(tool) {
-                    Ok(()) => exported_names.push(name),
+                    Ok(()) => contributed.push(named),
                     Err(d) => set.diagnostics.push(d),
                 }
             }
-            set.servers[index].tools = exported_names;
+            set.servers[index].tools = contributed;
             set.output_caps
                 .insert(spec.id.clone(), spec.max_output_bytes);
             set.links.push(link);

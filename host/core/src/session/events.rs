@@ -111,6 +111,9 @@ pub enum SessionEvent {
         call_id: String,
         /// The exported tool name.
         name: String,
+        /// The name a person reads (`everything › get-env`: `ToolSpec::display_name`); the
+        /// exported name when the session has no such tool.
+        display_name: String,
         /// The arguments as the model wrote them.
         arguments: String,
     },
@@ -118,6 +121,8 @@ pub enum SessionEvent {
     ApprovalRequest {
         /// The exported tool name.
         tool: String,
+        /// The name a person reads (`ToolSpec::display_name`).
+        display_name: String,
         /// The arguments as the model wrote them.
         arguments: String,
         /// The tool's risk level.
@@ -127,6 +132,9 @@ pub enum SessionEvent {
     ToolDenied {
         /// The exported tool name.
         name: String,
+        /// The name a person reads (`ToolSpec::display_name`); the exported name when the
+        /// session has no such tool.
+        display_name: String,
     },
     /// A running tool reported progress (MCP progress notifications, WASM `report-progress`):
     /// at most [`PROGRESS_REPORTS_PER_CALL`](crate::session::PROGRESS_REPORTS_PER_CALL) per

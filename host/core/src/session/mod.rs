@@ -566,6 +566,14 @@ impl Session {
         }
     }
 
+    /// The name a person reads for the tool exported as `name` (`ToolSpec::display_name`),
+    /// or `name` itself when the session has no such tool (the model made it up).
+    fn display_name(&self, name: &str) -> String {
+        self.tools
+            .get(name)
+            .map_or_else(|| name.to_owned(), |tool| tool.spec().display_name())
+    }
+
     /// One tool batch: every call is announced, then the gate decides each (asking the user
     /// when needed) before anything runs, so a redirect abandons the whole batch.
     async fn run_batch(
@@ -580,6 +588,7 @@ impl Session {
             sink.send(SessionEvent::ToolCall {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
+                display_name: self.display_name(&call.name),
                 arguments: call.arguments.clone(),
             })
             .await;
@@ -618,6 +627,7 @@ impl Session {
                     let decision = approver.decide(&call.name, &call.arguments, risk);
                     sink.send(SessionEvent::ApprovalRequest {
                         tool: call.name.clone(),
+                        display_name: tool.spec().display_name(),
                         arguments: call.arguments.clone(),
                         risk,
                     })
@@ -687,6 +697,7 @@ impl Session {
                 Verdict::Deny(_) => {
                     sink.send(SessionEvent::ToolDenied {
                         name: call.name.clone(),
+                        display_name: self.display_name(&call.name),
                     })
                     .await;
                     CallOutcome::Denied

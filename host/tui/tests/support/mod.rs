@@ -23,7 +23,7 @@ use rho_core::session::{
     CallOutcome, ContextSnapshot, LoopState, QuestionKind, QuestionRequest, SessionEvent,
     SessionSummary, TurnResult,
 };
-use rho_core::{MountedServer, ServerSource, ServerStatus};
+use rho_core::{MountedServer, MountedTool, ServerSource, ServerStatus};
 use rho_tui::app::App;
 use rho_tui::theme::Theme;
 
@@ -282,6 +282,8 @@ impl Harness {
         self.session(SessionEvent::ToolCall {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
+            // The TUI names a card from its tool specs, never from this field.
+            display_name: name.to_owned(),
             arguments: arguments.to_owned(),
         });
     }
@@ -292,6 +294,7 @@ impl Harness {
             SessionEvent::StateChange(LoopState::AwaitingApproval),
             SessionEvent::ApprovalRequest {
                 tool: name.to_owned(),
+                display_name: name.to_owned(),
                 arguments: arguments.to_owned(),
                 risk,
             },
@@ -356,10 +359,10 @@ pub fn tool(name: &str, description: &str, risk: RiskLevel, origin: ToolOrigin) 
     }
 }
 
-/// A tool of the `everything` server.
+/// A tool of the `everything` server, under the name a session exports it as.
 pub fn everything_tool(tool_name: &str, risk: RiskLevel) -> ToolSpec {
     tool(
-        &format!("everything_{tool_name}"),
+        &rho_component::naming::full_name("everything", tool_name),
         &format!(
             "the everything server's {tool_name}\n{}{}",
             rho_component::SERVER_HINT_PREFIX,
@@ -406,7 +409,7 @@ pub fn tools() -> Vec<ToolSpec> {
     ]
 }
 
-/// A server entry.
+/// A server entry; `tools` are the server's own names, exported as a session exports them.
 pub fn server(
     id: &str,
     transport: Transport,
@@ -422,7 +425,13 @@ pub fn server(
         protocol_version: Some("2025-06-18".to_owned()),
         server_info: None,
         instructions: None,
-        tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+        tools: tools
+            .iter()
+            .map(|t| MountedTool {
+                name: rho_component::naming::full_name(id, t),
+                tool: (*t).to_owned(),
+            })
+            .collect(),
         added_tools: Default::default(),
         health: Default::default(),
         rejected_questions: Default::default(),
@@ -436,10 +445,10 @@ pub fn everything() -> MountedServer {
         Transport::Stdio,
         ServerStatus::Connected,
         &[
-            "everything_echo",
-            "everything_longRunningOperation",
-            "everything_startElicitation",
-            "everything_sampleLLM",
+            "echo",
+            "longRunningOperation",
+            "startElicitation",
+            "sampleLLM",
         ],
     )
 }

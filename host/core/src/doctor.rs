@@ -108,10 +108,10 @@ pub enum Servers<'a> {
 /// Ollama-style endpoint) does not answer: one line, for `rho doctor` and the first screen.
 pub fn no_model_configured() -> String {
     format!(
-        "{} at {}: nothing answers, so no model is configured: add a [providers.<id>] table to \
-         config.toml or pass --endpoint and --model (see docs/sessions.md)",
+        "{} at {}: nothing answers, so no model is configured: {}",
         crate::model_choice::BUILTIN_PROVIDER,
-        crate::model_choice::BUILTIN_ENDPOINT
+        crate::model_choice::BUILTIN_ENDPOINT,
+        crate::model_choice::CONFIGURE_A_MODEL
     )
 }
 

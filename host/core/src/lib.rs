@@ -15,8 +15,9 @@ mod registry;
 pub mod session;
 
 pub use model_choice::{
-    BUILTIN_ENDPOINT, BUILTIN_MODEL, BUILTIN_PROVIDER, ChosenModel, ProviderEntry, ProviderFlags,
-    ProviderSource, choose_model, list_provider_models, provider_entries,
+    BUILTIN_ENDPOINT, BUILTIN_MODEL, BUILTIN_PROVIDER, CONFIGURE_A_MODEL, ChosenModel,
+    ProviderEntry, ProviderFlags, ProviderSource, choose_model, list_provider_models,
+    provider_entries,
 };
 pub use registry::{
     ACTIVATE_SKILL, BUILTIN_OWNER, LoadOutcome, MountOptions, MountedServer, MountedTool,

@@ -19,6 +19,10 @@ pub const BUILTIN_ENDPOINT: &str = "http://127.0.0.1:11434/v1";
 /// Its model.
 pub const BUILTIN_MODEL: &str = "qwen3";
 
+/// What to do when no model is configured, as every report says it.
+pub const CONFIGURE_A_MODEL: &str = "add a [providers.<id>] table to config.toml or pass \
+     --endpoint and --model (see docs/sessions.md)";
+
 /// Provider choices from the command line.
 #[derive(Debug, Clone, Default)]
 pub struct ProviderFlags {

@@ -261,6 +261,7 @@ pub(crate) fn state(s: HostState) -> StateResult {
     StateResult {
         model: s.model,
         provider: s.provider,
+        provider_source: s.provider_source,
         provider_error: s.provider_error,
         cwd: s.cwd,
         session_id: s.session_id,

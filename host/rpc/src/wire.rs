@@ -339,6 +339,9 @@ pub struct StateResult {
     pub model: Option<String>,
     /// The provider identity.
     pub provider: Option<String>,
+    /// Where the provider came from: `flags` (`--endpoint`), `config` (`[providers.*]`) or
+    /// `builtin` (nothing configured: the model is rho's default guess, not a choice).
+    pub provider_source: Option<ProviderSource>,
     /// Why no provider could be chosen.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider_error: Option<String>,

@@ -16,6 +16,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use rho_component::{ServerResource, SkillMeta, ToolImage, ToolSpec, terminal_safe};
+use rho_core::ProviderSource;
 use rho_core::host::{
     Extensions, HostEvent, HostState, Operation, PromptCommand, RequestId, Response,
 };
@@ -95,6 +96,49 @@ enum TurnEnd {
     Aborted,
     /// It failed.
     Failed,
+}
+
+/// What taking a palette row does: one rule for what Enter and Tab do and for what the
+/// footer says they do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Take {
+    /// A command with nothing to add runs at once.
+    Run,
+    /// The row's text goes in the message (a command that takes arguments, a skill, a prompt,
+    /// a suggestion).
+    Insert,
+    /// A workspace file's path goes in the message, for the model to read with its tools.
+    InsertPath,
+    /// A resource template goes in the message, to be filled in.
+    InsertTemplate,
+    /// A server's resource is read and sent with the next message.
+    Attach,
+}
+
+impl Take {
+    /// What taking `entry` from a `kind` palette does: with Enter when `enter`, else Tab.
+    fn of(kind: TokenKind, entry: &Entry, enter: bool) -> Self {
+        match (kind, entry.kind) {
+            (TokenKind::Slash, EntryKind::Command) if enter && entry.insert != "/model" => {
+                Self::Run
+            }
+            (TokenKind::At, EntryKind::Template) => Self::InsertTemplate,
+            (TokenKind::At, EntryKind::File) => Self::InsertPath,
+            (TokenKind::At, _) => Self::Attach,
+            _ => Self::Insert,
+        }
+    }
+
+    /// The footer's words for it.
+    fn hint(self) -> &'static str {
+        match self {
+            Self::Run => "runs it",
+            Self::Insert => "inserts it",
+            Self::InsertPath => "inserts the path",
+            Self::InsertTemplate => "inserts the template",
+            Self::Attach => "attaches it",
+        }
+    }
 }
 
 /// A key that must be pressed twice.
@@ -252,6 +296,9 @@ impl App {
     /// Asks the host for the state, the extensions, tools, prompts, resources and (for a
     /// resumed session) the conversation so far.
     pub fn start(&mut self, resumed: bool) {
+        if !resumed {
+            self.transcript.push(Cell::Welcome(Box::default()));
+        }
         self.send(Operation::GetState, Purpose::State);
         self.send(
             Operation::ListExtensions,
@@ -538,11 +585,19 @@ impl App {
     fn on_response(&mut self, purpose: Purpose, response: Response) {
         match (purpose, response) {
             (Purpose::Prompt, Response::Prompt(_)) => self.running = false,
-            (_, Response::State(state)) => self.state = Some(state),
+            (_, Response::State(state)) => {
+                if let Some(welcome) = self.transcript.welcome_mut() {
+                    welcome.set_state(&state);
+                }
+                self.state = Some(state);
+            }
             (Purpose::Extensions(report), Response::Extensions(extensions)) => {
                 self.on_extensions(report, &extensions);
             }
             (_, Response::Tools(tools)) => {
+                if let Some(welcome) = self.transcript.welcome_mut() {
+                    welcome.set_tools(tools.len());
+                }
                 self.tools = tools.into_iter().map(|t| (t.name.clone(), t)).collect();
             }
             (_, Response::Prompts(prompts)) => self.prompts = prompts,
@@ -617,6 +672,9 @@ impl App {
             .count();
         self.servers = (up, failed);
         self.skills = extensions.skills.clone();
+        if let Some(welcome) = self.transcript.welcome_mut() {
+            welcome.set_extensions(extensions);
+        }
         let text = match report {
             Report::Silent => {
                 if failed > 0 {
@@ -938,18 +996,12 @@ impl App {
             end: 0,
             text: String::new(),
         });
-        match kind {
-            TokenKind::Slash => {
-                // A command with nothing to add runs at once on Enter.
-                if enter && entry.kind == EntryKind::Command && entry.insert != "/model" {
-                    self.composer.clear();
-                    self.submit(entry.insert.clone());
-                    return;
-                }
-                self.composer
-                    .replace_token(&token, &format!("{} ", entry.insert));
+        match Take::of(kind, entry, enter) {
+            Take::Run => {
+                self.composer.clear();
+                self.submit(entry.insert.clone());
             }
-            TokenKind::Word => {
+            Take::Insert if kind == TokenKind::Word => {
                 let Some(word) = self.composer.word_at_cursor() else {
                     return;
                 };
@@ -960,15 +1012,18 @@ impl App {
                 self.composer.replace_token(&word, &with);
                 self.update_palette();
             }
-            TokenKind::At if entry.kind == EntryKind::Template => {
+            Take::Insert => {
+                self.composer
+                    .replace_token(&token, &format!("{} ", entry.insert));
+            }
+            Take::InsertTemplate => {
                 self.composer.replace_token(&token, &entry.insert);
             }
-            TokenKind::At if entry.kind == EntryKind::File => {
-                // The path stays in the message, for the model to read with its tools.
+            Take::InsertPath => {
                 self.composer
                     .replace_token(&token, &format!("@{} ", entry.insert));
             }
-            TokenKind::At => {
+            Take::Attach => {
                 self.composer.replace_token(&token, "");
                 if let Some(server) = &entry.server {
                     let known = self
@@ -1379,7 +1434,12 @@ impl App {
             buf.set_line(chips_area.x, chips_area.y, &line, chips_area.width);
         }
         let cursor = self.composer.render(composer_area, buf, &theme);
-        buf.set_line(footer.x, footer.y, &self.footer_line(), footer.width);
+        buf.set_line(
+            footer.x,
+            footer.y,
+            &self.footer_line(footer.width),
+            footer.width,
+        );
         buf.set_line(
             status.x,
             status.y,
@@ -1404,7 +1464,7 @@ impl App {
             .any(|c| matches!(c, Cell::Tool(card) if card.question.is_some()))
     }
 
-    fn footer_line(&self) -> Line<'static> {
+    fn footer_line(&self, width: u16) -> Line<'static> {
         let theme = &self.theme;
         let hint = match self.armed {
             Some(Armed::Quit(_)) => "ctrl+c again to quit".to_owned(),
@@ -1430,9 +1490,7 @@ impl App {
             None if matches!(self.palette, Some((TokenKind::Word, _))) => {
                 "↑/↓ choose · tab takes a suggestion · enter sends · esc close".to_owned()
             }
-            None if self.palette.is_some() => {
-                "↑/↓ choose · tab complete · enter run · esc close".to_owned()
-            }
+            None if self.palette.is_some() => self.palette_hint(),
             None if self.running => format!(
                 "{} · enter steers · esc esc stops",
                 match self.loop_state {
@@ -1445,16 +1503,41 @@ impl App {
             None => "enter send · ctrl+j newline · / commands · @ resources · pgup/pgdn scroll"
                 .to_owned(),
         };
-        Line::from(Span::styled(format!(" {hint}"), theme.style(Role::Dim)))
+        Line::from(Span::styled(
+            format!(" {}", fit_hint(&hint, usize::from(width).saturating_sub(1))),
+            theme.style(Role::Dim),
+        ))
+    }
+
+    /// What the keys of the open palette do, for its selected row.
+    fn palette_hint(&self) -> String {
+        match &self.palette {
+            Some((kind, palette)) => match palette.selected() {
+                Some(entry) => format!(
+                    "↑/↓ choose · enter {} · tab {} · esc close",
+                    Take::of(*kind, entry, true).hint(),
+                    Take::of(*kind, entry, false).hint()
+                ),
+                None => "no match · esc close".to_owned(),
+            },
+            None => String::new(),
+        }
     }
 
     fn status_line(&self, width: u16) -> Line<'static> {
         let mut parts = Vec::new();
         match &self.state {
             Some(state) => {
-                let model = state.model.as_deref().unwrap_or("no model");
-                let provider = state.provider.as_deref().unwrap_or("no provider");
-                parts.push(format!("{model} · {provider}"));
+                parts.push(
+                    match (&state.model, &state.provider, state.provider_source) {
+                        // rho's default is a guess, not the user's choice: the line says so.
+                        (Some(model), Some(provider), Some(ProviderSource::Builtin)) => {
+                            format!("no model configured (trying {model} · {provider})")
+                        }
+                        (Some(model), Some(provider), _) => format!("{model} · {provider}"),
+                        _ => "no model".to_owned(),
+                    },
+                );
                 parts.push(short_path(&state.cwd));
             }
             None => parts.push("starting…".to_owned()),
@@ -1488,6 +1571,42 @@ impl App {
         text.push_str(&" ".repeat(pad));
         Line::from(Span::styled(text, self.theme.style(Role::Status)))
     }
+}
+
+/// `hint` (parts joined by ` · `) in `width` columns: whole parts from the start while they
+/// fit, so a narrow window loses the last parts rather than cutting one mid-word; a first part
+/// wider than the window is cut at a word with `…`.
+fn fit_hint(hint: &str, width: usize) -> String {
+    let mut fitted = String::new();
+    for part in hint.split(" · ") {
+        let candidate = if fitted.is_empty() {
+            part.to_owned()
+        } else {
+            format!("{fitted} · {part}")
+        };
+        if width_of(&candidate) > width {
+            break;
+        }
+        fitted = candidate;
+    }
+    if fitted.is_empty() {
+        let mut words = String::new();
+        for word in hint.split(' ') {
+            let candidate = if words.is_empty() {
+                word.to_owned()
+            } else {
+                format!("{words} {word}")
+            };
+            if width_of(&candidate) + 1 > width {
+                break;
+            }
+            words = candidate;
+        }
+        if !words.is_empty() {
+            fitted = format!("{words}…");
+        }
+    }
+    fitted
 }
 
 fn render_picker(picker: &Picker, body: Rect, buf: &mut ratatui::buffer::Buffer, theme: &Theme) {

@@ -9,7 +9,7 @@
 //! arguments as a person reads them, and their full view), [`palette`] (the `/` and `@`
 //! palettes), [`composer`] (the message box), [`markdown`] (Markdown to styled lines),
 //! [`reports`] (`/mcp`, `/doctor`, ...), [`text`] (safe wrapped text), [`theme`] (styles,
-//! `NO_COLOR`), [`terminal`] (modes and their restoration).
+//! `NO_COLOR`), [`terminal`] (modes and their restoration), [`welcome`] (the first screen of a new session).
 
 pub mod app;
 pub mod arguments;
@@ -24,6 +24,7 @@ pub mod text;
 pub mod theme;
 pub mod tool_card;
 pub mod transcript;
+pub mod welcome;
 pub mod workspace_files;
 
 pub use event_loop::{Confirm, Embedding, Options, Started, run};

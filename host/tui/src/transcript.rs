@@ -13,6 +13,7 @@ use crate::markdown;
 use crate::text::wrap_hanging;
 use crate::theme::{Role, Theme};
 use crate::tool_card::{IMAGE_INDENT, ToolCard};
+use crate::welcome::Welcome;
 
 /// One thing in the conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +35,8 @@ pub enum Cell {
     Notice(String),
     /// Something that went wrong.
     Error(String),
+    /// The welcome of a new session.
+    Welcome(Box<Welcome>),
 }
 
 impl Cell {
@@ -76,6 +79,7 @@ impl Cell {
             Cell::Tool(card) => card.lines(width, theme),
             Cell::Notice(text) => prefixed(text, "• ", Role::Dim),
             Cell::Error(text) => prefixed(text, "✗ ", Role::Error),
+            Cell::Welcome(welcome) => welcome.lines(width, theme),
         }
     }
 }
@@ -148,6 +152,18 @@ impl Transcript {
             }
         }
         None
+    }
+
+    /// The welcome, while it is in the conversation.
+    pub fn welcome_mut(&mut self) -> Option<&mut Welcome> {
+        let entry = self.entries.first_mut()?;
+        match &mut entry.cell {
+            Cell::Welcome(welcome) => {
+                entry.cache = None;
+                Some(welcome)
+            }
+            _ => None,
+        }
     }
 
     /// The oldest card matching `pick` (approvals are asked in call order).

@@ -51,6 +51,56 @@ fn empty_session_200x60() {
     insta::assert_snapshot!("empty_session_200x60", h.screen(200, 60));
 }
 
+/// Nothing configured: rho's default provider stands in, and neither the welcome nor the
+/// status line presents its model as chosen; the welcome says what to do in one line.
+#[test]
+fn no_model_configured() {
+    let mut state = support::state();
+    state.model = Some("qwen3".to_owned());
+    state.provider = Some("local".to_owned());
+    state.provider_source = Some(rho_core::ProviderSource::Builtin);
+    let mut h = Harness::started_with(state);
+    let screen = h.screen(100, 16);
+    insta::assert_snapshot!("no_model_configured", screen);
+    assert!(screen.contains("none configured (trying qwen3 · local, rho's default)"));
+    assert!(screen.contains("no model configured (trying qwen3 · local)"));
+    assert!(screen.contains("[providers.<id>]"));
+}
+
+/// A 60-column window keeps whole hints: the footer ends at the end of a hint, never inside a
+/// word, whatever it says.
+#[test]
+fn a_narrow_window_never_cuts_a_hint_mid_word() {
+    let mut h = Harness::started();
+    let footer = |screen: &str| {
+        let rows = rows_above(screen, 0);
+        rows[rows.len() - 2].trim_matches('"').trim().to_owned()
+    };
+    let mut hints = vec![footer(&h.screen(60, 12))];
+    h.type_text("/");
+    hints.push(footer(&h.screen(60, 12)));
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Backspace);
+    h.type_text("summarise @");
+    hints.push(footer(&h.screen(60, 12)));
+    for hint in &hints {
+        let full = [
+            "enter send · ctrl+j newline · / commands · @ resources · pgup/pgdn scroll",
+            "↑/↓ choose · enter runs it · tab inserts it · esc close",
+            "↑/↓ choose · enter attaches it · tab attaches it · esc close",
+        ];
+        assert!(
+            full.iter().any(|f| f.starts_with(hint.as_str())
+                && (f.len() == hint.len() || f[hint.len()..].starts_with(" · "))),
+            "cut inside a hint: {hint:?}"
+        );
+    }
+    assert_eq!(
+        hints[0],
+        "enter send · ctrl+j newline · / commands · @ resources"
+    );
+}
+
 #[test]
 fn before_the_host_answers() {
     let mut h = Harness::new();

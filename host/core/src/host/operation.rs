@@ -151,6 +151,9 @@ pub struct HostState {
     pub model: Option<String>,
     /// The provider identity.
     pub provider: Option<String>,
+    /// Where the provider came from: `Builtin` when nothing was configured or passed (the
+    /// model is rho's guess, not the user's choice).
+    pub provider_source: Option<crate::ProviderSource>,
     /// Why no provider could be chosen.
     pub provider_error: Option<String>,
     /// The workspace.

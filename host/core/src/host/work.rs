@@ -16,6 +16,7 @@ use super::operation::{
 use super::outbox::Outbox;
 use super::server_prompts::{self, PromptCommand};
 use super::{Ambient, HostOptions, SessionStart};
+use crate::ProviderSource;
 use crate::provider::{
     ChatRequest, ChatResponse, Provider, ProviderError, ProviderFuture, StreamEvent,
 };
@@ -61,7 +62,8 @@ pub(crate) struct Work {
     pub(crate) session: Session,
     flags: ProviderFlags,
     entries: Vec<ProviderEntry>,
-    active: Option<(String, String)>,
+    /// The provider, model and where the provider came from, once one is chosen.
+    active: Option<(String, String, ProviderSource)>,
     provider_error: Option<String>,
     ephemeral: bool,
     mount: MountOptions,
@@ -171,13 +173,18 @@ impl Work {
                 .unwrap_or_default()
                 .to_owned();
             self.provider_error = None;
-            self.active = Some((provider.name().to_owned(), model.clone()));
+            // A provider the embedding program fixed counts as chosen on its command line.
+            self.active = Some((
+                provider.name().to_owned(),
+                model.clone(),
+                ProviderSource::Flags,
+            ));
             return (provider.clone(), model, None);
         }
         let ambient = self.ambient.clone();
         let mut agent = self.registry.config.agent.clone();
         if model.is_some()
-            && let Some((provider, _)) = &self.active
+            && let Some((provider, _, _)) = &self.active
         {
             agent.provider = Some(provider.clone());
         }
@@ -186,7 +193,11 @@ impl Work {
         }) {
             Ok(chosen) => {
                 self.provider_error = None;
-                self.active = Some((chosen.entry.id.clone(), chosen.model.clone()));
+                self.active = Some((
+                    chosen.entry.id.clone(),
+                    chosen.model.clone(),
+                    chosen.entry.source,
+                ));
                 (chosen.provider, chosen.model, chosen.entry.context_window)
             }
             Err(e) => {
@@ -424,6 +435,7 @@ impl Work {
         HostState {
             model: self.active.as_ref().map(|a| a.1.clone()),
             provider: self.active.as_ref().map(|a| a.0.clone()),
+            provider_source: self.active.as_ref().map(|a| a.2),
             provider_error: self.provider_error.clone(),
             cwd: self.registry.paths.project.cwd.clone(),
             session_id: stats.session_id,

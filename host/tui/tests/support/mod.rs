@@ -109,9 +109,28 @@ impl Harness {
         harness
     }
 
+    /// A fresh app whose host reports `state` (and the default fixtures for the rest).
+    pub fn started_with(state: HostState) -> Self {
+        let mut harness = Self::new();
+        harness.reply_startup_as(state, extensions(), tools(), prompts(), resources());
+        harness
+    }
+
     /// Answers the start-up operations (state, extensions, tools, prompts, resources).
     pub fn reply_startup(
         &mut self,
+        extensions: Extensions,
+        tools: Vec<ToolSpec>,
+        prompts: Vec<PromptCommand>,
+        resources: Vec<(String, ServerResource)>,
+    ) {
+        self.reply_startup_as(state(), extensions, tools, prompts, resources);
+    }
+
+    /// [`Harness::reply_startup`] with the host's state given.
+    pub fn reply_startup_as(
+        &mut self,
+        state: HostState,
         extensions: Extensions,
         tools: Vec<ToolSpec>,
         prompts: Vec<PromptCommand>,
@@ -125,7 +144,7 @@ impl Harness {
         );
         for (id, operation) in operations {
             let response = match operation {
-                Operation::GetState => Response::State(state()),
+                Operation::GetState => Response::State(state.clone()),
                 Operation::ListExtensions => Response::Extensions(Box::new(extensions.clone())),
                 Operation::ListTools => Response::Tools(tools.clone()),
                 Operation::ListPrompts => Response::Prompts(prompts.clone()),
@@ -338,6 +357,7 @@ pub fn state() -> HostState {
     HostState {
         model: Some("fake-model-1".to_owned()),
         provider: Some("local".to_owned()),
+        provider_source: Some(rho_core::ProviderSource::Config),
         provider_error: None,
         cwd: PathBuf::from("/srv/demo"),
         session_id: Some("0197a3c2-demo".to_owned()),

@@ -233,14 +233,7 @@ pub(crate) fn decode_line(line: &[u8]) -> Decoded {
         Ok(None) => return Decoded::Blank,
         Err(response) => return Decoded::Refused(Some(response)),
     };
-    let refuse = |code: ErrorCode, message: &str| {
-        Decoded::Refused(
-            request
-                .id
-                .as_deref()
-                .map(|id| error_line(Some(id), code, message)),
-        )
-    };
+    let refuse = |code: ErrorCode, message: &str| refused(&request, code, message);
     if request.method == DISCOVER {
         return discover(&request);
     }
@@ -260,17 +253,20 @@ pub(crate) fn decode_line(line: &[u8]) -> Decoded {
     }
 }
 
+/// The refusal of `request`: an error response when it has an id, nothing for a notification.
+fn refused(request: &Request, code: ErrorCode, message: &str) -> Decoded {
+    Decoded::Refused(
+        request
+            .id
+            .as_deref()
+            .map(|id| error_line(Some(id), code, message)),
+    )
+}
+
 /// Answers `rpc.discover` (no params) with the OpenRPC document, at once: it asks nothing of
 /// the session, so it is answered even while a turn runs.
 fn discover(request: &Request) -> Decoded {
-    let refuse = |code: ErrorCode, message: &str| {
-        Decoded::Refused(
-            request
-                .id
-                .as_deref()
-                .map(|id| error_line(Some(id), code, message)),
-        )
-    };
+    let refuse = |code: ErrorCode, message: &str| refused(request, code, message);
     if let Err(message) = request.params::<NoParams>() {
         return refuse(ErrorCode::InvalidParams, &message);
     }

@@ -292,6 +292,24 @@ fn a_resumed_session_shows_each_call_as_it_ended() {
     quit(&tmux);
 }
 
+/// A new session opens with the welcome: version, the model passed on the command line, the
+/// project, what loaded (the everything server and its tools) and where help is.
+#[test]
+fn a_new_session_opens_with_the_welcome() {
+    let sandbox = everything();
+    let model = model(&sandbox, &json!([]));
+    let tmux = tui(&sandbox, &model, &["--ephemeral"]);
+    let screen = tmux.wait_for("1 MCP server");
+    assert!(
+        screen.contains(&format!("rho {}", env!("CARGO_PKG_VERSION"))),
+        "{screen}"
+    );
+    assert!(screen.contains("model     fake-model-1 · cli"), "{screen}");
+    assert!(screen.contains("/help lists keys and commands"), "{screen}");
+    assert!(!screen.contains("none configured"), "{screen}");
+    quit(&tmux);
+}
+
 #[test]
 fn esc_twice_stops_a_streaming_turn() {
     let sandbox = Sandbox::new();

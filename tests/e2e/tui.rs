@@ -5,6 +5,8 @@
 //! `--continue`, and the terminal restored on every way out. The image tests run rho on a pty
 //! whose other end answers as kitty does (`tests/peers/graphics_terminal.py`).
 
+use std::path::Path;
+
 use rho_component::naming::ExportedNames;
 use rho_e2e::tmux::Tmux;
 use rho_e2e::{FakeModel, Sandbox, make_mcp, make_plugin, rho_bin, write_script};
@@ -22,6 +24,11 @@ fn tui(sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Tmux {
 
 /// `rho` on a 100×32 terminal, as soon as it runs.
 fn tui_starting(sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Tmux {
+    tui_from(&sandbox.project, sandbox, model, extra)
+}
+
+/// `rho --cwd <project>` run from the directory `from`, as soon as it runs.
+fn tui_from(from: &Path, sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Tmux {
     let endpoint = model.endpoint();
     let project = sandbox.project.display().to_string();
     let mut args = vec![
@@ -45,7 +52,7 @@ fn tui_starting(sandbox: &Sandbox, model: &FakeModel, extra: &[&str]) -> Tmux {
             ("PATH", &path),
             ("RHO_LOG", "debug"),
         ],
-        &sandbox.project,
+        from,
         100,
         32,
     )
@@ -339,6 +346,12 @@ fn a_resumed_session_shows_its_conversation() {
     tmux.keys(&["Enter"]);
     tmux.wait_for("the first answer");
     quit(&tmux);
+    // Leaving says how to come back; rho ran in the project, so no --cwd is needed.
+    let printed = tmux.screen_and_history();
+    assert!(
+        printed.contains("resume this session with: rho --continue"),
+        "{printed}"
+    );
     drop(tmux);
     let tmux = tui(&sandbox, &model, &["--continue"]);
     let screen = tmux.wait_for("the first answer");
@@ -350,6 +363,33 @@ fn a_resumed_session_shows_its_conversation() {
     let last = model.requests().last().cloned().unwrap();
     assert!(last.to_string().contains("remember me"), "{last}");
     quit(&tmux);
+}
+
+#[test]
+fn leaving_names_the_project_only_from_elsewhere_and_only_when_saved() {
+    let sandbox = Sandbox::new();
+    let model = model(&sandbox, &json!([{"content": "noted"}]));
+    // Nothing said: nothing saved, nothing to resume.
+    let tmux = tui(&sandbox, &model, &[]);
+    quit(&tmux);
+    let printed = tmux.screen_and_history();
+    assert!(!printed.contains("resume this session"), "{printed}");
+    drop(tmux);
+    // From another directory, the line names the project.
+    let tmux = tui_from(sandbox.dir.path(), &sandbox, &model, &[]);
+    tmux.wait_for("fake-model-1");
+    tmux.type_text("hello");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("noted");
+    quit(&tmux);
+    let project = sandbox.project.display().to_string();
+    let printed = tmux.screen_and_history();
+    assert!(
+        printed.contains(&format!(
+            "resume this session with: rho --cwd {project} --continue"
+        )),
+        "{printed}"
+    );
 }
 
 #[test]

@@ -132,6 +132,13 @@ impl Tmux {
         String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
     }
 
+    /// The screen and the scrollback above it, wrapped lines joined. What a program printed just before it exited
+    /// is there: when the pane dies, tmux moves its screen into the scrollback.
+    pub fn screen_and_history(&self) -> String {
+        let out = self.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", "t"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// A tmux format of the pane (`#{pane_dead}`, `#{alternate_on}`, ...).
     pub fn format(&self, format: &str) -> String {
         let out = self.run(&["display-message", "-p", "-t", "t", format]);

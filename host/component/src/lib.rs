@@ -39,7 +39,7 @@ pub use json_schema::{input_schema, schema_problems};
 pub use mcp_server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
     LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy,
-    StdioCommand, StdioServerSpec, ToolFilter, Transport,
+    StdioCommand, StdioServerSpec, ToolFilter, Transport, shell_word,
 };
 pub use naming::display_name as tool_display_name;
 pub use permission::{Gate, PermissionMode};

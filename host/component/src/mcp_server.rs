@@ -245,7 +245,7 @@ impl McpTransport {
 
 /// `word` as one POSIX shell word: as it is when it holds only characters no shell treats
 /// specially, else in single quotes (a `'` inside written `'\''`); `''` when empty.
-fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
+pub fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
     let plain = !word.is_empty()
         && word
             .chars()

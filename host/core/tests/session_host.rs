@@ -117,11 +117,16 @@ impl Provider for Scripted {
 struct Front {
     handle: Option<HostHandle>,
     events: mpsc::Receiver<HostEvent>,
-    run: tokio::task::JoinHandle<()>,
+    run: tokio::task::JoinHandle<Option<std::path::PathBuf>>,
     _dir: tempfile::TempDir,
 }
 
 async fn start(provider: Arc<Scripted>) -> Front {
+    start_saving(provider, false).await
+}
+
+/// A host whose session is saved to a file unless `ephemeral`.
+async fn start_saving(provider: Arc<Scripted>, saved: bool) -> Front {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
@@ -137,7 +142,7 @@ async fn start(provider: Arc<Scripted>) -> Front {
             model: Some("m".into()),
             ..ProviderFlags::default()
         },
-        ephemeral: true,
+        ephemeral: !saved,
         start: SessionStart::New,
         mount: MountOptions::default(),
         ambient: Arc::new(|_| None),
@@ -197,17 +202,23 @@ impl Front {
     }
 
     /// Closes the input and waits for the host to finish.
-    async fn close(mut self) -> Vec<HostEvent> {
+    async fn close(self) -> Vec<HostEvent> {
+        self.finish().await.0
+    }
+
+    /// Closes the input and waits for the host to finish: the events after the input closed,
+    /// and the session file the host says the conversation is saved in.
+    async fn finish(mut self) -> (Vec<HostEvent>, Option<std::path::PathBuf>) {
         drop(self.handle.take());
         let mut rest = Vec::new();
         while let Some(event) = self.events.recv().await {
             rest.push(event);
         }
-        tokio::time::timeout(Duration::from_secs(5), self.run)
+        let saved = tokio::time::timeout(Duration::from_secs(5), self.run)
             .await
             .expect("the host stops after its input closes")
             .unwrap();
-        rest
+        (rest, saved)
     }
 }
 
@@ -293,6 +304,30 @@ async fn aborts_raced_against_completions_get_exactly_one_reply_each() {
         aborted < ROUNDS,
         "every round was aborted: the sweep missed completions"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_names_the_saved_session_only_once_something_was_saved() {
+    // Nothing said: no file, nothing to resume.
+    let front = start_saving(Scripted::new(Vec::new()), true).await;
+    assert_eq!(front.finish().await.1, None);
+    // A turn: the file is on disk, and the host names it.
+    let mut front = start_saving(Scripted::new([text("hello", 0)]), true).await;
+    front.send(1, prompt("hi")).await;
+    let (_, result) = front.reply(1).await;
+    result.unwrap();
+    // (The host names only a file it found on disk; the sandbox is gone once `finish` returns.)
+    let saved = front.finish().await.1.expect("the session file");
+    assert!(
+        saved.extension().is_some_and(|e| e == "jsonl"),
+        "{}",
+        saved.display()
+    );
+    // Ephemeral: never a file.
+    let mut front = start_saving(Scripted::new([text("hello", 0)]), false).await;
+    front.send(1, prompt("hi")).await;
+    front.reply(1).await.1.unwrap();
+    assert_eq!(front.finish().await.1, None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,6 +17,7 @@
 //! first frame that shows a resumed conversation.
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossterm::event::Event;
@@ -82,12 +83,14 @@ type Input = (Instant, Event);
 /// lets the host close every server and restores the terminal. `embedding` carries notices
 /// and questions from the program that runs the screen (its `start` may wait for the
 /// answers). A host that fails to start is an error after the terminal is restored.
+/// Returns the session file the conversation was saved in (`None` when nothing was saved, or
+/// the host did not close in time): what `rho --continue` resumes.
 pub async fn run(
     start: impl Future<Output = Result<Started, String>>,
     embedding: Embedding,
     stop: CancelSignal,
     options: Options,
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<PathBuf>> {
     let Embedding {
         mut notices,
         mut confirms,
@@ -126,15 +129,15 @@ pub async fn run(
         // Quitting while the host starts (Ctrl+C twice, or Ctrl+C on a question) leaves at
         // once: dropping the start stops what it started.
         if screen.app.should_quit() {
-            return Ok(());
+            return Ok(None);
         }
         tokio::select! {
             biased;
-            () = stop.cancelled() => return Ok(()),
+            () = stop.cancelled() => return Ok(None),
             started = &mut start => break started,
             input = keys.recv() => match input {
                 Some(input) => screen.input(input, &mut keys),
-                None => return Ok(()),
+                None => return Ok(None),
             },
             Some(notice) = notices.recv() => screen.notice(notice),
             Some(confirm) = confirms.recv(), if screen.confirm.is_none() => {
@@ -203,8 +206,8 @@ pub async fn run(
     stop.cancel();
     // Keep reading its events so it is never stuck on a full channel while closing.
     tokio::spawn(async move { while events.recv().await.is_some() {} });
-    let _ = tokio::time::timeout(CLOSE_BUDGET, host_task).await;
-    Ok(())
+    let saved = tokio::time::timeout(CLOSE_BUDGET, host_task).await;
+    Ok(saved.ok().and_then(Result::ok).flatten())
 }
 
 /// The app and when to draw it.

@@ -4,6 +4,7 @@
 //! as a notice in it rather than printed, and a project plugin that would run something
 //! untrusted is asked about on screen first (answered as `rho plugins trust` would be).
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -137,7 +138,29 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
             SessionHost::start(options).await
         };
         let embedding = rho_tui::Embedding { notices, confirms };
-        rho_tui::run(start, embedding, stop, screen).await?;
+        let saved = rho_tui::run(start, embedding, stop, screen).await?;
+        tracing::debug!(?saved, "the session screen closed");
+        if saved.is_some() {
+            crate::output::out(&resume_hint(&ctx.paths.project.cwd));
+        }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The line printed on leaving a session that was saved (made terminal-safe by
+/// [`crate::output::out`]): how to resume it. `--continue`
+/// resumes the project's latest session, so the project is named when rho runs from
+/// another directory.
+fn resume_hint(project: &Path) -> String {
+    let here = std::env::current_dir()
+        .ok()
+        .and_then(|dir| dunce::canonicalize(dir).ok());
+    let elsewhere = here.as_deref() != Some(project);
+    let cwd = if elsewhere {
+        let path = crate::output::path_str(project);
+        format!(" --cwd {}", rho_component::shell_word(&path))
+    } else {
+        String::new()
+    };
+    format!("resume this session with: rho{cwd} --continue\n")
 }

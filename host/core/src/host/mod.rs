@@ -147,8 +147,10 @@ impl SessionHost {
     }
 
     /// Serves operations until the input closes (and received work is done) or `stop` fires,
-    /// then closes every server. The event channel ends when this returns.
-    pub async fn run(self, stop: CancelSignal) {
+    /// then closes every server. The event channel ends when this returns. Returns the session
+    /// file the conversation is saved in, when there is one on disk (`None` when ephemeral or
+    /// nothing was said): what `--continue` would resume.
+    pub async fn run(self, stop: CancelSignal) -> Option<PathBuf> {
         let Self {
             mut work,
             outbox,
@@ -260,7 +262,9 @@ impl SessionHost {
         }
         desk.close();
         completions.tasks.abort_all();
+        let saved = work.saved_session();
         work.shutdown().await;
+        saved
     }
 }
 

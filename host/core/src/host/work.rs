@@ -2,7 +2,7 @@
 //! handlers of the queued operations. Provider and model choice, new/resume/clear/reload and
 //! model switching live here once, for every front-end.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -587,6 +587,14 @@ impl Work {
     }
 
     /// Stops keep-alives and closes every MCP server.
+    /// The session file, when it exists on disk.
+    pub(crate) fn saved_session(&self) -> Option<PathBuf> {
+        self.session
+            .file_path()
+            .filter(|path| path.is_file())
+            .map(Path::to_path_buf)
+    }
+
     pub(crate) async fn shutdown(self) {
         let Self { session, tools, .. } = self;
         drop(session);

@@ -174,9 +174,9 @@ fn check_connected(stdout: &[u8], servers: usize) -> Result<(), String> {
         let field = |key: &str| server.get(key).and_then(Value::as_str).unwrap_or("?");
         let tools = server.get("tools").and_then(Value::as_array).unwrap_or(&[]);
         let echo = tools.len() == 1 && tools[0].get("name").and_then(Value::as_str) == Some("echo");
-        if field("status") != "connected" || !echo {
+        if field("status") != "started" || !echo {
             return Err(format!(
-                "server {} is {} with {} tool(s), expected connected with fake-mcp's `echo` \
+                "server {} is {} with {} tool(s), expected started with fake-mcp's `echo` \
                  (error: {})",
                 field("id"),
                 field("status"),
@@ -203,7 +203,8 @@ mod tests {
 
     #[test]
     fn connected_check_wants_every_server_with_echo() {
-        let ok = br#"{"servers": [{"id": "fake01", "status": "connected", "tools": [{"name": "echo"}]}]}"#;
+        let ok =
+            br#"{"servers": [{"id": "fake01", "status": "started", "tools": [{"name": "echo"}]}]}"#;
         assert_eq!(check_connected(ok, 1), Ok(()));
         assert!(check_connected(ok, 2).is_err());
         let failed =

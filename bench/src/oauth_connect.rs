@@ -345,7 +345,7 @@ fn check_connected(stdout: &[u8]) -> Result<(), String> {
         .unwrap_or(&[])
         .iter()
         .any(|t| t.get("name").and_then(Value::as_str) == Some("whoami"));
-    if field("status") != "connected" || !whoami {
+    if field("status") != "started" || !whoami {
         return Err(format!(
             "server remote is {} (error: {}), expected connected with `whoami`",
             field("status"),

@@ -327,7 +327,7 @@ fn connect_with_json_shows_no_progress_even_on_a_terminal() {
     let (terminal, stdout, code) = rho_on_terminal(&sb, &["--json", "mcp", "list", "--connect"]);
     assert_eq!(code, 0, "{terminal}");
     let list: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(mcp_server(&list, "fast")["status"], "connected");
+    assert_eq!(mcp_server(&list, "fast")["status"], "started");
     assert_eq!(mcp_server(&list, "hung")["status"], "failed");
     let piped = sb.rho(&["--json", "mcp", "list", "--connect"]).ok();
     for stderr in [&terminal, &piped.stderr] {

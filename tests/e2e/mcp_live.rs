@@ -27,7 +27,7 @@ fn stdio_connect_lists_tools_with_exported_names_and_instructions() {
     );
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
     let e = mcp_server(&list, "everything");
-    assert_eq!(e["status"], "connected", "{e:#}");
+    assert_eq!(e["status"], "started", "{e:#}");
     assert_eq!(
         e["protocol_version"], "2025-11-25",
         "legacy era negotiated automatically"
@@ -259,7 +259,7 @@ fn one_failing_server_never_takes_down_its_siblings() {
         ),
     );
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
-    assert_eq!(mcp_server(&list, "good")["status"], "connected");
+    assert_eq!(mcp_server(&list, "good")["status"], "started");
     let missing = mcp_server(&list, "missing");
     assert_eq!(missing["status"], "failed");
     assert!(
@@ -359,7 +359,7 @@ fn streamable_http_connects_and_calls_with_headers_from_the_environment() {
         .ok();
     assert!(!list.stdout.contains("canary-header-secret"));
     let web = mcp_server(&list.json(), "web").clone();
-    assert_eq!(web["status"], "connected", "{web:#}");
+    assert_eq!(web["status"], "started", "{web:#}");
     assert_eq!(web["transport"], "streamable_http");
     assert_eq!(web["ping"], "ok", "legacy HTTP sessions are pinged");
     let run = sb
@@ -518,7 +518,7 @@ fn modern_era_server_over_stdio_negotiates_2026_07_28() {
     ));
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
     let m = mcp_server(&list, "modern");
-    assert_eq!(m["status"], "connected", "{m:#}");
+    assert_eq!(m["status"], "started", "{m:#}");
     assert_eq!(m["protocol_version"], "2026-07-28");
     assert_eq!(
         m["instructions"],

@@ -17,16 +17,8 @@ fn non_json_lines_and_banners_are_skipped() {
     let sb = Sandbox::new();
     sb.write_config(&(fake("chatty", "non-json", "") + &fake("banner", "banner", "")));
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
-    assert_eq!(
-        mcp_server(&list, "chatty")["status"],
-        "connected",
-        "{list:#}"
-    );
-    assert_eq!(
-        mcp_server(&list, "banner")["status"],
-        "connected",
-        "{list:#}"
-    );
+    assert_eq!(mcp_server(&list, "chatty")["status"], "started", "{list:#}");
+    assert_eq!(mcp_server(&list, "banner")["status"], "started", "{list:#}");
     let run = sb
         .rho(&["mcp", "call", "chatty", "echo", r#"{"x":1}"#])
         .ok();
@@ -137,7 +129,7 @@ fn pages_are_followed_and_repeated_cursors_stop() {
         .collect();
     assert_eq!(paged, ["t0", "t1", "t2", "last"]);
     let looping = mcp_server(&list, "loop");
-    assert_eq!(looping["status"], "connected");
+    assert_eq!(looping["status"], "started");
     assert_eq!(looping["tools"].as_array().unwrap().len(), 1);
 }
 

@@ -131,7 +131,7 @@ fn a_killed_stdio_server_is_started_again_by_the_next_call() {
         "{restart:?}"
     );
     let server = server_entry(&mut rpc, 3);
-    assert_eq!(server["status"], "connected", "{server}");
+    assert_eq!(server["status"], "used", "{server}");
     assert_eq!(server["restarts"], 1, "{server}");
     assert!(server["lastRestart"].is_string(), "{server}");
 }
@@ -266,7 +266,7 @@ fn an_http_server_that_went_away_is_reached_again(extra: &[&str], era: &str) {
     assert_eq!(restart.len(), 1, "{notes:#?}");
     let server = server_entry(&mut rpc, 4);
     assert_eq!(server["restarts"], 1, "{server}");
-    assert_eq!(server["status"], "connected", "{server}");
+    assert_eq!(server["status"], "used", "{server}");
 }
 
 #[test]
@@ -321,7 +321,7 @@ async fn pings_reach_the_server_and_a_failed_one_retires_the_session(extra: &[&s
     let (before, after) = (records.join("before.log"), records.join("after.log"));
     let mut server = http_server(port, &before, extra);
     let tools = mount(&sandbox, Duration::from_millis(100)).await;
-    assert_eq!(tools.servers[0].status.as_str(), "connected");
+    assert_eq!(tools.servers[0].status(), rho_core::ServerStatus::Started);
     wait_for("no ping reached the server", || count(&before, "ping") >= 3).await;
     assert_eq!(tools.servers[0].last_ping_failure(), None);
     server.0.kill().unwrap();

@@ -43,7 +43,7 @@ fn a_server_listing_100k_tools_is_capped_within_its_startup_budget() {
     );
     let server = mcp_server(&list, "huge");
     match server["status"].as_str().unwrap() {
-        "connected" => {
+        "started" => {
             let tools = list["tools"]
                 .as_array()
                 .unwrap()
@@ -86,7 +86,7 @@ fn prompts_and_resources_beyond_the_caps_are_not_offered() {
         .rho(&["mcp", "show", "offers", "--connect", "--json"])
         .ok();
     let json = shown.json();
-    assert_eq!(json["status"], "connected", "{}", shown.stderr);
+    assert_eq!(json["status"], "started", "{}", shown.stderr);
     let prompts = json["prompts"].as_array().unwrap();
     assert_eq!(prompts.len(), rho_mcp::MAX_SERVER_PROMPTS);
     assert_eq!(prompts[0]["name"], "t0", "the first ones are kept");
@@ -156,7 +156,7 @@ fn two_thousand_servers_start_under_a_low_soft_open_file_limit() {
     assert_eq!(servers.len(), SERVERS);
     let failed: Vec<&Value> = servers
         .iter()
-        .filter(|s| s["status"] != "connected")
+        .filter(|s| s["status"] != "started")
         .collect();
     assert!(
         failed.is_empty(),

@@ -30,7 +30,7 @@ fn show_connect_lists_prompts_resources_and_templates() {
         .rho(&["mcp", "show", "everything", "--connect", "--json"])
         .ok()
         .json();
-    assert_eq!(shown["status"], "connected", "{shown:#}");
+    assert_eq!(shown["status"], "started", "{shown:#}");
     assert_eq!(shown["added_tools"], json!([]));
 
     let prompts = &shown["prompts"];
@@ -105,7 +105,7 @@ fn without_connect_there_is_no_catalog_and_list_connect_has_added_tools_only() {
 
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
     let e = mcp_server(&list, "everything");
-    assert_eq!(e["status"], "connected");
+    assert_eq!(e["status"], "started");
     assert_eq!(e["added_tools"], json!([]));
     assert!(e.get("prompts").is_none() && e.get("resources").is_none());
     let human = sb.rho(&["mcp", "list", "--connect"]).ok().stdout;
@@ -185,7 +185,7 @@ fn server_text_in_prompts_and_resources_cannot_drive_the_terminal() {
         .rho(&["mcp", "show", "evil", "--connect", "--json"])
         .ok()
         .json();
-    assert_eq!(shown["status"], "connected", "{shown:#}");
+    assert_eq!(shown["status"], "started", "{shown:#}");
     assert_eq!(shown["prompts"].as_array().unwrap().len(), 1, "{shown:#}");
     assert_eq!(shown["resources"].as_array().unwrap().len(), 2, "{shown:#}");
 
@@ -227,7 +227,7 @@ fn show_connect_reports_a_server_started_again_while_connecting() {
         .rho(&["mcp", "show", "late", "--connect", "--json"])
         .ok()
         .json();
-    assert_eq!(shown["status"], "connected", "{shown:#}");
+    assert_eq!(shown["status"], "started", "{shown:#}");
     assert_eq!(shown["protocol_version"], "2026-07-28");
     assert_eq!(shown["restarts"], 1, "{shown:#}");
     assert!(

@@ -163,7 +163,7 @@ fn login_reuse_call_and_logout() {
     )
     .ok();
     let entry = mcp_server(&listed.json(), "remote").clone();
-    assert_eq!(entry["status"], "connected", "{entry}");
+    assert_eq!(entry["status"], "started", "{entry}");
     assert_eq!(entry["auth"]["state"], "logged_in", "{entry}");
     let human = rho(&sandbox, &[], &["mcp", "list"]).ok();
     assert!(

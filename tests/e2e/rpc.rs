@@ -563,7 +563,7 @@ fn a_prompt_calls_a_real_mcp_server_tool() {
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
     let extensions = rpc.call(1, "listExtensions", json!({}));
     assert_eq!(
-        extensions["servers"][0]["status"], "connected",
+        extensions["servers"][0]["status"], "started",
         "{extensions}"
     );
     rpc.request(2, "prompt", json!({"message": "echo something"}));

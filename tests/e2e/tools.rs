@@ -240,7 +240,7 @@ fn list_connects_config_servers_and_isolates_a_failed_one() {
         "{broken:#}"
     );
     let good = servers.iter().find(|s| s["id"] == "everything").unwrap();
-    assert_eq!(good["status"], "connected", "{good:#}");
+    assert_eq!(good["status"], "started", "{good:#}");
     assert_eq!(good["error"], Value::Null);
 
     let diagnostics = list["diagnostics"].as_array().unwrap();
@@ -273,7 +273,7 @@ fn no_mcp_and_builtin_calls_start_no_server() {
     let list = sb.rho(&["tools", "list", "--no-mcp", "--json"]).ok().json();
     assert_eq!(listed_names(&list), builtin_names(), "{list:#}");
     for s in list["servers"].as_array().unwrap() {
-        assert_ne!(s["status"], "connected", "{s:#}");
+        assert_ne!(s["status"], "started", "{s:#}");
         assert_ne!(s["status"], "failed", "{s:#}");
     }
     assert_eq!(list["diagnostics"], serde_json::json!([]), "{list:#}");
@@ -1048,7 +1048,7 @@ fn doctor_connects_mcp_servers_and_reports_a_failed_one() {
     let mcp = check(&doctor, "mcp servers");
     assert_eq!(mcp["status"], "error", "{mcp:#}");
     let detail = mcp["detail"].as_str().unwrap();
-    assert!(detail.starts_with("1/2 connected, "), "{detail}");
+    assert!(detail.starts_with("1/2 running, "), "{detail}");
     assert!(detail.contains("failed: broken: "), "{detail}");
     assert!(!detail.contains("everything:"), "{detail}");
     assert_eq!(doctor["ok"], false);

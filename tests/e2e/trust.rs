@@ -84,7 +84,7 @@ fn trust_is_bound_to_the_launch_spec() {
             .starts_with("sha256:")
     );
     assert_eq!(trust_state(&sb), "trusted");
-    assert_eq!(status(&sb)["status"], "connected");
+    assert_eq!(status(&sb)["status"], "started");
     assert_eq!(started(&marker), 1);
 
     // Any change to mcp.json withdraws trust.
@@ -100,7 +100,7 @@ fn trust_is_bound_to_the_launch_spec() {
 
     // Trusting again, then replacing the executable, withdraws it too.
     sb.rho(&["plugins", "trust", "pp"]).ok();
-    assert_eq!(status(&sb)["status"], "connected");
+    assert_eq!(status(&sb)["status"], "started");
     assert_eq!(started(&marker), 2);
     let script = std::fs::read_to_string(dir.join("bin/server")).unwrap();
     write_script(
@@ -134,7 +134,7 @@ fn user_plugins_need_no_trust() {
         r#"{"srv": {"type": "stdio", "command": "./bin/server"}}"#,
     );
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
-    assert_eq!(mcp_server(&list, "up/srv")["status"], "connected");
+    assert_eq!(mcp_server(&list, "up/srv")["status"], "started");
     let run = sb.rho(&["plugins", "trust", "up"]);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("need no trust"), "{}", run.stderr);

@@ -291,21 +291,27 @@ fn mcp(registry: &Registry, servers: Servers<'_>) -> Check {
         Servers::Live(servers) if startable > 0 => {
             let failed: Vec<String> = servers
                 .iter()
-                .filter_map(|s| match &s.status {
+                .filter_map(|s| match s.status() {
                     ServerStatus::Failed(e) => Some(format!("{}: {e}", s.id)),
                     _ => None,
                 })
                 .collect();
-            let connected = servers
+            let running = servers.iter().filter(|s| s.status().is_running()).count();
+            let known = servers
                 .iter()
-                .filter(|s| s.status == ServerStatus::Connected)
+                .filter(|s| s.status() == ServerStatus::Known)
                 .count();
-            let tools: usize = servers.iter().map(|s| s.tools.len()).sum();
+            let known = if known > 0 {
+                format!(" ({known} more known from the tool cache, not started)")
+            } else {
+                String::new()
+            };
+            let tools: usize = servers.iter().map(|s| s.tools().len()).sum();
             Check {
                 check: CheckKind::McpServers,
                 status: CheckStatus::of(failed.len() + invalid, 0),
                 detail: format!(
-                    "{connected}/{startable} connected, {tools} tool(s), {invalid} invalid{}",
+                    "{running}/{startable} running{known}, {tools} tool(s), {invalid} invalid{}",
                     if failed.is_empty() {
                         String::new()
                     } else {

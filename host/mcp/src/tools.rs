@@ -19,7 +19,7 @@ use crate::paging::{Kept, all_pages, keep_first};
 pub const MAX_SERVER_TOOLS: usize = 1_000;
 
 /// One tool as the server declared it (after `allow`/`deny`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServerTool {
     /// The server's own name (sent back unchanged on calls).
     pub name: String,
@@ -59,9 +59,29 @@ impl ToolChanges {
 }
 
 impl Connection {
-    /// Tools the server added after the connection was made (they need a restart).
+    /// Tools the server added after the connection was made, not yet taken into the fixed set
+    /// ([`Connection::accept_added`]).
     pub fn added_tools(&self) -> &[ServerTool] {
         &self.added
+    }
+
+    /// Takes the added tools into this connection's fixed set (a session mounts them at a turn
+    /// boundary) and returns them, in the server's order.
+    pub fn accept_added(&mut self) -> Vec<ServerTool> {
+        let added = std::mem::take(&mut self.added);
+        self.tools.extend(added.iter().cloned());
+        added
+    }
+
+    /// Makes `mounted` this connection's fixed set: what a session mounted for the server
+    /// before it started (its tools as the tool cache remembered them). When the server now
+    /// lists something else, [`Connection::tools_changed`] is set, so the session reconciles
+    /// at its next turn boundary as after `tools/list_changed`: the live list wins.
+    pub fn adopt_mounted(&mut self, mounted: Vec<ServerTool>) {
+        if mounted != self.tools {
+            self.client.tools_changed.store(true, Ordering::Relaxed);
+        }
+        self.tools = mounted;
     }
 
     /// Re-lists the tools and reconciles them with the fixed set of this connection

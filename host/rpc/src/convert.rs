@@ -368,7 +368,8 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
             .servers
             .iter()
             .map(|s| {
-                let status = s.current_status();
+                let status = s.status();
+                let tools = s.tools();
                 let health = s.health();
                 ServerWire {
                     id: s.id.clone(),
@@ -376,10 +377,9 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                     plugin: s.plugin.clone(),
                     status: (&status).into(),
                     error: status.error().map(str::to_owned),
-                    protocol_version: s.protocol_version.clone(),
-                    tools: s.tools.iter().map(|t| t.name.clone()).collect(),
-                    tool_details: s
-                        .tools
+                    protocol_version: s.protocol_version(),
+                    tools: tools.iter().map(|t| t.name.clone()).collect(),
+                    tool_details: tools
                         .iter()
                         .map(|t| ServerToolWire {
                             name: t.name.clone(),
@@ -391,7 +391,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                     ping_failure: health.ping_failure,
                     restarts: health.restarts,
                     last_restart: health.last_restart,
-                    questions_rejected: s.rejected_questions.count(),
+                    questions_rejected: s.rejected_questions(),
                     auth: e.auth.get(&s.id).cloned(),
                 }
             })

@@ -92,10 +92,15 @@ impl From<&SkillSource> for SkillSourceWire {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerStatusWire {
-    /// Started, handshake done, tools listed.
-    Connected,
-    /// Valid and enabled, but not started.
+    /// Valid and enabled, not started, nothing known of its tools yet (a lazy server whose
+    /// first start, filling the tool cache, is still to come).
     Configured,
+    /// Not started: its tools come from the tool cache; the first use starts it.
+    Known,
+    /// Running (handshake done, tools listed), not used yet in this session.
+    Started,
+    /// Running, and used by a call, a prompt or a resource read.
+    Used,
     /// Disabled by its entry or its plugin.
     Disabled,
     /// A project plugin's server the user has not trusted; never started (`error` says how
@@ -108,8 +113,10 @@ pub enum ServerStatusWire {
 impl From<&ServerStatus> for ServerStatusWire {
     fn from(status: &ServerStatus) -> Self {
         match status {
-            ServerStatus::Connected => Self::Connected,
             ServerStatus::Configured => Self::Configured,
+            ServerStatus::Known => Self::Known,
+            ServerStatus::Started => Self::Started,
+            ServerStatus::Used => Self::Used,
             ServerStatus::Disabled => Self::Disabled,
             ServerStatus::Untrusted(_) => Self::Untrusted,
             ServerStatus::Invalid(_) | ServerStatus::Failed(_) => Self::Failed,
@@ -1060,8 +1067,10 @@ mod tests {
             assert_eq!(spelling(SkillSourceWire::from(&s)), s.kind());
         }
         for s in [
-            ServerStatus::Connected,
             ServerStatus::Configured,
+            ServerStatus::Known,
+            ServerStatus::Started,
+            ServerStatus::Used,
             ServerStatus::Disabled,
             ServerStatus::Invalid("x".to_owned()),
             ServerStatus::Failed("x".to_owned()),

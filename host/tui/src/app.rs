@@ -663,12 +663,12 @@ impl App {
         let up = extensions
             .servers
             .iter()
-            .filter(|s| s.current_status().as_str() == "connected")
+            .filter(|s| s.status().offers_tools())
             .count();
         let failed = extensions
             .servers
             .iter()
-            .filter(|s| s.current_status().as_str() == "failed")
+            .filter(|s| s.status().as_str() == "failed")
             .count();
         self.servers = (up, failed);
         self.skills = extensions.skills.clone();

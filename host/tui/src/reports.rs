@@ -37,7 +37,7 @@ pub fn mcp(
     }
     let mut text = String::from("MCP servers:");
     for server in &extensions.servers {
-        let status = server.current_status();
+        let status = server.status();
         let health = server.health();
         text.push_str(&format!(
             "\n{}  {}  {}",
@@ -66,7 +66,7 @@ pub fn mcp(
                 health.restarts
             ));
         }
-        let rejected = server.rejected_questions.count();
+        let rejected = server.rejected_questions();
         if rejected > 0 {
             let s = if rejected == 1 { "" } else { "s" };
             text.push_str(&format!(
@@ -80,10 +80,10 @@ pub fn mcp(
         if let Some(auth) = extensions.auth.get(&server.id) {
             text.push_str(&format!("\n    oauth: {auth}"));
         }
-        if !server.tools.is_empty() {
+        let tools = server.tools();
+        if !tools.is_empty() {
             // What people read first, the exported name the model calls second.
-            let rows: Vec<Vec<String>> = server
-                .tools
+            let rows: Vec<Vec<String>> = tools
                 .iter()
                 .map(|t| vec![t.display_name(&server.id), t.name.clone()])
                 .collect();
@@ -95,7 +95,7 @@ pub fn mcp(
         let added = server.added_tools();
         if !added.is_empty() {
             text.push_str(&format!(
-                "\n    added since the session started (restart to use): {}",
+                "\n    added since the session started: {}",
                 added.join(", ")
             ));
         }

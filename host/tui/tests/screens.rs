@@ -610,28 +610,30 @@ fn mcp_report() {
 #[test]
 fn mcp_report_shows_restarts_rejected_questions_and_servers_given_up_on() {
     let mut extensions = support::three_servers();
-    let restarted = &extensions.servers[0];
-    *restarted.health.lock().unwrap() = rho_core::ServerHealth {
-        restarts: 2,
-        last_restart: Some("the server's process exited".into()),
-        ping_failure: None,
-        given_up: None,
-    };
-    let mut given_up = support::server(
+    // A server that restarted twice and asked far more questions at once than rho lets wait.
+    let restarted = extensions.servers.remove(0);
+    let restarted = restarted
+        .with_health(rho_core::ServerHealth {
+            restarts: 2,
+            last_restart: Some("the server's process exited".into()),
+            ping_failure: None,
+            given_up: None,
+        })
+        .with_rejected_questions(rho_core::RejectedQuestions::from(1391));
+    extensions.servers.insert(0, restarted);
+    let given_up = support::server(
         "files",
         rho_component::Transport::Stdio,
-        rho_core::ServerStatus::Connected,
+        rho_core::ServerStatus::Used,
         &[],
-    );
-    given_up.health = std::sync::Arc::new(std::sync::Mutex::new(rho_core::ServerHealth {
+    )
+    .with_health(rho_core::ServerHealth {
         restarts: 5,
         last_restart: Some("the server's process exited".into()),
         ping_failure: None,
         given_up: Some("it failed 5 times in 300 s; not started again this session".into()),
-    }));
+    });
     extensions.servers.push(given_up);
-    // A server that asked far more questions at once than rho lets wait.
-    extensions.servers[0].rejected_questions = rho_core::RejectedQuestions::from(1391);
     let mut h = Harness::new();
     h.reply_startup(
         extensions.clone(),
@@ -658,7 +660,7 @@ fn hyphenated_server() -> (Extensions, Vec<rho_component::ToolSpec>) {
     extensions.servers = vec![support::server(
         "local-files",
         rho_component::Transport::Stdio,
-        rho_core::ServerStatus::Connected,
+        rho_core::ServerStatus::Used,
         &["get-env", "read_text"],
     )];
     let mut tools = support::tools();

@@ -169,8 +169,8 @@ fn logout(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
 enum EntryStatus {
     /// Enabled and valid; not started (no `--connect`).
     Configured,
-    /// `--connect` reached it and listed its tools.
-    Connected,
+    /// `--connect` started it and listed its tools (the session's word for a running server).
+    Started,
     /// Its entry is invalid, or `--connect` could not reach it.
     Failed,
     /// Turned off in the config or by its plugin's state.
@@ -180,7 +180,7 @@ enum EntryStatus {
 }
 
 impl EntryStatus {
-    /// `configured`, `connected`, `failed`, `disabled` or `untrusted`.
+    /// `configured`, `started`, `failed`, `disabled` or `untrusted`.
     fn as_str(self) -> &'static str {
         self.into()
     }
@@ -712,7 +712,7 @@ fn connect_all(
                 ping,
                 restarts,
             }) => {
-                entry.status = EntryStatus::Connected;
+                entry.status = EntryStatus::Started;
                 (entry.restarts, entry.last_restart) = (Some(restarts.0), restarts.1);
                 entry.added_tools = Some(added_tools);
                 if catalog == Catalog::Everything {

@@ -62,10 +62,11 @@ fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
             .servers
             .iter()
             .map(|s| {
+                let status = s.status();
                 (
                     s.id.clone(),
-                    s.status.as_str().to_owned(),
-                    s.status.error().map(str::to_owned),
+                    status.as_str().to_owned(),
+                    status.error().map(str::to_owned),
                 )
             })
             .collect();
@@ -150,7 +151,7 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
             let failed: Vec<String> = set
                 .servers
                 .iter()
-                .filter_map(|s| Some(format!("{} ({})", s.id, s.status.error()?)))
+                .filter_map(|s| Some(format!("{} ({})", s.id, s.status().error()?.to_owned())))
                 .collect();
             set.close().await;
             let hint = if failed.is_empty() {

@@ -658,7 +658,11 @@ pub(crate) async fn complete(
     let Some(connection) = tools.connection(server) else {
         return Vec::new();
     };
+    // A server that has not started has no suggestions yet: typing never starts one.
     let connection = connection.read().await;
+    let Some(connection) = connection.as_ref() else {
+        return Vec::new();
+    };
     connection
         .complete(prompt, argument, value, arguments)
         .await

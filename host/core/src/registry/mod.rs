@@ -8,8 +8,10 @@
 //! skills exist) and the tools of every MCP server that starts within its budget.
 
 mod mcp_tool;
+mod mount;
 mod output_contract;
 mod server_link;
+mod server_state;
 mod servers;
 mod skill_tool;
 mod tool_set;
@@ -22,9 +24,10 @@ use rho_config::{ConfigSource, RhoConfig, RhoPaths};
 use rho_plugins::{PluginInventory, PluginLocations};
 
 pub use server_link::{ServerHealth, ServerRestart};
+pub use server_state::{MountedServer, MountedTool, ServerStatus};
 pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
-pub use tool_set::{MountOptions, MountedServer, MountedTool, ServerStatus, ToolSet};
+pub use tool_set::{MountOptions, ToolSet};
 pub use wasm_tools::{
     BUILTIN_OWNER, LoadOutcome, load_plugin_components, wasm_cache_dir, wasm_tool_risk,
 };

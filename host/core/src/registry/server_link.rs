@@ -1,16 +1,20 @@
-//! One connected MCP server as a session's tools share it: its connection, started again by
-//! the next call that finds its session lost (rho-mcp's `Restarts` keeps the policy: backoff,
-//! giving up), what inventories show of it ([`ServerHealth`]), and the restarts the session
-//! reports ([`ServerRestart`]). See `docs/mcp.md`, "Servers that come back".
+//! One MCP server as a session's tools share it: its connection, made by the first call when
+//! the server starts lazily (once, however many calls arrive together), started again by the
+//! next call that finds its session lost (rho-mcp's `Restarts` keeps the policy: backoff,
+//! giving up), what inventories show of it (its [`ServerLive`](super::server_state)), and the
+//! restarts the session reports ([`ServerRestart`]). See `docs/mcp.md`, "Lazy start" and
+//! "Servers that come back".
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use rho_component::CancelSignal;
-use rho_mcp::{Connection, Restarts};
+use rho_component::{CancelSignal, McpServerSpec, ServerPrompt, ServerResource};
+use rho_mcp::{ClientOptions, Connection, Restarts, ServerTool};
 use tokio::sync::{RwLock, RwLockReadGuard};
 
-/// What a session's inventories show of a server's life since it connected.
+use super::server_state::{ServerStatus, SharedLive, lock};
+
+/// What a session's inventories show of a server's life since it started.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServerHealth {
     /// How many times rho started it again (a new process, a new HTTP session).
@@ -39,39 +43,97 @@ pub struct ServerRestart {
 /// Restarts waiting for the session to report them (shared by every link of a tool set).
 pub(crate) type RestartNotices = Arc<Mutex<Vec<ServerRestart>>>;
 
-/// A connected server shared by its tools, its prompts and resources, and the keep-alive.
+/// What a session has of a server before its first start: the tools it mounted for it (the
+/// tool cache's list; none when nothing was cached) and the prompts and resources the cache
+/// remembers.
+#[derive(Debug, Default)]
+pub(crate) struct Unstarted {
+    pub(crate) tools: Vec<ServerTool>,
+    pub(crate) prompts: Vec<ServerPrompt>,
+    pub(crate) resources: Vec<ServerResource>,
+}
+
+/// Called with a link's connection whenever what the server offers may have changed (its
+/// first start, each start again, a reconciled tool list): the registry remembers it (the
+/// tool cache).
+pub(crate) type Remember = Box<dyn Fn(&Connection) + Send + Sync>;
+
+/// A server shared by its tools, its prompts and resources, and the keep-alive.
 pub(crate) struct ServerLink {
     id: String,
-    /// The server's `call_timeout_sec`: a call's wait for a restart fits in it.
+    spec: McpServerSpec,
+    options: ClientOptions,
+    /// The server's `call_timeout_sec`: a call's wait for a start fits in it.
     call_budget: std::time::Duration,
-    connection: Arc<RwLock<Connection>>,
+    /// `None` until the server first starts.
+    connection: Arc<RwLock<Option<Connection>>>,
+    /// Until the first start: what the session has of the server without it.
+    unstarted: Mutex<Option<Unstarted>>,
     restarts: Mutex<Restarts>,
-    /// Held while the server is being started again, so concurrent calls start it once.
+    /// Held while the server is being started, so concurrent calls start it once.
     starting: tokio::sync::Mutex<()>,
-    health: Arc<Mutex<ServerHealth>>,
+    /// Failed first starts so far and the last one's error: calls that waited behind a start
+    /// that failed get its error instead of starting the server again at once.
+    first_failures: Mutex<(u64, Option<String>)>,
+    live: SharedLive,
     notices: RestartNotices,
+    remember: Option<Remember>,
 }
 
 impl ServerLink {
-    pub(crate) fn new(
+    /// A link to a server that started with the session.
+    pub(crate) fn started(
         connection: Connection,
-        health: Arc<Mutex<ServerHealth>>,
+        live: SharedLive,
         notices: RestartNotices,
+        remember: Option<Remember>,
     ) -> Self {
-        let (restarts, last) = connection.restarts();
         {
-            let mut health = health.lock().unwrap_or_else(PoisonError::into_inner);
-            health.restarts = restarts;
-            health.last_restart = last.map(str::to_owned);
+            let (restarts, last) = connection.restarts();
+            let mut live = lock(&live);
+            live.started(&connection);
+            live.health.restarts = restarts;
+            live.health.last_restart = last.map(str::to_owned);
         }
+        let spec = connection.spec().clone();
+        let options = connection.options().clone();
+        let mut link =
+            Self::unstarted(spec, options, Unstarted::default(), live, notices, remember);
+        link.unstarted = Mutex::new(None);
+        link.connection = Arc::new(RwLock::new(Some(connection)));
+        link
+    }
+
+    /// A link to a server that has not started: the first call (or
+    /// [`ServerLink::start_first`]) starts it with `options`.
+    pub(crate) fn unstarted(
+        spec: McpServerSpec,
+        options: ClientOptions,
+        unstarted: Unstarted,
+        live: SharedLive,
+        notices: RestartNotices,
+        remember: Option<Remember>,
+    ) -> Self {
         Self {
-            id: connection.spec().id.clone(),
-            call_budget: connection.spec().call_timeout,
-            connection: Arc::new(RwLock::new(connection)),
+            id: spec.id.clone(),
+            call_budget: spec.call_timeout,
+            spec,
+            options,
+            connection: Arc::new(RwLock::new(None)),
+            unstarted: Mutex::new(Some(unstarted)),
             restarts: Mutex::new(Restarts::default()),
             starting: tokio::sync::Mutex::new(()),
-            health,
+            first_failures: Mutex::new((0, None)),
+            live,
             notices,
+            remember,
+        }
+    }
+
+    /// Remembers what the server behind `connection` offers now (the tool cache).
+    pub(crate) fn remember(&self, connection: &Connection) {
+        if let Some(remember) = &self.remember {
+            remember(connection);
         }
     }
 
@@ -85,27 +147,54 @@ impl ServerLink {
         self.call_budget
     }
 
-    /// The connection as it is (lost or not): prompts, resources, completions, the keep-alive.
-    pub(crate) fn connection(&self) -> &Arc<RwLock<Connection>> {
+    /// The connection as it is (not made yet, lost or not): completions, the keep-alive, the
+    /// turn boundary's reconciliation.
+    pub(crate) fn connection(&self) -> &Arc<RwLock<Option<Connection>>> {
         &self.connection
     }
 
     /// What inventories show of the server.
-    pub(crate) fn health(&self) -> &Arc<Mutex<ServerHealth>> {
-        &self.health
+    pub(crate) fn live(&self) -> &SharedLive {
+        &self.live
+    }
+
+    /// The prompts the server offers: its connection's, or the cache's before it starts.
+    pub(crate) async fn prompts(&self) -> Vec<ServerPrompt> {
+        if let Some(connection) = self.connection.read().await.as_ref() {
+            return connection.prompts();
+        }
+        self.unstarted_part(|u| u.prompts.clone())
+    }
+
+    /// The resources the server offers: its connection's, or the cache's before it starts.
+    pub(crate) async fn resources(&self) -> Vec<ServerResource> {
+        if let Some(connection) = self.connection.read().await.as_ref() {
+            return connection.resources();
+        }
+        self.unstarted_part(|u| u.resources.clone())
+    }
+
+    fn unstarted_part<T: Default>(&self, part: impl Fn(&Unstarted) -> T) -> T {
+        self.unstarted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(part)
+            .unwrap_or_default()
     }
 
     /// Gives the link back its connection once nothing else holds it (closing the tool set).
     pub(crate) fn into_connection(self) -> Option<Connection> {
         Arc::try_unwrap(self.connection)
             .ok()
-            .map(RwLock::into_inner)
+            .and_then(RwLock::into_inner)
     }
 
-    /// A usable connection: the current one, or, when its session was lost, the server started
-    /// again (waiting out the backoff after failed starts). Fails with a message naming the
-    /// server when rho gave up on it, when `cancel` fires, or when the next start could not
-    /// begin before `deadline`.
+    /// A usable connection, for a use of the server (a call, a prompt, a resource read): the
+    /// current one; the server's first start when it has not started; or, when its session
+    /// was lost, the server started again (waiting out the backoff after failed starts).
+    /// Fails with a message naming the server when its start fails, when rho gave up on it,
+    /// when `cancel` fires, or when the next start could not begin before `deadline`.
     pub(crate) async fn ready(
         &self,
         cancel: &CancelSignal,
@@ -115,12 +204,96 @@ impl ServerLink {
             if let Some(given_up) = self.books().given_up() {
                 return Err(given_up.to_owned());
             }
-            let connection = self.connection.read().await;
-            let Some(reason) = connection.is_gone() else {
-                return Ok(connection);
-            };
-            drop(connection);
-            self.start_again(reason, cancel, deadline).await?;
+            match RwLockReadGuard::try_map(self.connection.read().await, Option::as_ref) {
+                Ok(connection) => {
+                    let Some(reason) = connection.is_gone() else {
+                        let mut live = lock(&self.live);
+                        if live.status == ServerStatus::Started {
+                            live.status = ServerStatus::Used;
+                        }
+                        return Ok(connection);
+                    };
+                    drop(connection);
+                    self.start_again(reason, cancel, deadline).await?;
+                }
+                Err(unstarted) => {
+                    drop(unstarted);
+                    self.start_first(cancel, deadline).await?;
+                }
+            }
+        }
+    }
+
+    /// Starts the server for the first time, unless another call already did: one attempt,
+    /// after the backoff earlier failures call for. A call that waited behind a failed
+    /// attempt gets that attempt's error (a batch of calls starts a server once).
+    pub(crate) async fn start_first(
+        &self,
+        cancel: &CancelSignal,
+        deadline: Instant,
+    ) -> Result<(), String> {
+        let failures_seen = self.failures().0;
+        let _starting = tokio::select! {
+            starting = self.starting.lock() => starting,
+            () = cancel.cancelled() => return Err("cancelled".to_owned()),
+        };
+        if self.connection.read().await.is_some() {
+            return Ok(());
+        }
+        {
+            let (failures, last) = &*self.failures();
+            if *failures != failures_seen {
+                return Err(last.clone().unwrap_or_default());
+            }
+        }
+        let wait = self.books().wait(Instant::now());
+        if Instant::now() + wait > deadline {
+            return Err(format!(
+                "MCP server `{}` could not start, and its next start is {:.1} s away, past the call's budget",
+                self.id,
+                wait.as_secs_f64()
+            ));
+        }
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = cancel.cancelled() => return Err("cancelled".to_owned()),
+        }
+        let started = tokio::select! {
+            started = rho_mcp::connect_with(&self.spec, &rho_mcp::process_ambient, &self.options) => started,
+            () = cancel.cancelled() => return Err("cancelled".to_owned()),
+        };
+        match started {
+            Ok(mut fresh) => {
+                self.books().started();
+                self.remember(&fresh);
+                let mounted = self
+                    .unstarted
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+                    .map(|u| u.tools)
+                    .unwrap_or_default();
+                fresh.adopt_mounted(mounted);
+                lock(&self.live).started(&fresh);
+                tracing::info!(target: "rho::mcp", server = self.id.as_str(), "started on first use");
+                *self.connection.write().await = Some(fresh);
+                Ok(())
+            }
+            Err(error) => {
+                let error = error.to_string();
+                {
+                    let mut failures = self.failures();
+                    failures.0 += 1;
+                    failures.1 = Some(error.clone());
+                }
+                let given_up = self.books().start_failed(&self.id, Instant::now(), &error);
+                lock(&self.live).status = ServerStatus::Failed(error.clone());
+                if let Some(given_up) = given_up {
+                    self.gave_up(&error, &given_up);
+                    return Err(given_up);
+                }
+                Err(error)
+            }
         }
     }
 
@@ -136,13 +309,15 @@ impl ServerLink {
             starting = self.starting.lock() => starting,
             () = cancel.cancelled() => return Err("cancelled".to_owned()),
         };
-        let (spec, options) = {
-            let connection = self.connection.read().await;
-            if connection.is_gone().is_none() {
-                return Ok(());
-            }
-            (connection.spec().clone(), connection.options().clone())
-        };
+        if self
+            .connection
+            .read()
+            .await
+            .as_ref()
+            .is_none_or(|connection| connection.is_gone().is_none())
+        {
+            return Ok(());
+        }
         let wait = {
             let mut books = self.books();
             // Counted once per lost session, however many calls find it lost.
@@ -165,20 +340,29 @@ impl ServerLink {
             () = cancel.cancelled() => return Err("cancelled".to_owned()),
         }
         let started = tokio::select! {
-            started = rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &options) => started,
+            started = rho_mcp::connect_with(&self.spec, &rho_mcp::process_ambient, &self.options) => started,
             () = cancel.cancelled() => return Err("cancelled".to_owned()),
         };
         match started {
             Ok(fresh) => {
                 self.books().started();
-                let old = self.connection.write().await.take_over(fresh, reason);
-                old.close().await;
-                let (restarts, _) = self.connection.read().await.restarts();
-                {
-                    let mut health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
-                    health.restarts = restarts;
-                    health.last_restart = Some(reason.to_owned());
-                    health.ping_failure = None;
+                self.remember(&fresh);
+                let mut slot = self.connection.write().await;
+                let old = match slot.as_mut() {
+                    Some(current) => Some(current.take_over(fresh, reason)),
+                    None => slot.replace(fresh),
+                };
+                let restarts = slot.as_ref().map_or(0, |c| c.restarts().0);
+                if let Some(current) = slot.as_ref() {
+                    let mut live = lock(&self.live);
+                    live.started(current);
+                    live.health.restarts = restarts;
+                    live.health.last_restart = Some(reason.to_owned());
+                    live.health.ping_failure = None;
+                }
+                drop(slot);
+                if let Some(old) = old {
+                    old.close().await;
                 }
                 self.notify(restarts, reason, None);
                 Ok(())
@@ -202,15 +386,21 @@ impl ServerLink {
         self.restarts.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    fn failures(&self) -> std::sync::MutexGuard<'_, (u64, Option<String>)> {
+        self.first_failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Records that rho gave up (reported once).
     fn gave_up(&self, reason: &str, given_up: &str) {
         let restarts = {
-            let mut health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
-            if health.given_up.is_some() {
+            let mut live = lock(&self.live);
+            if live.health.given_up.is_some() {
                 return;
             }
-            health.given_up = Some(given_up.to_owned());
-            health.restarts
+            live.health.given_up = Some(given_up.to_owned());
+            live.health.restarts
         };
         self.notify(restarts, reason, Some(given_up.to_owned()));
     }

@@ -11,14 +11,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, Tool, ToolSpec, Transport};
+use rho_component::naming::ExportedNames;
+use rho_component::{CancelSignal, Diagnostic, DiagnosticCode, SkillMeta, Tool, ToolSpec};
 use rho_mcp::Connection;
 use tokio::sync::RwLock;
 
 use super::mcp_tool::McpTool;
-use super::server_link::{RestartNotices, ServerHealth, ServerLink, ServerRestart};
-use super::skill_tool::ActivateSkill;
-use super::{Registry, ServerSource, SlotState};
+use super::server_link::{RestartNotices, ServerLink, ServerRestart};
+use super::server_state::{MountedServer, MountedTool, lock};
 
 /// How to mount a registry.
 #[derive(Debug, Clone)]
@@ -48,151 +48,41 @@ impl Default for MountOptions {
     }
 }
 
-/// The live state of one server in a session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerStatus {
-    /// Started, handshake done, tools listed.
-    Connected,
-    /// Valid and enabled, but not started (mounting without MCP).
-    Configured,
-    /// Disabled by its entry or its plugin.
-    Disabled,
-    /// The entry is invalid.
-    Invalid(String),
-    /// Start-up failed; the message says why.
-    Failed(String),
-    /// A project plugin's server the user has not trusted; never started.
-    Untrusted(String),
-}
-
-impl ServerStatus {
-    /// `connected`, `configured`, `disabled`, `untrusted` or `failed` (invalid entries count
-    /// as failed).
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::Connected => "connected",
-            Self::Configured => "configured",
-            Self::Disabled => "disabled",
-            Self::Invalid(_) | Self::Failed(_) => "failed",
-            Self::Untrusted(_) => "untrusted",
-        }
-    }
-
-    /// The error, for invalid and failed servers.
-    pub fn error(&self) -> Option<&str> {
-        match self {
-            Self::Invalid(e) | Self::Failed(e) | Self::Untrusted(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-/// A tool a server contributes to a session: the name the model calls and the server's own.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MountedTool {
-    /// The exported name the model calls (`mcp__<server>__<tool>`, encoded).
-    pub name: String,
-    /// The server's own name for it.
-    pub tool: String,
-}
-
-impl MountedTool {
-    /// The name a person reads (`everything › get-env`): `rho_component::tool_display_name`
-    /// of `server` (the identity of the server that contributes it) and its own name.
-    pub fn display_name(&self, server: &str) -> String {
-        rho_component::tool_display_name(Some(server), &self.tool)
-    }
-}
-
-/// One server as a session sees it.
-#[derive(Debug, Clone)]
-pub struct MountedServer {
-    /// The identity (config key or `<plugin>/<server>`).
-    pub id: String,
-    /// Config or plugin.
-    pub source: ServerSource,
-    /// The plugin, for plugin servers.
-    pub plugin: Option<String>,
-    /// The transport, when the entry is valid.
-    pub transport: Option<Transport>,
-    /// The live state.
-    pub status: ServerStatus,
-    /// The negotiated protocol version.
-    pub protocol_version: Option<String>,
-    /// `serverInfo`.
-    pub server_info: Option<serde_json::Value>,
-    /// The server's instructions (they reach the system prompt fenced and attributed).
-    pub instructions: Option<String>,
-    /// The tools this server contributes, in its listing order.
-    pub tools: Vec<MountedTool>,
-    /// Tools the server added after the session started (they need a restart), by the
-    /// server's own names; updated when the tool list is reconciled.
-    pub added_tools: Arc<Mutex<Vec<String>>>,
-    /// Restarts, the latest failed keep-alive ping, giving up: updated while the session runs.
-    pub health: Arc<Mutex<ServerHealth>>,
-    /// The server's questions (forms, sampling) rejected because it already had one open and
-    /// [`rho_mcp::MAX_QUEUED_QUESTIONS`] waiting: counted live by the server's connection, across
-    /// its restarts.
-    pub rejected_questions: rho_mcp::RejectedQuestions,
-}
-
-impl MountedServer {
-    /// Tools the server added after the session started, which need a restart.
-    pub fn added_tools(&self) -> Vec<String> {
-        self.added_tools
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// The latest failed ping, if the last one failed.
-    pub fn last_ping_failure(&self) -> Option<String> {
-        self.health().ping_failure
-    }
-
-    /// Restarts, the latest failed ping and giving up, as they are now.
-    pub fn health(&self) -> ServerHealth {
-        self.health
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// The state now: [`MountedServer::status`], or failed once rho gave up on the server.
-    pub fn current_status(&self) -> ServerStatus {
-        match self.health().given_up {
-            Some(given_up) => ServerStatus::Failed(given_up),
-            None => self.status.clone(),
-        }
-    }
-}
-
-/// A session's tools, fixed when the session starts: the set of names never changes, but a
-/// server's revised definitions replace the old ones at a turn boundary
-/// ([`ToolSet::reconcile`]).
+/// A session's tools. Servers' revised definitions replace the old ones, and tools servers
+/// add (a server that started lazily, or announced a new list) join, at a turn boundary
+/// ([`ToolSet::reconcile`]); an exported name, once given, keeps meaning the same tool.
 pub struct ToolSet {
-    tools: std::sync::RwLock<Vec<Arc<dyn Tool>>>,
-    index: HashMap<String, usize>,
+    mounted: std::sync::RwLock<Mounted>,
+    /// The exported names given so far (a tool that joins later gets the next free one).
+    names: Mutex<ExportedNames>,
     /// Every server entry and its live state, in registry order.
     pub servers: Vec<MountedServer>,
     /// Problems found while mounting (failed servers, name collisions).
     pub diagnostics: Vec<Diagnostic>,
     /// The skills the catalog lists.
     pub skills: Vec<SkillMeta>,
-    links: Vec<Arc<ServerLink>>,
+    pub(super) links: Vec<Arc<ServerLink>>,
     /// Restarts not reported yet ([`ToolSet::take_restarts`]).
-    restarts: RestartNotices,
-    /// `max_output_bytes` of each connected server (a remounted tool keeps its cap).
-    output_caps: HashMap<String, u64>,
-    keep_alive_stop: tokio_util::sync::CancellationToken,
+    pub(super) restarts: RestartNotices,
+    /// `max_output_bytes` of each server (a remounted or joining tool gets its cap).
+    pub(super) output_caps: HashMap<String, u64>,
+    /// Stops keep-alive pings and background first starts when the set closes.
+    pub(super) stop: CancelSignal,
     /// The built-in WASM components, compiled on first use ([`ToolSet::warm_components`]).
-    deferred: Vec<Arc<rho_wasm::DeferredComponent>>,
+    pub(super) deferred: Vec<Arc<rho_wasm::DeferredComponent>>,
+}
+
+/// The tools and their index by exported name.
+#[derive(Default)]
+struct Mounted {
+    tools: Vec<Arc<dyn Tool>>,
+    index: HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for ToolSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolSet")
-            .field("tools", &self.index.keys().collect::<Vec<_>>())
+            .field("tools", &self.read().index.keys().collect::<Vec<_>>())
             .field("servers", &self.servers)
             .finish_non_exhaustive()
     }
@@ -202,15 +92,15 @@ impl ToolSet {
     /// A set with no tool and no server.
     pub fn empty() -> Self {
         Self {
-            tools: std::sync::RwLock::new(Vec::new()),
-            index: HashMap::new(),
+            mounted: std::sync::RwLock::default(),
+            names: Mutex::default(),
             servers: Vec::new(),
             diagnostics: Vec::new(),
             skills: Vec::new(),
             links: Vec::new(),
             restarts: RestartNotices::default(),
             output_caps: HashMap::new(),
-            keep_alive_stop: tokio_util::sync::CancellationToken::new(),
+            stop: CancelSignal::new(),
             deferred: Vec::new(),
         }
     }
@@ -224,43 +114,54 @@ impl ToolSet {
         }
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<dyn Tool>>> {
-        self.tools.read().unwrap_or_else(PoisonError::into_inner)
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Mounted> {
+        self.mounted.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Mounted> {
+        self.mounted.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The exported names given so far.
+    pub(super) fn names(&self) -> std::sync::MutexGuard<'_, ExportedNames> {
+        self.names.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The tool exported as `name`.
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        let index = *self.index.get(name)?;
-        self.read().get(index).cloned()
+        let mounted = self.read();
+        let index = *mounted.index.get(name)?;
+        mounted.tools.get(index).cloned()
     }
 
     /// Every tool's current declaration: built-in first, then `activate_skill`, then MCP tools
-    /// in server order, then plugin WASM tools.
+    /// in server order, then plugin WASM tools, then tools that joined later.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.read().iter().map(|t| t.spec().clone()).collect()
+        self.read().tools.iter().map(|t| t.spec().clone()).collect()
     }
 
     /// How many tools the set holds.
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.read().index.len()
     }
 
     /// Whether the set holds no tool.
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.read().index.is_empty()
     }
 
-    /// The live connection to `server`, when it is connected.
-    pub(crate) fn connection(&self, server: &str) -> Option<Arc<RwLock<Connection>>> {
+    /// The connection to `server` as it is (`None` inside when it has not started).
+    pub(crate) fn connection(&self, server: &str) -> Option<Arc<RwLock<Option<Connection>>>> {
         self.links
             .iter()
             .find(|link| link.id() == server)
             .map(|link| link.connection().clone())
     }
 
-    /// The connection to `server`, started again first when its session was lost (as a tool
-    /// call would: `docs/mcp.md`, "Servers that come back"); `None` when no such server is
-    /// connected, an error naming the server when it cannot be started again in time.
+    /// The connection to `server` for a use of it (a prompt, a resource read): started first
+    /// when it has not started, or again when its session was lost (as a tool call would:
+    /// `docs/mcp.md`, "Lazy start" and "Servers that come back"); `None` when no such server
+    /// is mounted, an error naming the server when it cannot be started in time.
     pub(crate) async fn live_connection(
         &self,
         server: &str,
@@ -273,23 +174,23 @@ impl ToolSet {
         )
     }
 
-    /// Every connected server's prompts (refreshed by the server's `list_changed`), as
-    /// `(server, prompt)` in server order.
+    /// Every mounted server's prompts (refreshed by the server's `list_changed`; the tool
+    /// cache's before a lazy server starts), as `(server, prompt)` in server order.
     pub async fn prompts(&self) -> Vec<(String, rho_component::ServerPrompt)> {
         let mut out = Vec::new();
         for link in &self.links {
-            let prompts = link.connection().read().await.prompts();
+            let prompts = link.prompts().await;
             out.extend(prompts.into_iter().map(|p| (link.id().to_owned(), p)));
         }
         out
     }
 
-    /// Every connected server's resources and resource templates (refreshed by the server's
-    /// `list_changed`), as `(server, resource)` in server order.
+    /// Every mounted server's resources and resource templates (as [`ToolSet::prompts`]), as
+    /// `(server, resource)` in server order.
     pub async fn resources(&self) -> Vec<(String, rho_component::ServerResource)> {
         let mut out = Vec::new();
         for link in &self.links {
-            let resources = link.connection().read().await.resources();
+            let resources = link.resources().await;
             out.extend(resources.into_iter().map(|r| (link.id().to_owned(), r)));
         }
         out
@@ -301,17 +202,19 @@ impl ToolSet {
         std::mem::take(&mut *self.restarts.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// The instructions of every connected server, as `(server, text)`.
-    pub fn instructions(&self) -> impl Iterator<Item = (&str, &str)> {
+    /// The instructions of every server that has given some, as `(server, text)`.
+    pub fn instructions(&self) -> Vec<(String, String)> {
         self.servers
             .iter()
-            .filter_map(|s| Some((s.id.as_str(), s.instructions.as_deref()?)))
+            .filter_map(|s| Some((s.id.clone(), s.instructions()?)))
+            .collect()
     }
 
-    /// Re-lists the tools of every server that announced a change or was started again, at a
-    /// turn boundary (no call may be running). Returns `(server, changes)` for each server that
-    /// had some. The set of exported tools stays fixed: added tools need a restart, withdrawn
-    /// ones fail clearly.
+    /// Re-lists the tools of every server that announced a change, was started again, or
+    /// started for the first time with a list other than the one mounted for it, at a turn
+    /// boundary (no call may be running). Revised definitions replace the old ones; added
+    /// tools join under new exported names; withdrawn ones keep their names and fail clearly.
+    /// Returns `(server, changes)` for each server that had some.
     pub async fn reconcile(&self) -> Vec<(String, rho_mcp::ToolChanges)> {
         let mut out = Vec::new();
         for link in &self.links {
@@ -319,27 +222,27 @@ impl ToolSet {
             let connection = link.connection();
             {
                 let guard = connection.read().await;
-                if !guard.tools_changed() || guard.is_gone().is_some() {
-                    continue;
+                match guard.as_ref() {
+                    Some(c) if c.tools_changed() && c.is_gone().is_none() => {}
+                    _ => continue,
                 }
             }
             let mut guard = connection.write().await;
-            match guard.reconcile_tools().await {
+            let Some(connection) = guard.as_mut() else {
+                continue;
+            };
+            match connection.reconcile_tools().await {
                 Ok(changes) => {
                     // A revised definition reaches the model from the next turn: the tool is
                     // mounted again under its exported name with the new declaration.
                     for name in &changes.revised {
-                        if let Some(tool) = guard.tools.iter().find(|t| &t.name == name) {
+                        if let Some(tool) = connection.tools.iter().find(|t| &t.name == name) {
                             self.replace_mcp_tool(id, tool, link);
                         }
                     }
-                    if let Some(server) = self.servers.iter().find(|s| s.id == id) {
-                        *server
-                            .added_tools
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner) =
-                            guard.added_tools().iter().map(|t| t.name.clone()).collect();
-                    }
+                    let added = connection.accept_added();
+                    self.join(link, &added);
+                    link.remember(connection);
                     out.push((id.to_owned(), changes));
                 }
                 Err(e) => {
@@ -350,11 +253,50 @@ impl ToolSet {
         out
     }
 
+    /// Mounts `tools` of the server behind `link` (it started, or added them) under new
+    /// exported names.
+    pub(super) fn join(&self, link: &Arc<ServerLink>, tools: &[rho_mcp::ServerTool]) {
+        let Some(server) = self.servers.iter().find(|s| s.id == link.id()) else {
+            return;
+        };
+        let max_output_bytes = self
+            .output_caps
+            .get(link.id())
+            .copied()
+            .unwrap_or(rho_component::DEFAULT_MAX_OUTPUT_BYTES);
+        let mut joined = Vec::new();
+        for tool in tools {
+            let exported = self.names().assign(link.id(), &tool.name);
+            let mounted = Arc::new(McpTool::new(
+                exported,
+                tool,
+                link.id(),
+                server.plugin.as_deref(),
+                link.clone(),
+                max_output_bytes,
+            ));
+            let named = MountedTool {
+                name: mounted.spec().name.clone(),
+                tool: tool.name.clone(),
+            };
+            match self.insert(mounted) {
+                Ok(()) => joined.push(named),
+                Err(d) => tracing::warn!(target: "rho::mcp", server = link.id(), "{}", d.message),
+            }
+        }
+        if !joined.is_empty() {
+            let mut live = lock(link.live());
+            live.added_tools
+                .extend(joined.iter().map(|t| t.tool.clone()));
+            live.tools.extend(joined);
+        }
+    }
+
     /// Replaces the mounted tool for `tool` of `server` with one built from its current
     /// definition, keeping its exported name and output cap.
     fn replace_mcp_tool(&self, server: &str, tool: &rho_mcp::ServerTool, link: &Arc<ServerLink>) {
-        let mut tools = self.tools.write().unwrap_or_else(PoisonError::into_inner);
-        let Some(slot) = tools.iter_mut().find(|t| {
+        let mut mounted = self.write();
+        let Some(slot) = mounted.tools.iter_mut().find(|t| {
             matches!(&t.spec().origin, rho_component::ToolOrigin::Mcp { server: s, tool: name, .. } if s == server && name == &tool.name)
         }) else {
             return;
@@ -380,12 +322,11 @@ impl ToolSet {
         ));
     }
 
-    /// Stops keep-alive pings and closes every server (stdin closed, then the process group
-    /// stopped; HTTP sessions deleted).
+    /// Stops keep-alive pings and background starts, and closes every server (stdin closed,
+    /// then the process group stopped; HTTP sessions deleted).
     pub async fn close(self) {
-        self.keep_alive_stop.cancel();
-        drop(self.tools);
-        drop(self.index);
+        self.stop.cancel();
+        drop(self.mounted);
         let mut closing = tokio::task::JoinSet::new();
         for link in self.links {
             // A call still holding the connection keeps it; dropping it then kills the group.
@@ -399,11 +340,17 @@ impl ToolSet {
         while closing.join_next().await.is_some() {}
     }
 
-    fn add(&mut self, tool: Arc<dyn Tool>) -> Result<(), Diagnostic> {
+    /// Adds `tool` while mounting.
+    pub(super) fn add(&mut self, tool: Arc<dyn Tool>) -> Result<(), Diagnostic> {
+        self.insert(tool)
+    }
+
+    /// Adds `tool` under its exported name, unless another tool has that name.
+    fn insert(&self, tool: Arc<dyn Tool>) -> Result<(), Diagnostic> {
         let name = tool.spec().name.clone();
-        if let Some(&kept) = self.index.get(&name) {
-            let tools = self.tools.get_mut().unwrap_or_else(PoisonError::into_inner);
-            let kept = &tools[kept].spec().origin;
+        let mut mounted = self.write();
+        if let Some(&kept) = mounted.index.get(&name) {
+            let kept = &mounted.tools[kept].spec().origin;
             let dropped = &tool.spec().origin;
             return Err(Diagnostic::error(
                 DiagnosticCode::ToolNameCollision,
@@ -415,9 +362,9 @@ impl ToolSet {
             )
             .with_component(owner(dropped).unwrap_or(name)));
         }
-        let tools = self.tools.get_mut().unwrap_or_else(PoisonError::into_inner);
-        self.index.insert(name, tools.len());
-        tools.push(tool);
+        let at = mounted.tools.len();
+        mounted.index.insert(name, at);
+        mounted.tools.push(tool);
         Ok(())
     }
 }
@@ -446,236 +393,4 @@ fn owner(origin: &rho_component::ToolOrigin) -> Option<String> {
             plugin, component, ..
         } => Some(format!("{plugin}/{component}")),
     }
-}
-
-impl Registry {
-    /// Builds the session's tool set: built-in tools, `activate_skill` when skills exist, and
-    /// (with `options.connect_mcp`) every startable server's tools, servers started in parallel
-    /// within their own budgets.
-    pub async fn mount(&self, options: &MountOptions) -> ToolSet {
-        let mut set = ToolSet {
-            skills: self.skills.skills.iter().cloned().collect(),
-            ..ToolSet::empty()
-        };
-        for tool in rho_builtin_plugins::builtin_tools() {
-            if let Err(d) = set.add(tool) {
-                set.diagnostics.push(d);
-            }
-        }
-        let mut started = tokio::task::JoinSet::new();
-        let mut task_index = HashMap::new();
-        // What every server is told rho answers: the session workspace as its one root, and
-        // forms and sampling only where the front-end and the model can answer them.
-        let client = rho_mcp::ClientOptions {
-            roots: Some(self.paths.project.cwd.clone()),
-            elicitation: options.elicitation,
-            sampling: options.sampling,
-            skip_offers: false,
-            oauth: Some(rho_mcp::oauth::OAuthAccess {
-                store: rho_config::CredentialStore::new(self.paths.credentials_dir()),
-                login: options.oauth_login.clone(),
-            }),
-        };
-        for (index, slot) in self.servers.iter().enumerate() {
-            let status = match &slot.state {
-                SlotState::Configured => ServerStatus::Configured,
-                SlotState::Disabled => ServerStatus::Disabled,
-                SlotState::Invalid(e) => ServerStatus::Invalid(e.clone()),
-                SlotState::Untrusted(e) => ServerStatus::Untrusted(e.clone()),
-            };
-            set.servers.push(MountedServer {
-                id: slot.id.clone(),
-                source: slot.source,
-                plugin: slot.plugin.clone(),
-                transport: slot.spec.as_ref().map(|s| s.transport.kind()),
-                status,
-                protocol_version: None,
-                server_info: None,
-                instructions: None,
-                tools: Vec::new(),
-                added_tools: Arc::default(),
-                health: Arc::default(),
-                rejected_questions: rho_mcp::RejectedQuestions::default(),
-            });
-            if !options.connect_mcp {
-                continue;
-            }
-            if let Some(spec) = slot.startable() {
-                let spec = spec.clone();
-                let client = client.clone();
-                let handle = started.spawn(async move {
-                    let result =
-                        rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &client).await;
-                    (index, spec, result)
-                });
-                task_index.insert(handle.id(), index);
-            }
-        }
-        // WASM components load while the servers start. Built-in ones mount with the other
-        // built-in tools, plugin ones after the MCP tools.
-        let mut names = rho_component::naming::ExportedNames::default();
-        let wasm = super::wasm_tools::wasm_tools(self, &mut names).await;
-        set.diagnostics.extend(wasm.diagnostics);
-        set.deferred = wasm.deferred;
-        let (builtin_wasm, plugin_wasm): (Vec<_>, Vec<_>) = wasm
-            .tools
-            .into_iter()
-            .partition(|t| t.spec().origin == rho_component::ToolOrigin::Builtin);
-        for tool in builtin_wasm {
-            if let Err(d) = set.add(tool) {
-                set.diagnostics.push(d);
-            }
-        }
-        if !set.skills.is_empty() {
-            let tool = ActivateSkill::new(set.skills.clone(), self.plugins.clone());
-            if let Err(d) = set.add(Arc::new(tool)) {
-                set.diagnostics.push(d);
-            }
-        }
-        // Zero-server fast path: with nothing startable the join set is empty and no task,
-        // process or socket exists.
-        let mut outcomes = Vec::new();
-        while let Some(joined) = started.join_next().await {
-            match joined {
-                Ok(outcome) => outcomes.push(outcome),
-                Err(e) => {
-                    // A start-up task that panicked fails only its own server.
-                    if let Some(&index) = task_index.get(&e.id()) {
-                        let server = &mut set.servers[index];
-                        let message = "start-up failed unexpectedly (an internal error)".to_owned();
-                        set.diagnostics.push(
-                            Diagnostic::error(DiagnosticCode::McpServerFailed, message.clone())
-                                .with_component(server.id.clone()),
-                        );
-                        server.status = ServerStatus::Failed(message);
-                    }
-                }
-            }
-        }
-        outcomes.sort_by_key(|(index, _, _)| *index);
-        for (index, spec, result) in outcomes {
-            let server = &mut set.servers[index];
-            let connection = match result {
-                Ok(connection) => connection,
-                Err(e) => {
-                    let message = e.to_string();
-                    set.diagnostics.push(
-                        Diagnostic::error(DiagnosticCode::McpServerFailed, message.clone())
-                            .with_component(spec.id.clone()),
-                    );
-                    server.status = ServerStatus::Failed(message);
-                    continue;
-                }
-            };
-            server.status = ServerStatus::Connected;
-            if connection.tools_left_out > 0 {
-                set.diagnostics.push(
-                    Diagnostic::warning(
-                        DiagnosticCode::McpToolsCapped,
-                        rho_mcp::tools_left_out_message(&spec.id, connection.tools_left_out),
-                    )
-                    .with_component(spec.id.clone()),
-                );
-            }
-            server.protocol_version = Some(connection.summary.protocol_version.clone());
-            server.server_info = connection.summary.server_info.clone();
-            server.instructions = connection.summary.instructions.clone();
-            server.rejected_questions = connection.rejected_questions();
-            let http = server.transport == Some(Transport::StreamableHttp);
-            let server_tools = connection.tools.clone();
-            let link = Arc::new(ServerLink::new(
-                connection,
-                server.health.clone(),
-                set.restarts.clone(),
-            ));
-            let mut mounted = Vec::new();
-            for tool in &server_tools {
-                let exported = names.assign(&spec.id, &tool.name);
-                mounted.push(Arc::new(McpTool::new(
-                    exported,
-                    tool,
-                    &spec.id,
-                    spec.plugin(),
-                    link.clone(),
-                    spec.max_output_bytes,
-                )) as Arc<dyn Tool>);
-            }
-            if let (true, Some(interval)) = (http, options.keep_alive) {
-                spawn_keep_alive(
-                    Arc::downgrade(link.connection()),
-                    interval,
-                    link.health().clone(),
-                    set.keep_alive_stop.clone(),
-                    spec.id.clone(),
-                );
-            }
-            let mut contributed = Vec::new();
-            for tool in mounted {
-                let named = MountedTool {
-                    name: tool.spec().name.clone(),
-                    tool: tool.spec().own_name().to_owned(),
-                };
-                match set.add(tool) {
-                    Ok(()) => contributed.push(named),
-                    Err(d) => set.diagnostics.push(d),
-                }
-            }
-            set.servers[index].tools = contributed;
-            set.output_caps
-                .insert(spec.id.clone(), spec.max_output_bytes);
-            set.links.push(link);
-        }
-        for tool in plugin_wasm {
-            if let Err(d) = set.add(tool) {
-                set.diagnostics.push(d);
-            }
-        }
-        set
-    }
-}
-
-/// Pings a Streamable HTTP session (either era) every `interval` until `stop`, since an idle
-/// proxy can drop a remote connection with no local signal. A failure is recorded for
-/// inventories (cleared by the next answer) and marks the session broken, so the next call
-/// starts a new one instead of using it; a session already lost is not pinged. The one
-/// keep-alive of a session's servers (`docs/mcp.md`, "Servers that come back").
-fn spawn_keep_alive(
-    connection: std::sync::Weak<RwLock<Connection>>,
-    interval: Duration,
-    health: Arc<Mutex<ServerHealth>>,
-    stop: tokio_util::sync::CancellationToken,
-    server: String,
-) {
-    tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(interval);
-        ticker.tick().await;
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = ticker.tick() => {}
-            }
-            // A weak reference: the pinger never keeps a closed session alive.
-            let Some(connection) = connection.upgrade() else {
-                return;
-            };
-            let guard = connection.read().await;
-            if guard.is_gone().is_some() {
-                continue;
-            }
-            let result = guard.ping(interval.min(Duration::from_secs(10))).await;
-            if result.is_err() {
-                guard.mark_broken();
-            }
-            drop(guard);
-            drop(connection);
-            let mut health = health.lock().unwrap_or_else(PoisonError::into_inner);
-            match result {
-                Ok(()) => health.ping_failure = None,
-                Err(e) => {
-                    tracing::warn!(target: "rho::mcp", server = server.as_str(), "keep-alive ping failed: {e}");
-                    health.ping_failure = Some(e.to_string());
-                }
-            }
-        }
-    });
 }

@@ -20,7 +20,9 @@ pub fn system_prompt(workspace: &Path, tools: &ToolSet) -> String {
         text.push_str("\n\n");
         text.push_str(&catalog);
     }
-    if let Some(section) = rho_mcp::instructions_section(tools.instructions()) {
+    let instructions = tools.instructions();
+    let instructions = instructions.iter().map(|(s, t)| (s.as_str(), t.as_str()));
+    if let Some(section) = rho_mcp::instructions_section(instructions) {
         text.push_str("\n\n");
         text.push_str(&section);
     }

@@ -436,34 +436,30 @@ pub fn server(
     status: ServerStatus,
     tools: &[&str],
 ) -> MountedServer {
-    MountedServer {
-        id: id.to_owned(),
-        source: ServerSource::Config,
-        plugin: None,
-        transport: Some(transport),
+    let tools = tools
+        .iter()
+        .map(|t| MountedTool {
+            name: rho_component::naming::full_name(id, t),
+            tool: (*t).to_owned(),
+        })
+        .collect();
+    MountedServer::new(
+        id,
+        ServerSource::Config,
+        None,
+        Some(transport),
         status,
-        protocol_version: Some("2025-06-18".to_owned()),
-        server_info: None,
-        instructions: None,
-        tools: tools
-            .iter()
-            .map(|t| MountedTool {
-                name: rho_component::naming::full_name(id, t),
-                tool: (*t).to_owned(),
-            })
-            .collect(),
-        added_tools: Default::default(),
-        health: Default::default(),
-        rejected_questions: Default::default(),
-    }
+        tools,
+    )
+    .with_protocol_version("2025-06-18")
 }
 
-/// The `everything` server, connected.
+/// The `everything` server, running and used.
 pub fn everything() -> MountedServer {
     server(
         "everything",
         Transport::Stdio,
-        ServerStatus::Connected,
+        ServerStatus::Used,
         &[
             "echo",
             "longRunningOperation",

@@ -12,6 +12,7 @@ mod output_contract;
 mod server_link;
 mod servers;
 mod skill_tool;
+mod tool_cache;
 mod tool_set;
 mod wasm_tools;
 
@@ -24,6 +25,10 @@ use rho_plugins::{PluginInventory, PluginLocations};
 pub use server_link::{ServerHealth, ServerRestart};
 pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
+pub use tool_cache::{
+    CacheKey, CachedCatalog, MAX_TOOL_CACHE_FILE_BYTES, MAX_TOOL_CACHE_FILES, TOOL_CACHE_FORMAT,
+    ToolCache,
+};
 pub use tool_set::{MountOptions, MountedServer, MountedTool, ServerStatus, ToolSet};
 pub use wasm_tools::{
     BUILTIN_OWNER, LoadOutcome, load_plugin_components, wasm_cache_dir, wasm_tool_risk,

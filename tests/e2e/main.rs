@@ -22,6 +22,7 @@ mod oauth_fixtures;
 mod openrpc_client;
 mod rpc;
 mod skills;
+mod tool_cache;
 mod tools;
 mod trust;
 mod tui;

@@ -38,7 +38,7 @@ pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use json_schema::{input_schema, schema_problems};
 pub use mcp_server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
-    LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy,
+    LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy, Startup,
     StdioCommand, StdioServerSpec, ToolFilter, Transport, shell_word,
 };
 pub use naming::display_name as tool_display_name;

@@ -41,11 +41,17 @@ pub struct McpServerSpec {
     /// the lifecycle follows from it (`initialize` up to 2025-11-25, `server/discover` and
     /// per-request metadata from 2026-07-28). `None` detects the era by probing.
     pub protocol_version: Option<String>,
+    /// When the server starts: before the session is ready, or on first use.
+    pub startup: Startup,
+    /// Whether the server's tools may wait behind the tool search (`true`, the default) or are
+    /// pinned: always sent to the model (`false`).
+    pub defer: bool,
 }
 
 impl McpServerSpec {
     /// A spec with every runtime setting at its default (enabled, all tools, 2-minute budgets,
-    /// default output cap, no log level, sampling denied, no OAuth).
+    /// default output cap, no log level, sampling denied, no OAuth, started eagerly, tools
+    /// deferrable).
     pub fn new(id: impl Into<String>, origin: McpServerOrigin, transport: McpTransport) -> Self {
         Self {
             id: id.into(),
@@ -60,6 +66,8 @@ impl McpServerSpec {
             sampling: SamplingPolicy::Deny,
             oauth: None,
             protocol_version: None,
+            startup: Startup::default(),
+            defer: true,
         }
     }
 
@@ -97,6 +105,52 @@ impl ToolFilter {
                 .allow
                 .as_ref()
                 .is_none_or(|allow| allow.iter().any(|a| a == name))
+    }
+}
+
+/// When a server starts (`startup` in `config.toml`, `docs/mcp.md`, "Lazy start").
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+#[schemars(
+    rename = "startup",
+    description = "When rho starts an MCP server: eager (before the session is ready) or lazy (on first use; its tools come from the tool cache when the cache knows them)."
+)]
+pub enum Startup {
+    /// On first use: mounted from the tool cache when it holds the server's tools, started only
+    /// when a call needs it.
+    Lazy,
+    /// Before the session is ready (the default).
+    #[default]
+    Eager,
+}
+
+impl Startup {
+    /// Every mode.
+    pub const ALL: &'static [Startup] = <Self as strum::VariantArray>::VARIANTS;
+
+    /// The configuration name: `lazy` or `eager`.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl std::fmt::Display for Startup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -353,6 +407,19 @@ mod transport_spelling_tests {
         }
         // The Agent Plugins input spelling is not rho's output spelling.
         assert!(serde_json::from_str::<Transport>("\"streamable-http\"").is_err());
+    }
+
+    #[test]
+    fn startup_has_one_spelling_and_defaults_to_eager() {
+        use super::Startup;
+        assert_eq!(Startup::default(), Startup::Eager);
+        for (s, text) in [(Startup::Lazy, "lazy"), (Startup::Eager, "eager")] {
+            assert_eq!(s.as_str(), text);
+            assert_eq!(s.to_string(), text);
+            assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{text}\""));
+        }
+        assert_eq!(Startup::ALL, [Startup::Lazy, Startup::Eager]);
+        assert!(serde_json::from_str::<Startup>("\"Lazy\"").is_err());
     }
 }
 

@@ -3,10 +3,10 @@
 //! and "Resources"). Plain descriptors; `rho-mcp` fills them in, sessions and front-ends use
 //! them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One argument of a prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PromptArgument {
     /// The name (the key in `prompts/get`).
     pub name: String,
@@ -21,7 +21,7 @@ pub struct PromptArgument {
 }
 
 /// One prompt a server offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerPrompt {
     /// The server's own name for it.
     pub name: String,
@@ -55,7 +55,7 @@ pub struct PromptMessage {
 }
 
 /// One resource or resource template a server offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerResource {
     /// The URI (an RFC 6570 template for templates).
     pub uri: String,

@@ -1,5 +1,5 @@
-//! `[agent]` (the default model and provider, the permission mode, iteration budget and extra
-//! file roots) and `[providers.<id>]` (OpenAI-compatible endpoints) of `config.toml`.
+//! `[agent]` (the default model and provider, the permission mode, iteration budget, extra
+//! file roots and the tool search) and `[providers.<id>]` (OpenAI-compatible endpoints) of `config.toml`.
 //!
 //! Like server entries, a bad provider entry disables only that provider and its problems name
 //! the key; `[agent]` is small and strict, so a problem there makes the file unusable.
@@ -18,6 +18,49 @@ use crate::config_file::MAX_TIMEOUT_SEC;
 /// The iteration budget of one prompt when `[agent] max_iterations` is not set.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
 
+/// The share of the model's context window (in percent) that tool definitions may take before
+/// `tool_search = "auto"` defers them, when `[agent] tool_search_budget_percent` is not set.
+pub const DEFAULT_TOOL_SEARCH_BUDGET_PERCENT: u8 = 10;
+
+/// Whether MCP tool definitions wait behind the tool search (`[agent] tool_search`,
+/// `docs/sessions.md`, "The tool search").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ToolSearch {
+    /// Deferred only when the definitions would take more than
+    /// [`AgentSettings::tool_search_budget_percent`] of the model's context window.
+    #[default]
+    Auto,
+    /// Always deferred (pinned servers' tools excepted).
+    Always,
+    /// Never deferred: every definition goes to the model.
+    Never,
+}
+
+impl ToolSearch {
+    /// Every mode.
+    pub const ALL: [ToolSearch; 3] = [Self::Auto, Self::Always, Self::Never];
+
+    /// The configuration name: `auto`, `always` or `never`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Always => "always",
+            Self::Never => "never",
+        }
+    }
+
+    /// The mode named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for ToolSearch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// `[agent]`, resolved.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentSettings {
@@ -31,6 +74,11 @@ pub struct AgentSettings {
     pub max_iterations: u32,
     /// Directories file tools may reach besides the workspace (absolute).
     pub extra_roots: Vec<PathBuf>,
+    /// Whether MCP tool definitions wait behind the tool search.
+    pub tool_search: ToolSearch,
+    /// With [`ToolSearch::Auto`]: the share of the model's context window, in percent (1 to
+    /// 100), that tool definitions may take before they are deferred.
+    pub tool_search_budget_percent: u8,
 }
 
 impl Default for AgentSettings {
@@ -41,6 +89,8 @@ impl Default for AgentSettings {
             permission_mode: PermissionMode::default(),
             max_iterations: DEFAULT_MAX_ITERATIONS,
             extra_roots: Vec::new(),
+            tool_search: ToolSearch::default(),
+            tool_search_budget_percent: DEFAULT_TOOL_SEARCH_BUDGET_PERCENT,
         }
     }
 }
@@ -102,6 +152,21 @@ pub(crate) struct AgentToml {
     max_iterations: Option<u32>,
     /// Directories file tools may reach besides the workspace (relative paths anchor at the config file's directory).
     extra_roots: Option<Vec<PathBuf>>,
+    /// Whether MCP tool definitions wait behind a tool search the model calls. auto (default): only when they would take more than tool_search_budget_percent of the model's context window; always; never.
+    #[serde(default)]
+    #[schemars(
+        schema_with = "crate::schema::tool_search_schema",
+        extend("default" = ToolSearch::default().as_str())
+    )]
+    tool_search: Option<toml::Spanned<String>>,
+    /// With tool_search = "auto": the share of the model's context window, in percent, that tool definitions may take before they are deferred.
+    #[serde(default)]
+    #[schemars(
+        with = "u8",
+        range(min = 1, max = 100),
+        extend("default" = DEFAULT_TOOL_SEARCH_BUDGET_PERCENT)
+    )]
+    tool_search_budget_percent: Option<toml::Spanned<i64>>,
 }
 
 /// One OpenAI-compatible endpoint, `[providers.<id>]`.
@@ -130,8 +195,13 @@ pub(crate) struct ProviderToml {
     idle_timeout_sec: Option<f64>,
 }
 
-/// Resolves `[agent]`; problems are file-level (they name the key, never the value).
-pub(crate) fn resolve_agent(raw: AgentToml, base: &Path) -> Result<AgentSettings, String> {
+/// Resolves `[agent]`; problems are file-level (they name the key, never the value). `text`
+/// is the file, for the line of a key that carries its position.
+pub(crate) fn resolve_agent(
+    raw: AgentToml,
+    base: &Path,
+    text: &str,
+) -> Result<AgentSettings, String> {
     let permission_mode = match raw.permission_mode.as_deref() {
         None => PermissionMode::default(),
         Some(name) => PermissionMode::parse(name).ok_or_else(|| {
@@ -154,12 +224,38 @@ pub(crate) fn resolve_agent(raw: AgentToml, base: &Path) -> Result<AgentSettings
         .into_iter()
         .map(|p| if p.is_absolute() { p } else { base.join(p) })
         .collect();
+    let at = |span: std::ops::Range<usize>| crate::config_file::position(text, span.start);
+    let tool_search = match &raw.tool_search {
+        None => ToolSearch::default(),
+        Some(name) => ToolSearch::parse(name.get_ref()).ok_or_else(|| {
+            let known: Vec<&str> = ToolSearch::ALL.iter().map(|m| m.as_str()).collect();
+            format!(
+                "{}agent.tool_search: must be one of {}",
+                at(name.span()),
+                known.join(", ")
+            )
+        })?,
+    };
+    let tool_search_budget_percent = match &raw.tool_search_budget_percent {
+        None => DEFAULT_TOOL_SEARCH_BUDGET_PERCENT,
+        Some(percent) => u8::try_from(*percent.get_ref())
+            .ok()
+            .filter(|p| (1..=100).contains(p))
+            .ok_or_else(|| {
+                format!(
+                    "{}agent.tool_search_budget_percent: must be a whole number from 1 to 100",
+                    at(percent.span())
+                )
+            })?,
+    };
     Ok(AgentSettings {
         model: raw.model,
         provider: raw.provider,
         permission_mode,
         max_iterations,
         extra_roots,
+        tool_search,
+        tool_search_budget_percent,
     })
 }
 
@@ -258,6 +354,57 @@ mod tests {
 
     fn parse(text: &str) -> Result<crate::RhoConfig, String> {
         crate::parse_config(text, Path::new("/etc/rho/c.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn tool_search_keys_resolve_with_defaults() {
+        let agent = parse("").unwrap().agent;
+        assert_eq!(agent.tool_search, ToolSearch::Auto);
+        assert_eq!(agent.tool_search_budget_percent, 10);
+        for (mode, expected) in [
+            ("auto", ToolSearch::Auto),
+            ("always", ToolSearch::Always),
+            ("never", ToolSearch::Never),
+        ] {
+            let agent = parse(&format!(
+                "[agent]\ntool_search = \"{mode}\"\ntool_search_budget_percent = 25\n"
+            ))
+            .unwrap()
+            .agent;
+            assert_eq!(agent.tool_search, expected);
+            assert_eq!(agent.tool_search.to_string(), mode);
+            assert_eq!(agent.tool_search_budget_percent, 25);
+        }
+        for percent in [1, 100] {
+            let text = format!("[agent]\ntool_search_budget_percent = {percent}\n");
+            assert_eq!(
+                u64::from(parse(&text).unwrap().agent.tool_search_budget_percent),
+                percent
+            );
+        }
+    }
+
+    #[test]
+    fn bad_tool_search_values_name_the_key_and_line() {
+        let err = parse("[agent]\nmodel = \"m\"\ntool_search = \"sometimes\"\n").unwrap_err();
+        assert!(
+            err.contains("line 3")
+                && err.contains("agent.tool_search:")
+                && err.contains("auto, always, never"),
+            "{err}"
+        );
+        for bad in ["0", "101", "-5", "4294967306"] {
+            let err =
+                parse(&format!("[agent]\n\ntool_search_budget_percent = {bad}\n")).unwrap_err();
+            assert!(
+                err.contains("line 3") && err.contains("agent.tool_search_budget_percent"),
+                "{bad}: {err}"
+            );
+        }
+        let err = parse("[agent]\ntool_search_budget_percent = 12.5\n").unwrap_err();
+        assert!(err.contains("line 2"), "{err}");
+        let err = parse("[agent]\ntool_search = true\n").unwrap_err();
+        assert!(err.contains("line 2"), "{err}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::time::Duration;
 use rho_component::endpoint::{check_headers, check_remote_url};
 use rho_component::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
-    LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy,
+    LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy, Startup,
     StdioCommand, StdioServerSpec, ToolFilter, Transport,
 };
 use schemars::JsonSchema;
@@ -42,9 +42,34 @@ pub struct RhoConfig {
     pub agent: AgentSettings,
     /// `[providers.*]` entries, sorted by identity.
     pub providers: Vec<ConfigProvider>,
+    /// `[mcp] startup`: when servers start whose own entry does not say (config servers have it
+    /// applied already; plugin servers get it when the registry collects them).
+    pub mcp_startup: Startup,
+    /// `[mcp.plugin_servers."<plugin>/<server>"]`: settings for servers plugins declare, by
+    /// identity (sorted).
+    pub plugin_servers: Vec<PluginServerSettings>,
 }
 
 impl RhoConfig {
+    /// The settings `config.toml` gives the plugin server `id` (`<plugin>/<server>`).
+    pub fn plugin_server(&self, id: &str) -> Option<&PluginServerSettings> {
+        self.plugin_servers
+            .binary_search_by(|s| s.id.as_str().cmp(id))
+            .ok()
+            .and_then(|i| self.plugin_servers.get(i))
+    }
+
+    /// Applies what `config.toml` says about the plugin server `spec` (which a plugin's
+    /// `mcp.json` cannot say: the Agent Plugins format closes its entries): its
+    /// `[mcp.plugin_servers."<id>"]` table, else the `[mcp] startup` default.
+    pub fn apply_to_plugin_server(&self, spec: &mut McpServerSpec) {
+        let settings = self.plugin_server(&spec.id);
+        spec.startup = settings.and_then(|s| s.startup).unwrap_or(self.mcp_startup);
+        if let Some(defer) = settings.and_then(|s| s.defer) {
+            spec.defer = defer;
+        }
+    }
+
     /// The valid, enabled MCP servers.
     pub fn enabled_servers(&self) -> impl Iterator<Item = &McpServerSpec> {
         self.mcp_servers
@@ -52,6 +77,21 @@ impl RhoConfig {
             .filter_map(|s| s.spec.as_ref().ok())
             .filter(|s| s.enabled)
     }
+}
+
+/// One `[mcp.plugin_servers."<plugin>/<server>"]` table: what the user's configuration says
+/// about a server a plugin declares. An entry no loaded plugin declares is unused (it may be a
+/// project's plugin, absent elsewhere).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginServerSettings {
+    /// The plugin server's identity, `<plugin>/<server>`.
+    pub id: String,
+    /// The line of the entry (1-based).
+    pub line: usize,
+    /// `startup`, when set (else `[mcp] startup` applies).
+    pub startup: Option<Startup>,
+    /// `defer`, when set.
+    pub defer: Option<bool>,
 }
 
 /// One `[mcp.servers.<id>]` entry: its resolved spec, or why it cannot be used.
@@ -87,14 +127,37 @@ pub(crate) struct ConfigToml {
 }
 
 /// `[mcp]`: MCP servers.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "mcp")]
 struct McpToml {
+    /// When servers start whose entry does not set startup (plugin servers included): eager (before the session is ready) or lazy (on first use).
+    #[serde(default)]
+    #[schemars(
+        schema_with = "crate::schema::startup_schema",
+        extend("default" = Startup::default().as_str())
+    )]
+    startup: Option<toml::Spanned<String>>,
     /// MCP servers by identity (ASCII letters, digits, '-', '_').
     #[serde(default)]
     #[schemars(schema_with = "crate::schema::identity_map::<McpServerToml>")]
     servers: BTreeMap<String, toml::Spanned<toml::Table>>,
+    /// Settings for MCP servers that plugins declare, by identity "<plugin>/<server>" (a plugin's mcp.json cannot carry them).
+    #[serde(default)]
+    #[schemars(schema_with = "crate::schema::plugin_server_map")]
+    plugin_servers: BTreeMap<String, toml::Spanned<toml::Table>>,
+}
+
+/// `[mcp.plugin_servers."<plugin>/<server>"]`: what the user decides about a plugin's server.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "plugin_server")]
+pub(crate) struct PluginServerToml {
+    /// When the server starts: eager (before the session is ready) or lazy (on first use); [mcp] startup when absent.
+    startup: Option<Startup>,
+    /// false pins the server's tools: always sent to the model, never deferred behind the tool search.
+    #[schemars(extend("default" = true))]
+    defer: Option<bool>,
 }
 
 /// One MCP server, `[mcp.servers.<id>]`.
@@ -144,6 +207,11 @@ pub struct McpServerToml {
     /// The most bytes of one tool result the model sees (the rest is cut and said so).
     #[schemars(range(min = 1), extend("default" = DEFAULT_MAX_OUTPUT_BYTES))]
     max_output_bytes: Option<u64>,
+    /// When the server starts: eager (before the session is ready) or lazy (on first use); [mcp] startup when absent.
+    startup: Option<Startup>,
+    /// false pins the server's tools: always sent to the model, never deferred behind the tool search.
+    #[schemars(extend("default" = true))]
+    defer: Option<bool>,
 }
 
 /// `tools = { allow = [...], deny = [...] }`: names as the server spells them.
@@ -227,19 +295,36 @@ pub fn parse_config(text: &str, path: &Path) -> Result<RhoConfig, ConfigError> {
         path: path.to_path_buf(),
         message: toml_message(text, &e),
     })?;
+    let invalid = |message| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mcp = skeleton.mcp.unwrap_or_default();
+    let mcp_startup = match &mcp.startup {
+        None => Startup::default(),
+        Some(name) => parse_startup(name.get_ref()).ok_or_else(|| {
+            invalid(format!(
+                "{}mcp.startup: {}",
+                position(text, name.span().start),
+                startup_expected()
+            ))
+        })?,
+    };
     let mut servers = Vec::new();
-    for (id, table) in skeleton.mcp.map(|m| m.servers).unwrap_or_default() {
+    for (id, table) in mcp.servers {
         let line = line_of(text, table.span().start);
-        let spec = resolve_server(&id, table.into_inner(), &base);
+        let spec = resolve_server(&id, table.into_inner(), &base, mcp_startup);
         servers.push(ConfigServer { id, line, spec });
     }
-    let agent = resolve_agent(skeleton.agent.unwrap_or_default(), &base).map_err(|message| {
-        ConfigError::Invalid {
-            path: path.to_path_buf(),
-            message,
-        }
-    })?;
+    let mut plugin_servers = Vec::new();
+    for (id, table) in mcp.plugin_servers {
+        let start = table.span().start;
+        let settings = resolve_plugin_server(&id, line_of(text, start), table.into_inner())
+            .map_err(|problem| invalid(format!("{}{problem}", position(text, start))))?;
+        plugin_servers.push(settings);
+    }
+    let agent = resolve_agent(skeleton.agent.unwrap_or_default(), &base, text).map_err(invalid)?;
     let mut providers = Vec::new();
     for (id, table) in skeleton.providers.unwrap_or_default() {
         let line = line_of(text, table.span().start);
@@ -251,17 +336,80 @@ pub fn parse_config(text: &str, path: &Path) -> Result<RhoConfig, ConfigError> {
         mcp_servers: servers,
         agent,
         providers,
+        mcp_startup,
+        plugin_servers,
     })
 }
 
 /// `line L, column C: message`, never the offending line itself.
 fn toml_message(text: &str, e: &toml::de::Error) -> String {
-    let at = e.span().map(|span| {
-        let before = &text[..span.start.min(text.len())];
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        format!("line {}, column {column}: ", line_of(text, span.start))
-    });
+    let at = e.span().map(|span| position(text, span.start));
     format!("{}{}", at.unwrap_or_default(), e.message().trim_end())
+}
+
+/// `line L, column C: `: where byte `offset` of `text` is, as file-level errors begin.
+pub(crate) fn position(text: &str, offset: usize) -> String {
+    let before = text.get(..offset.min(text.len())).unwrap_or_default();
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {}, column {column}: ", line_of(text, offset))
+}
+
+/// The start mode `name` names.
+fn parse_startup(name: &str) -> Option<Startup> {
+    Startup::ALL.iter().copied().find(|s| s.as_str() == name)
+}
+
+/// What a `startup` key takes.
+fn startup_expected() -> String {
+    let known: Vec<&str> = Startup::ALL.iter().map(|s| s.as_str()).collect();
+    format!("must be one of {}", known.join(", "))
+}
+
+/// Whether `id` has the shape of a plugin server's identity: `<plugin>/<server>`, the plugin
+/// part a plugin name (ASCII lower-case letters, digits, '.' and '-', at most 64), the server
+/// part the non-empty key of its `mcp.json` entry.
+fn valid_plugin_server_id(id: &str) -> bool {
+    let Some((plugin, server)) = id.split_once('/') else {
+        return false;
+    };
+    !plugin.is_empty()
+        && plugin.len() <= 64
+        && plugin
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-')
+        && !server.is_empty()
+}
+
+/// Resolves one `[mcp.plugin_servers."<id>"]` table (at `line`). Problems are file-level, like
+/// `[agent]`'s: the table holds two keys, and a typo in it must not go unnoticed.
+fn resolve_plugin_server(
+    id: &str,
+    line: usize,
+    table: toml::Table,
+) -> Result<PluginServerSettings, String> {
+    if !valid_plugin_server_id(id) {
+        return Err(format!(
+            "mcp.plugin_servers: {id:?} is not a plugin server's identity: it must be \
+             \"<plugin>/<server>\" (the plugin's name, '/', the server's key in its mcp.json); \
+             config.toml's own servers are set in [mcp.servers.<id>]"
+        ));
+    }
+    let raw: PluginServerToml = serde_path_to_error::deserialize(toml::Value::Table(table))
+        .map_err(|e| {
+            let inner = e.path().to_string();
+            let at = if inner == "." {
+                format!("mcp.plugin_servers.{id:?}")
+            } else {
+                format!("mcp.plugin_servers.{id:?}.{inner}")
+            };
+            format!("{at}: {}", e.inner().message().trim_end())
+        })?;
+    Ok(PluginServerSettings {
+        id: id.to_owned(),
+        line,
+        startup: raw.startup,
+        defer: raw.defer,
+    })
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -283,7 +431,12 @@ fn valid_env_name(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServerSpec, Vec<String>> {
+fn resolve_server(
+    id: &str,
+    table: toml::Table,
+    base: &Path,
+    default_startup: Startup,
+) -> Result<McpServerSpec, Vec<String>> {
     let key = |k: &str| format!("mcp.servers.{id}.{k}");
     if !valid_server_id(id) {
         return Err(vec![format!(
@@ -461,6 +614,8 @@ fn resolve_server(id: &str, table: toml::Table, base: &Path) -> Result<McpServer
         _ => return Err(problems),
     };
     spec.enabled = raw.enabled.unwrap_or(true);
+    spec.startup = raw.startup.unwrap_or(default_startup);
+    spec.defer = raw.defer.unwrap_or(true);
     if let Some(tools) = raw.tools {
         spec.tools = ToolFilter {
             allow: tools.allow,
@@ -684,6 +839,153 @@ max_output_bytes = 1000
             "{leaked:?}"
         );
         assert!(problems("[mcp.servers.x]\ncommand = \"a\"\noauth = {}\n")[0].contains("oauth"));
+    }
+
+    #[test]
+    fn startup_and_defer_default_to_eager_and_deferrable() {
+        let c = parse("[mcp.servers.a]\ncommand = \"a\"\n");
+        let spec = c.mcp_servers[0].spec.clone().unwrap();
+        assert_eq!(spec.startup, Startup::Eager);
+        assert!(spec.defer);
+        assert_eq!(c.mcp_startup, Startup::Eager);
+        assert!(c.plugin_servers.is_empty());
+    }
+
+    #[test]
+    fn a_servers_startup_wins_over_the_mcp_default() {
+        let c = parse(
+            "[mcp]\nstartup = \"lazy\"\n\n[mcp.servers.a]\ncommand = \"a\"\n\n\
+             [mcp.servers.b]\ncommand = \"b\"\nstartup = \"eager\"\ndefer = false\n",
+        );
+        assert_eq!(c.mcp_startup, Startup::Lazy);
+        let spec = |id: &str| {
+            c.mcp_servers
+                .iter()
+                .find(|s| s.id == id)
+                .unwrap()
+                .spec
+                .clone()
+                .unwrap()
+        };
+        assert_eq!(spec("a").startup, Startup::Lazy, "the [mcp] default");
+        assert!(spec("a").defer);
+        assert_eq!(spec("b").startup, Startup::Eager, "its own key");
+        assert!(!spec("b").defer, "pinned");
+    }
+
+    #[test]
+    fn bad_startup_and_defer_values_name_the_key_and_line() {
+        let p = problems("[mcp.servers.x]\ncommand = \"a\"\nstartup = \"later\"\n");
+        assert!(
+            p[0].contains("mcp.servers.x.startup") && p[0].contains("lazy"),
+            "{p:?}"
+        );
+        let p = problems("[mcp.servers.x]\ncommand = \"a\"\ndefer = \"no\"\n");
+        assert!(p[0].contains("mcp.servers.x.defer"), "{p:?}");
+        let err = parse_config(
+            "[agent]\n\n[mcp]\nstartup = \"Lazy\"\n",
+            Path::new("/c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("/c.toml")
+                && err.contains("line 4")
+                && err.contains("mcp.startup")
+                && err.contains("lazy, eager"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn plugin_servers_take_startup_and_defer_by_identity() {
+        let c = parse(
+            "[mcp]\nstartup = \"lazy\"\n\n\
+             [mcp.plugin_servers.\"github-tools/github\"]\ndefer = false\n\n\
+             [mcp.plugin_servers.\"docs.site/search\"]\nstartup = \"eager\"\n",
+        );
+        assert_eq!(
+            c.plugin_servers,
+            [
+                PluginServerSettings {
+                    id: "docs.site/search".into(),
+                    line: 7,
+                    startup: Some(Startup::Eager),
+                    defer: None,
+                },
+                PluginServerSettings {
+                    id: "github-tools/github".into(),
+                    line: 4,
+                    startup: None,
+                    defer: Some(false),
+                },
+            ]
+        );
+        let plugin_spec = |id: &str| {
+            let (plugin, server) = id.split_once('/').unwrap();
+            McpServerSpec::new(
+                id,
+                McpServerOrigin::Plugin {
+                    plugin: plugin.into(),
+                    server: server.into(),
+                    root: "/p".into(),
+                    data_dir: "/d".into(),
+                },
+                McpTransport::Stdio(StdioServerSpec {
+                    command: StdioCommand::Bare("srv".into()),
+                    args: vec![],
+                    env: vec![],
+                    env_from_env: vec![],
+                    cwd: Some("/p".into()),
+                }),
+            )
+        };
+        let applied = |id: &str| {
+            let mut spec = plugin_spec(id);
+            c.apply_to_plugin_server(&mut spec);
+            (spec.startup, spec.defer)
+        };
+        assert_eq!(applied("github-tools/github"), (Startup::Lazy, false));
+        assert_eq!(applied("docs.site/search"), (Startup::Eager, true));
+        assert_eq!(
+            applied("other/server"),
+            (Startup::Lazy, true),
+            "the default"
+        );
+        let eager = parse("");
+        let mut spec = plugin_spec("other/server");
+        eager.apply_to_plugin_server(&mut spec);
+        assert_eq!((spec.startup, spec.defer), (Startup::Eager, true));
+    }
+
+    #[test]
+    fn bad_plugin_server_entries_make_the_file_unusable_and_say_why() {
+        let err = |text: &str| {
+            parse_config(text, Path::new("/c.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err("\n[mcp.plugin_servers.\"p/s\"]\ndefr = false\n");
+        assert!(
+            e.contains("line 2") && e.contains("mcp.plugin_servers.\"p/s\"") && e.contains("defr"),
+            "{e}"
+        );
+        let e = err("[mcp.plugin_servers.\"p/s\"]\nstartup = \"soon\"\n");
+        assert!(
+            e.contains("mcp.plugin_servers.\"p/s\".startup") && e.contains("lazy"),
+            "{e}"
+        );
+        for id in ["github", "/s", "p/", "Plugin/s", "a b/s"] {
+            let e = err(&format!(
+                "[mcp.plugin_servers.\"{id}\"]\nstartup = \"lazy\"\n"
+            ));
+            assert!(
+                e.contains("line 1") && e.contains("<plugin>/<server>"),
+                "{id}: {e}"
+            );
+        }
+        let e = err("[mcp.plugin_servers]\nx = 1\n");
+        assert!(e.contains("line 2") && e.contains("expected a map"), "{e}");
     }
 
     #[test]

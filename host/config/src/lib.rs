@@ -18,10 +18,13 @@ mod error;
 mod paths;
 mod schema;
 
-pub use agent::{AgentSettings, ConfigProvider, DEFAULT_MAX_ITERATIONS, ProviderSettings};
+pub use agent::{
+    AgentSettings, ConfigProvider, DEFAULT_MAX_ITERATIONS, DEFAULT_TOOL_SEARCH_BUDGET_PERCENT,
+    ProviderSettings, ToolSearch,
+};
 pub use config_file::{
-    CONFIG_MAX_BYTES, ConfigServer, ConfigSource, MAX_TIMEOUT_SEC, McpServerToml, RhoConfig,
-    load_config, parse_config, valid_server_id,
+    CONFIG_MAX_BYTES, ConfigServer, ConfigSource, MAX_TIMEOUT_SEC, McpServerToml,
+    PluginServerSettings, RhoConfig, load_config, parse_config, valid_server_id,
 };
 pub use credentials::{
     CREDENTIAL_MAX_BYTES, Credential, CredentialStore, CredentialSummary, ListedCredential,

@@ -163,6 +163,18 @@ impl RhoPaths {
         self.rho_home.join("credentials")
     }
 
+    /// `$RHO_HOME/cache`: what rho can always rebuild (compiled WASM components, MCP servers'
+    /// tool lists); deleting it is always safe.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.rho_home.join("cache")
+    }
+
+    /// `$RHO_HOME/cache/mcp`: the tool cache, what each MCP server offered at its last start
+    /// (`docs/mcp.md`, "Tool cache"), from which a lazy server is mounted without starting it.
+    pub fn mcp_cache_dir(&self) -> PathBuf {
+        self.cache_dir().join("mcp")
+    }
+
     /// `$RHO_HOME/logs`: where the interactive session writes its log (the screen is the
     /// session's, so logs never go there).
     pub fn logs_dir(&self) -> PathBuf {
@@ -217,6 +229,10 @@ mod tests {
         assert_eq!(
             paths.credentials_dir(),
             tmp.join("home").join(".rho").join("credentials")
+        );
+        assert_eq!(
+            paths.mcp_cache_dir(),
+            tmp.join("home").join(".rho").join("cache").join("mcp")
         );
         std::fs::remove_dir_all(&tmp).unwrap();
     }

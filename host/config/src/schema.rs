@@ -9,9 +9,10 @@
 use schemars::{Schema, SchemaGenerator, json_schema};
 use serde_json::Value;
 
-use rho_component::{LogLevel, PermissionMode, input_schema};
+use rho_component::{LogLevel, PermissionMode, Startup, input_schema};
 
-use crate::config_file::ConfigToml;
+use crate::agent::ToolSearch;
+use crate::config_file::{ConfigToml, PluginServerToml};
 
 /// Where the document says it lives.
 const SCHEMA_ID: &str = "https://rho.dev/schemas/rho-config.schema.json";
@@ -43,6 +44,33 @@ pub(crate) fn permission_mode_schema(_: &mut SchemaGenerator) -> Schema {
     let names: Vec<&str> = PermissionMode::ALL.iter().map(|m| m.as_str()).collect();
     json_schema!({
         "enum": names,
+    })
+}
+
+/// `[mcp] startup`: the modes of [`Startup::ALL`] (the key is read with its position, so its
+/// Rust type is a string).
+pub(crate) fn startup_schema(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<Startup>()
+}
+
+/// `tool_search`: the modes of [`ToolSearch::ALL`].
+pub(crate) fn tool_search_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = ToolSearch::ALL.iter().map(|m| m.as_str()).collect();
+    json_schema!({
+        "enum": names,
+    })
+}
+
+/// The pattern of a plugin server's identity, `<plugin>/<server>` (checked by the parser too).
+const PLUGIN_SERVER_PATTERN: &str = "^[a-z0-9.-]{1,64}/.+$";
+
+/// `[mcp.plugin_servers]`: tables keyed by plugin server identity.
+pub(crate) fn plugin_server_map(generator: &mut SchemaGenerator) -> Schema {
+    let values = generator.subschema_for::<PluginServerToml>();
+    json_schema!({
+        "type": "object",
+        "propertyNames": { "pattern": PLUGIN_SERVER_PATTERN },
+        "additionalProperties": values,
     })
 }
 

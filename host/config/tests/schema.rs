@@ -18,7 +18,7 @@ fn keys(value: &Value) -> Vec<String> {
 fn server_keys_match_the_schema_and_the_parser() {
     let schema = schema();
     let in_schema = keys(&schema["$defs"]["server"]["properties"]);
-    assert_eq!(in_schema.len(), 17, "{in_schema:?}");
+    assert_eq!(in_schema.len(), 19, "{in_schema:?}");
     // serde's own list of expected fields (from an unknown-key error) is the second witness.
     let config =
         rho_config::parse_config("[mcp.servers.x]\nzzz = 1\n", Path::new("/c.toml")).unwrap();
@@ -53,6 +53,16 @@ fn verdicts_agree_on_schema_expressible_cases() {
         "[mcp.servers.a]\nurl = \"https://h/\"\noauth = { secret = \"s\" }\n",
         "[mcp.servers.\"a b\"]\ncommand = \"npx\"\n",
         "[mcp.servers.a]\ncommand = \"\"\n",
+        "[mcp.servers.a]\ncommand = \"npx\"\nstartup = \"lazy\"\ndefer = false\n",
+        "[mcp.servers.a]\ncommand = \"npx\"\nstartup = \"later\"\n",
+        "[mcp.servers.a]\ncommand = \"npx\"\ndefer = \"no\"\n",
+        "[mcp]\nstartup = \"lazy\"\n",
+        "[mcp]\nstartup = \"Lazy\"\n",
+        "[mcp.plugin_servers.\"my-plugin/github\"]\nstartup = \"lazy\"\ndefer = false\n",
+        "[mcp.plugin_servers.\"my-plugin\"]\ndefer = false\n",
+        "[mcp.plugin_servers.\"My-Plugin/github\"]\ndefer = false\n",
+        "[mcp.plugin_servers.\"p/s\"]\ndefr = false\n",
+        "[mcp.plugin_servers.\"p/s\"]\nstartup = \"soon\"\n",
     ];
     for text in cases {
         let value: toml::Value = toml::from_str(text).unwrap();
@@ -63,6 +73,31 @@ fn verdicts_agree_on_schema_expressible_cases() {
             Err(_) => false,
         };
         assert_eq!(schema_ok, rho_ok, "{text}");
+    }
+}
+
+#[test]
+fn mcp_and_plugin_server_keys_match_the_schema_and_the_parser() {
+    let schema = schema();
+    for (table, text, expected) in [
+        (&schema["$defs"]["mcp"]["properties"], "[mcp]\nzzz = 1\n", 3),
+        (
+            &schema["$defs"]["plugin_server"]["properties"],
+            "[mcp.plugin_servers.\"p/s\"]\nzzz = 1\n",
+            2,
+        ),
+    ] {
+        let keys = keys(table);
+        assert_eq!(keys.len(), expected, "{keys:?}");
+        let problem = rho_config::parse_config(text, Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        for key in &keys {
+            assert!(
+                problem.contains(&format!("`{key}`")),
+                "{key} missing from {problem}"
+            );
+        }
     }
 }
 
@@ -105,6 +140,12 @@ fn agent_and_provider_keys_match_the_schema() {
         "[agent]\nmax_iterations = 0\n",
         "[agent]\nmodel = \"\"\n",
         "[agent]\nseed = 1\n",
+        "[agent]\ntool_search = \"never\"\ntool_search_budget_percent = 100\n",
+        "[agent]\ntool_search = \"always\"\ntool_search_budget_percent = 1\n",
+        "[agent]\ntool_search = \"sometimes\"\n",
+        "[agent]\ntool_search_budget_percent = 0\n",
+        "[agent]\ntool_search_budget_percent = 101\n",
+        "[agent]\ntool_search_budget_percent = 2.5\n",
         "[providers.p]\nendpoint = \"https://h/v1\"\napi_key_env = \"KEY\"\ncontext_window = 8192\n",
         "[providers.p]\nendpoint = \"https://h/v1\"\napi_key_env = \"sk-1\"\n",
         "[providers.p]\nendpoint = \"https://h/v1\"\nrequest_timeout_sec = 0\n",

@@ -19,7 +19,7 @@ use crate::paging::{Kept, all_pages, keep_first};
 pub const MAX_SERVER_TOOLS: usize = 1_000;
 
 /// One tool as the server declared it (after `allow`/`deny`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ServerTool {
     /// The server's own name (sent back unchanged on calls).
     pub name: String,

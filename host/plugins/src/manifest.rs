@@ -6,6 +6,7 @@ use std::path::Path;
 use rho_component::{Diagnostic, DiagnosticCode};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use sha2::Digest as _;
 
 use crate::containment::{Beneath, ContainError};
 use crate::json_doc;
@@ -97,6 +98,8 @@ pub(crate) struct ManifestOutcome {
     /// The `name` field when it is at least a string, even if the plugin was rejected.
     pub claimed_name: Option<String>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The SHA-256 of the bytes read, when the file could be read.
+    pub sha256: Option<[u8; 32]>,
 }
 
 fn rejected(claimed_name: Option<String>, diagnostics: Vec<Diagnostic>) -> ManifestOutcome {
@@ -105,6 +108,7 @@ fn rejected(claimed_name: Option<String>, diagnostics: Vec<Diagnostic>) -> Manif
         absent: false,
         claimed_name,
         diagnostics,
+        sha256: None,
     }
 }
 
@@ -137,7 +141,10 @@ pub(crate) fn load_manifest(root: &Beneath) -> ManifestOutcome {
             return rejected(None, vec![d.with_path(path)]);
         }
     };
-    validate_manifest_bytes(&bytes, &path)
+    ManifestOutcome {
+        sha256: Some(sha2::Sha256::digest(&bytes).into()),
+        ..validate_manifest_bytes(&bytes, &path)
+    }
 }
 
 /// Validates manifest bytes; `path` is only used in diagnostics. Public to the crate for
@@ -274,6 +281,7 @@ pub(crate) fn validate_manifest_bytes(bytes: &[u8], path: &Path) -> ManifestOutc
                 absent: false,
                 claimed_name,
                 diagnostics,
+                sha256: None,
             }
         }
         Err(e) => {

@@ -13,6 +13,7 @@ use rho_component::{
     StdioCommand, StdioServerSpec,
 };
 use serde_json::{Map, Value};
+use sha2::Digest as _;
 
 use crate::containment::{Beneath, ContainError, resolve_fast_meta, resolve_within};
 use crate::json_doc;
@@ -34,6 +35,8 @@ pub const MAX_SERVERS_PER_PLUGIN: usize = 128;
 pub(crate) struct McpOutcome {
     pub servers: Vec<McpServerSpec>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The SHA-256 of the bytes read, when the file could be read.
+    pub sha256: Option<[u8; 32]>,
 }
 
 /// The plugin facts server translation needs.
@@ -76,13 +79,16 @@ pub(crate) fn load_mcp_config(ctx: &PluginContext<'_>) -> McpOutcome {
             return one(d.with_path(path).with_component(component));
         }
     };
-    validate_mcp_bytes(&bytes, &path, ctx)
+    McpOutcome {
+        sha256: Some(sha2::Sha256::digest(&bytes).into()),
+        ..validate_mcp_bytes(&bytes, &path, ctx)
+    }
 }
 
 fn one(d: Diagnostic) -> McpOutcome {
     McpOutcome {
-        servers: Vec::new(),
         diagnostics: vec![d],
+        ..McpOutcome::default()
     }
 }
 

@@ -34,6 +34,11 @@ pub struct Package {
     pub diagnostics: Vec<Diagnostic>,
     /// The directory has no `plugin.json` at all, so it is not a plugin.
     pub not_a_plugin: bool,
+    /// The SHA-256 of `plugin.json` as it was read, when it could be read. Kept so whoever
+    /// fingerprints what a package declares (the MCP tool cache) needs no second read.
+    pub manifest_sha256: Option<[u8; 32]>,
+    /// The SHA-256 of `mcp.json` as it was read, when there is one and it could be read.
+    pub mcp_sha256: Option<[u8; 32]>,
 }
 
 impl Package {
@@ -66,6 +71,8 @@ pub(crate) fn load_package_resolved(
         tool_components: Vec::new(),
         diagnostics: Vec::new(),
         not_a_plugin: false,
+        manifest_sha256: None,
+        mcp_sha256: None,
     };
     let root = match resolved.map_or_else(|| dunce::canonicalize(dir), Ok) {
         Ok(root) => root,
@@ -84,6 +91,7 @@ pub(crate) fn load_package_resolved(
     let beneath = Beneath::new(root.clone());
     let outcome = load_manifest(&beneath);
     package.not_a_plugin = outcome.absent;
+    package.manifest_sha256 = outcome.sha256;
     package.claimed_name = outcome.claimed_name;
     package.diagnostics.extend(outcome.diagnostics);
     let Some(manifest) = outcome.manifest else {
@@ -110,6 +118,7 @@ pub(crate) fn load_package_resolved(
     };
     let mcp = load_mcp_config(&ctx);
     package.mcp_servers = mcp.servers;
+    package.mcp_sha256 = mcp.sha256;
     package.diagnostics.extend(mcp.diagnostics);
     let extension = crate::extension::load_tool_components(&name, &beneath, &manifest.extensions);
     package.tool_components = extension.components;
@@ -258,4 +267,34 @@ fn load_skills(beneath: &Beneath, plugin: &str, scope: Scope) -> (Vec<SkillMeta>
         }
     }
     (skills, diags)
+}
+
+#[cfg(test)]
+mod tests {
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+
+    const MANIFEST: &str = r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "p", "version": "1.0.0"}"#;
+    const MCP: &str = r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {"s": {"type": "stdio", "command": "srv"}}}"#;
+
+    #[test]
+    fn a_package_keeps_the_digests_of_the_files_it_read() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("p");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("plugin.json"), MANIFEST).unwrap();
+        let package = load_package(&dir, root.path(), Scope::User);
+        assert!(package.is_valid(), "{:?}", package.diagnostics);
+        let manifest: [u8; 32] = Sha256::digest(MANIFEST.as_bytes()).into();
+        assert_eq!(package.manifest_sha256, Some(manifest));
+        assert_eq!(package.mcp_sha256, None, "no mcp.json, no digest");
+
+        std::fs::write(dir.join(crate::MCP_FILE), MCP).unwrap();
+        let package = load_package(&dir, root.path(), Scope::User);
+        assert_eq!(package.mcp_servers.len(), 1, "{:?}", package.diagnostics);
+        let mcp: [u8; 32] = Sha256::digest(MCP.as_bytes()).into();
+        assert_eq!(package.mcp_sha256, Some(mcp));
+        assert_eq!(package.manifest_sha256, Some(manifest));
+    }
 }

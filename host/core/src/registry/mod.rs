@@ -14,6 +14,7 @@ mod server_link;
 mod server_state;
 mod servers;
 mod skill_tool;
+mod tool_cache;
 mod tool_set;
 mod wasm_tools;
 
@@ -27,6 +28,10 @@ pub use server_link::{ServerHealth, ServerRestart};
 pub use server_state::{MountedServer, MountedTool, ServerStatus};
 pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
+pub use tool_cache::{
+    CacheKey, CachedCatalog, MAX_TOOL_CACHE_FILE_BYTES, MAX_TOOL_CACHE_FILES, TOOL_CACHE_FORMAT,
+    ToolCache,
+};
 pub use tool_set::{MountOptions, ToolSet};
 pub use wasm_tools::{
     BUILTIN_OWNER, LoadOutcome, load_plugin_components, wasm_cache_dir, wasm_tool_risk,

@@ -69,7 +69,9 @@ impl ServerSlot {
 }
 
 /// Collects every server entry from the configuration and the plugin inventory. Servers of
-/// project plugins the user has not trusted (see `rho plugins trust`) are `Untrusted`.
+/// project plugins the user has not trusted (see `rho plugins trust`) are `Untrusted`. Plugin
+/// servers get their `startup` and `defer` from `config.toml` (`[mcp.plugin_servers]`, else the
+/// `[mcp] startup` default).
 pub fn collect_servers(
     config: &RhoConfig,
     inventory: &PluginInventory,
@@ -113,6 +115,9 @@ pub fn collect_servers(
             TrustState::NotNeeded
         };
         for spec in &record.package.mcp_servers {
+            // What a plugin's mcp.json cannot say (startup, defer) comes from config.toml.
+            let mut spec = spec.clone();
+            config.apply_to_plugin_server(&mut spec);
             let state = if !(plugin_enabled && spec.enabled) {
                 SlotState::Disabled
             } else if trust_state.allows_start() {
@@ -124,7 +129,7 @@ pub fn collect_servers(
                 id: spec.id.clone(),
                 source: ServerSource::Plugin,
                 plugin: Some(record.name.clone()),
-                spec: Some(spec.clone()),
+                spec: Some(spec),
                 state,
                 defined_in: Some(mcp_json.clone()),
             });
@@ -159,4 +164,76 @@ pub fn untrusted_message(plugin: &str, state: &TrustState) -> String {
     format!(
         "project plugin {plugin:?} {why}: its MCP servers and WASM tools run only after `rho plugins trust {plugin}`"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use rho_component::{Scope, Startup};
+    use rho_plugins::{ActivationState, PluginRoot};
+
+    use super::*;
+
+    /// A user plugin `p` whose `mcp.json` declares servers `s` and `t`.
+    fn inventory(root: &Path) -> PluginInventory {
+        let dir = root.join("p");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("plugin.json"),
+            r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "p"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("mcp.json"),
+            r#"{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {
+                "s": {"type": "stdio", "command": "srv"},
+                "t": {"type": "streamable-http", "url": "https://mcp.example.com/mcp"}}}"#,
+        )
+        .unwrap();
+        rho_plugins::discover(&[PluginRoot {
+            path: root.to_path_buf(),
+            scope: Scope::User,
+            state: ActivationState::default(),
+        }])
+    }
+
+    fn collected(config: &str, inventory: &PluginInventory) -> Vec<(String, Startup, bool)> {
+        let config = rho_config::parse_config(config, Path::new("/c.toml")).unwrap();
+        collect_servers(&config, inventory, &TrustStore::default())
+            .into_iter()
+            .map(|slot| {
+                let spec = slot.startable().unwrap();
+                (slot.id.clone(), spec.startup, spec.defer)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plugin_servers_get_startup_and_defer_from_the_users_config() {
+        let root = tempfile::tempdir().unwrap();
+        let inventory = inventory(root.path());
+        assert_eq!(
+            collected("", &inventory),
+            [
+                ("p/s".to_owned(), Startup::Eager, true),
+                ("p/t".to_owned(), Startup::Eager, true),
+            ],
+            "unchanged unless asked"
+        );
+        assert_eq!(
+            collected(
+                "[mcp]\nstartup = \"lazy\"\n[mcp.servers.own]\ncommand = \"x\"\n\
+                 [mcp.plugin_servers.\"p/s\"]\ndefer = false\n\
+                 [mcp.plugin_servers.\"p/t\"]\nstartup = \"eager\"\n\
+                 [mcp.plugin_servers.\"gone/s\"]\nstartup = \"eager\"\n",
+                &inventory
+            ),
+            [
+                ("own".to_owned(), Startup::Lazy, true),
+                ("p/s".to_owned(), Startup::Lazy, false),
+                ("p/t".to_owned(), Startup::Eager, true),
+            ]
+        );
+    }
 }

@@ -31,7 +31,7 @@ pub type LoadOutcome = Result<Arc<rho_wasm::LoadedComponent>, String>;
 
 /// Where compiled components are cached: `$RHO_HOME/cache/wasm`.
 pub fn wasm_cache_dir(paths: &RhoPaths) -> PathBuf {
-    paths.rho_home.join("cache").join("wasm")
+    paths.cache_dir().join("wasm")
 }
 
 /// A component's bytes (borrowed for a built-in one), or why they could not be read.

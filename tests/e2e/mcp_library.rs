@@ -25,7 +25,7 @@ fn spec(mode: &str) -> McpServerSpec {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_changed_is_reconciled_without_growing_the_tool_set() {
+async fn list_changed_is_reconciled_and_added_tools_join_when_taken_in() {
     let mut connection = rho_mcp::connect(&spec("list-changed"), &rho_mcp::process_ambient)
         .await
         .unwrap();
@@ -49,7 +49,7 @@ async fn list_changed_is_reconciled_without_growing_the_tool_set() {
     assert_eq!(changes.revised, ["echo"]);
     assert_eq!(changes.withdrawn, ["retired"]);
     assert_eq!(changes.added, ["newcomer"]);
-    assert_eq!(connection.tools.len(), 2, "the session's tool set is fixed");
+    assert_eq!(connection.tools.len(), 2, "added tools wait to be taken in");
     assert_eq!(
         connection.tools[0].description(),
         Some("echo, revised"),
@@ -70,8 +70,20 @@ async fn list_changed_is_reconciled_without_growing_the_tool_set() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(added.contains("restart"), "{added}");
+    assert!(added.contains("from the next turn"), "{added}");
     assert_eq!(connection.added_tools().len(), 1);
+    // A session takes them in at its turn boundary; then they answer.
+    let taken: Vec<String> = connection
+        .accept_added()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(taken, ["newcomer"]);
+    assert!(connection.added_tools().is_empty());
+    connection
+        .call_tool("newcomer", None, None, cancel.clone())
+        .await
+        .unwrap();
     connection.close().await;
 }
 

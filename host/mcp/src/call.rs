@@ -57,7 +57,7 @@ impl Connection {
         }
         if !self.tools.iter().any(|t| t.name == tool) {
             let reason = if self.added.iter().any(|t| t.name == tool) {
-                "the server added this tool after the session started; restart to use it"
+                "the server added this tool after the session started; it can be called from the next turn"
             } else {
                 "the server does not offer this tool"
             };

@@ -65,6 +65,17 @@ impl Connection {
         &self.added
     }
 
+    /// The tools the server offers now, as far as this connection knows: its set without the
+    /// withdrawn ones, then the added ones not taken in yet (what a tool cache remembers).
+    pub fn live_tools(&self) -> Vec<ServerTool> {
+        self.tools
+            .iter()
+            .filter(|t| !self.withdrawn.contains(&t.name))
+            .chain(&self.added)
+            .cloned()
+            .collect()
+    }
+
     /// Takes the added tools into this connection's fixed set (a session mounts them at a turn
     /// boundary) and returns them, in the server's order.
     pub fn accept_added(&mut self) -> Vec<ServerTool> {
@@ -81,6 +92,16 @@ impl Connection {
         if mounted != self.tools {
             self.client.tools_changed.store(true, Ordering::Relaxed);
         }
+        // A mounted tool the server no longer lists fails clearly at once, not only after the
+        // next turn boundary.
+        let live: std::collections::HashSet<&str> =
+            self.tools.iter().map(|t| t.name.as_str()).collect();
+        let gone: Vec<String> = mounted
+            .iter()
+            .filter(|t| !live.contains(t.name.as_str()))
+            .map(|t| t.name.clone())
+            .collect();
+        self.withdrawn.extend(gone);
         self.tools = mounted;
     }
 

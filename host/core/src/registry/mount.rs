@@ -18,18 +18,19 @@ use rho_mcp::Connection;
 use tokio::sync::RwLock;
 
 use super::mcp_tool::McpTool;
-use super::server_link::{ServerHealth, ServerLink, Unstarted};
+use super::server_link::{Remember, ServerHealth, ServerLink, Unstarted};
 use super::server_state::{MountedServer, MountedTool, ServerStatus, SharedLive, lock};
 use super::skill_tool::ActivateSkill;
 use super::tool_set::{MountOptions, ToolSet};
-use super::{Registry, ServerSlot, SlotState};
+use super::{CacheKey, CachedCatalog, ToolCache};
+use super::{Registry, SlotState};
 
 /// How one startable server joins the session.
 enum Plan {
     /// It started with the session (or failed to).
     Started(Box<Result<Connection, rho_mcp::McpError>>),
-    /// It starts on first use; what the session has of it until then.
-    Lazy(Option<Unstarted>),
+    /// It starts on first use; what the tool cache has of it (`None`: nothing yet).
+    Lazy(Option<CachedCatalog>),
 }
 
 impl Registry {
@@ -60,6 +61,8 @@ impl Registry {
                 login: options.oauth_login.clone(),
             }),
         };
+        let cache = ToolCache::new(self.paths.mcp_cache_dir());
+        let mut keys = HashMap::new();
         for (index, slot) in self.servers.iter().enumerate() {
             let status = match &slot.state {
                 SlotState::Configured => ServerStatus::Configured,
@@ -81,8 +84,15 @@ impl Registry {
             let Some(spec) = slot.startable() else {
                 continue;
             };
-            if let Some(unstarted) = self.lazy_start(slot) {
-                plans.push((index, spec.clone(), Plan::Lazy(unstarted)));
+            let key = CacheKey::of(slot, &self.plugins);
+            if spec.startup == rho_component::Startup::Lazy {
+                let cached = key.as_ref().and_then(|key| cache.load(key));
+                plans.push((index, spec.clone(), Plan::Lazy(cached)));
+            }
+            if let Some(key) = key {
+                keys.insert(index, key);
+            }
+            if spec.startup == rho_component::Startup::Lazy {
                 continue;
             }
             let spec = spec.clone();
@@ -140,6 +150,7 @@ impl Registry {
         plans.sort_by_key(|(index, _, _)| *index);
         for (index, spec, plan) in plans {
             let live = set.servers[index].live.clone();
+            let remember = keys.remove(&index).map(|key| remember_in(&cache, key));
             let http = spec.transport.kind() == Transport::StreamableHttp;
             let (link, tools) = match plan {
                 Plan::Started(result) => match *result {
@@ -165,22 +176,32 @@ impl Registry {
                                 .with_component(spec.id.clone()),
                             );
                         }
+                        if let Some(remember) = &remember {
+                            remember(&connection);
+                        }
                         let tools = connection.tools.clone();
                         let link =
-                            ServerLink::started(connection, live, set.restarts.clone(), None);
+                            ServerLink::started(connection, live, set.restarts.clone(), remember);
                         (Arc::new(link), tools)
                     }
                 },
-                Plan::Lazy(Some(unstarted)) => {
-                    let tools = unstarted.tools.clone();
-                    lock(&live).status = ServerStatus::Known;
+                Plan::Lazy(Some(catalog)) => {
+                    let tools = catalog.tools.clone();
+                    {
+                        // Until it starts, inventories show what the cache remembers.
+                        let mut live = lock(&live);
+                        live.status = ServerStatus::Known;
+                        live.protocol_version = Some(catalog.protocol_version.clone());
+                        live.server_info = catalog.server_info.clone();
+                        live.instructions = catalog.instructions.clone();
+                    }
                     let link = ServerLink::unstarted(
                         spec.clone(),
                         client.clone(),
-                        unstarted,
+                        Unstarted::from(catalog),
                         live,
                         set.restarts.clone(),
-                        None,
+                        remember,
                     );
                     (Arc::new(link), tools)
                 }
@@ -191,7 +212,7 @@ impl Registry {
                         Unstarted::default(),
                         live,
                         set.restarts.clone(),
-                        None,
+                        remember,
                     ));
                     fill_in_background(&link, &set.stop);
                     (link, Vec::new())
@@ -218,12 +239,21 @@ impl Registry {
         }
         set
     }
+}
 
-    /// What a lazy server starts from: `Some(None)` when nothing is cached for it, `Some(..)`
-    /// with the cache's entry; `None` when the server starts with the session.
-    fn lazy_start(&self, _slot: &ServerSlot) -> Option<Option<Unstarted>> {
-        None
-    }
+/// Remembers what a server offers in `cache` under `key`, off the session's task (the write
+/// is flushed to disk), and only when it changed.
+fn remember_in(cache: &ToolCache, key: CacheKey) -> Remember {
+    let cache = cache.clone();
+    Box::new(move |connection| {
+        let catalog = CachedCatalog::of(connection);
+        let (cache, key) = (cache.clone(), key.clone());
+        drop(tokio::task::spawn_blocking(move || {
+            if cache.load(&key).as_ref() != Some(&catalog) {
+                cache.store(&key, &catalog);
+            }
+        }));
+    })
 }
 
 /// Mounts `tools` of `spec`'s server behind `link` while mounting (name collisions become

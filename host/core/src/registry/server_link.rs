@@ -53,6 +53,16 @@ pub(crate) struct Unstarted {
     pub(crate) resources: Vec<ServerResource>,
 }
 
+impl From<super::CachedCatalog> for Unstarted {
+    fn from(catalog: super::CachedCatalog) -> Self {
+        Self {
+            tools: catalog.tools,
+            prompts: catalog.prompts,
+            resources: catalog.resources,
+        }
+    }
+}
+
 /// Called with a link's connection whenever what the server offers may have changed (its
 /// first start, each start again, a reconciled tool list): the registry remembers it (the
 /// tool cache).

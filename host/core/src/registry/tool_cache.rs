@@ -400,10 +400,10 @@ pub struct CachedCatalog {
 }
 
 impl CachedCatalog {
-    /// What `connection` offers now.
+    /// What `connection` offers now (its live tools: withdrawn ones left out, added ones in).
     pub fn of(connection: &rho_mcp::Connection) -> Self {
         Self {
-            tools: connection.tools.clone(),
+            tools: connection.live_tools(),
             tools_left_out: connection.tools_left_out,
             prompts: connection.prompts(),
             resources: connection.resources(),

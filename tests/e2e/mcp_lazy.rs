@@ -1,0 +1,364 @@
+//! Lazy servers through the registry, as a session mounts them (`docs/mcp.md`, "Lazy start"),
+//! against `fake-mcp`, which appends its pid to a file each time it starts: a lazy server with
+//! a tool cache entry is known at mount without a process, starts once however many calls
+//! arrive together, and its cache entry is written by a start and reused by the next session;
+//! without an entry it starts in the background and its tools join at the next turn boundary.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rho_core::ServerStatus;
+use rho_e2e::Sandbox;
+use serde_json::json;
+
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
+
+/// A config with one stdio server `fake` (fake-mcp `mode`, recording its starts in `pids`).
+fn config(pids: &Path, mode: &str, startup: &str, extra: &str) -> String {
+    format!(
+        "[mcp.servers.fake]\ncommand = {command}\nargs = [\"--mode\", {mode}, \"--pid-file\", {pids}{extra}]\nstartup = {startup:?}\nstartup_timeout_sec = 20\ncall_timeout_sec = 20\n",
+        command = json!(FAKE),
+        mode = json!(mode),
+        pids = json!(pids.display().to_string()),
+    )
+}
+
+async fn mount(sandbox: &Sandbox) -> rho_core::ToolSet {
+    let env = rho_core::PathsEnv {
+        home: Some(sandbox.home.clone().into()),
+        rho_home: Some(sandbox.rho_home.clone().into()),
+    };
+    let paths = rho_core::RhoPaths::resolve(&env, &sandbox.project).unwrap();
+    let config = rho_core::ConfigSource::Default(sandbox.rho_home.join("config.toml"));
+    rho_core::Registry::load(paths, &config)
+        .mount(&rho_core::MountOptions::default())
+        .await
+}
+
+/// How many times fake-mcp started.
+fn starts(pids: &Path) -> usize {
+    std::fs::read_to_string(pids)
+        .map(|text| text.lines().count())
+        .unwrap_or(0)
+}
+
+/// The tool cache's entries.
+fn cache_entries(sandbox: &Sandbox) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(sandbox.rho_home.join("cache/mcp"))
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether a process started from the fake-mcp binary with `pids` on its command line runs.
+fn running(pids: &Path) -> bool {
+    let needle = pids.display().to_string();
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .map(|cmdline| String::from_utf8_lossy(&cmdline).contains(&needle))
+            .unwrap_or(false)
+    })
+}
+
+async fn call(set: &rho_core::ToolSet, name: &str, sandbox: &Sandbox) -> rho_component::ToolOutput {
+    let tool = set.get(name).unwrap_or_else(|| panic!("no tool {name}"));
+    let context = rho_component::ToolContext::new(&sandbox.project);
+    tool.call(json!({"text": "hi"}), &context).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_lazy_server_is_known_without_a_process_and_starts_once_for_a_batch() {
+    let sandbox = Sandbox::new();
+    let pids = sandbox.outside("records").join("pids");
+    sandbox.write_config(&config(&pids, "ok", "lazy", ""));
+    // First session: nothing cached, so the server starts in the background to fill the cache;
+    // mounting does not wait for it.
+    let set = mount(&sandbox).await;
+    assert_eq!(set.servers[0].status(), ServerStatus::Configured);
+    wait_for("the background start filled the cache", || {
+        !cache_entries(&sandbox).is_empty()
+    })
+    .await;
+    assert_eq!(starts(&pids), 1);
+    set.close().await;
+    wait_for("the first session's server stopped", || !running(&pids)).await;
+
+    // Second session: known from the cache, no process.
+    let set = Arc::new(mount(&sandbox).await);
+    let server = &set.servers[0];
+    assert_eq!(server.status(), ServerStatus::Known);
+    let tools: Vec<String> = server.tools().into_iter().map(|t| t.tool).collect();
+    assert!(tools.contains(&"echo".to_owned()), "{tools:?}");
+    assert_eq!(starts(&pids), 1, "mounting a known server spawns nothing");
+    assert!(!running(&pids), "no fake-mcp process at ready");
+    let echo = server
+        .tools()
+        .into_iter()
+        .find(|t| t.tool == "echo")
+        .unwrap()
+        .name;
+    // Eight calls at once: one start.
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let (set, echo, project) = (set.clone(), echo.clone(), sandbox.project.clone());
+        calls.spawn(async move {
+            let tool = set.get(&echo).unwrap();
+            tool.call(
+                json!({"text": "hi"}),
+                &rho_component::ToolContext::new(project),
+            )
+            .await
+        });
+    }
+    while let Some(output) = calls.join_next().await {
+        let output = output.unwrap();
+        assert!(!output.is_error, "{}", output.text);
+    }
+    assert_eq!(
+        starts(&pids),
+        2,
+        "concurrent first calls start the server once"
+    );
+    assert_eq!(set.servers[0].status(), ServerStatus::Used);
+    Arc::try_unwrap(set).unwrap().close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_command_misses_the_cache_and_a_vanished_tool_fails_clearly() {
+    let sandbox = Sandbox::new();
+    let pids = sandbox.outside("records").join("pids");
+    sandbox.write_config(&config(&pids, "list-changed", "eager", ""));
+    // An eager start fills the cache too: `echo` and `retired`.
+    let set = mount(&sandbox).await;
+    assert_eq!(set.servers[0].status(), ServerStatus::Started);
+    wait_for("the start was remembered", || {
+        !cache_entries(&sandbox).is_empty()
+    })
+    .await;
+    set.close().await;
+
+    // The same server, now lazy, with other arguments: another fingerprint, so not known.
+    sandbox.write_config(&config(
+        &pids,
+        "list-changed",
+        "lazy",
+        ", \"--count\", \"1\"",
+    ));
+    let set = mount(&sandbox).await;
+    assert_eq!(set.servers[0].status(), ServerStatus::Configured);
+    set.close().await;
+
+    // Back to the first command: known again, from the first entry.
+    sandbox.write_config(&config(&pids, "list-changed", "lazy", ""));
+    let before = starts(&pids);
+    let set = mount(&sandbox).await;
+    assert_eq!(set.servers[0].status(), ServerStatus::Known);
+    assert_eq!(starts(&pids), before);
+    let names: Vec<(String, String)> = set.servers[0]
+        .tools()
+        .into_iter()
+        .map(|t| (t.tool, t.name))
+        .collect();
+    let exported = |tool: &str| {
+        names
+            .iter()
+            .find(|(own, _)| own == tool)
+            .map(|(_, name)| name.clone())
+            .unwrap_or_else(|| panic!("{tool} not mounted: {names:?}"))
+    };
+    // The cache remembered `retired`; the server lists it again at start (list-changed
+    // withdraws it only after a call), so the call works.
+    let output = call(&set, &exported("echo"), &sandbox).await;
+    assert!(!output.is_error, "{}", output.text);
+    assert_eq!(set.servers[0].status(), ServerStatus::Used);
+    // After that call the server lists `echo` revised, `newcomer` added, `retired` gone (and
+    // says so): the turn boundary takes the live list.
+    let mut changes = Vec::new();
+    for _ in 0..100 {
+        changes = set.reconcile().await;
+        if !changes.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].1.withdrawn, ["retired"]);
+    assert_eq!(changes[0].1.added, ["newcomer"]);
+    let output = call(&set, &exported("retired"), &sandbox).await;
+    assert!(
+        output.is_error && output.text.contains("withdrew"),
+        "{}",
+        output.text
+    );
+    let joined = set.servers[0]
+        .tools()
+        .into_iter()
+        .find(|t| t.tool == "newcomer")
+        .expect("an added tool joins at the turn boundary");
+    let output = call(&set, &joined.name, &sandbox).await;
+    assert!(!output.is_error, "{}", output.text);
+    set.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lazy_server_without_a_cache_entry_does_not_hold_ready_and_its_tools_join_later() {
+    let sandbox = Sandbox::new();
+    let pids = sandbox.outside("records").join("pids");
+    // Two seconds before it reads anything: an eager mount would wait for them.
+    sandbox.write_config(&config(
+        &pids,
+        "ok",
+        "lazy",
+        ", \"--start-delay-ms\", \"2000\"",
+    ));
+    let started = Instant::now();
+    let set = mount(&sandbox).await;
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "mount waited {:?}",
+        started.elapsed()
+    );
+    assert_eq!(set.servers[0].status(), ServerStatus::Configured);
+    assert!(set.servers[0].tools().is_empty());
+    wait_for("the background start finished", || {
+        set.servers[0].status() == ServerStatus::Started
+    })
+    .await;
+    // The turn boundary mounts what it listed.
+    let changes = set.reconcile().await;
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let echo = set.servers[0]
+        .tools()
+        .into_iter()
+        .find(|t| t.tool == "echo")
+        .expect("echo joined");
+    let output = call(&set, &echo.name, &sandbox).await;
+    assert!(!output.is_error, "{}", output.text);
+    assert_eq!(starts(&pids), 1);
+    set.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_known_server_that_fails_to_start_names_itself_and_the_next_call_retries() {
+    let sandbox = Sandbox::new();
+    let pids = sandbox.outside("records").join("pids");
+    // fake-mcp creates `marker` on its first start and crashes on every start that finds it.
+    let marker = sandbox.outside("records").join("marker");
+    let fail = format!(
+        ", \"--fail-restarts\", {}",
+        json!(marker.display().to_string())
+    );
+    sandbox.write_config(&config(&pids, "ok", "eager", &fail));
+    let set = mount(&sandbox).await;
+    assert_eq!(set.servers[0].status(), ServerStatus::Started);
+    wait_for("the start was remembered", || {
+        !cache_entries(&sandbox).is_empty()
+    })
+    .await;
+    set.close().await;
+    // Lazy now (how it starts is not part of what it offers, so the entry still applies).
+    sandbox.write_config(&config(&pids, "ok", "lazy", &fail));
+    let set = mount(&sandbox).await;
+    assert_eq!(set.servers[0].status(), ServerStatus::Known);
+    let echo = set.servers[0]
+        .tools()
+        .into_iter()
+        .find(|t| t.tool == "echo")
+        .unwrap()
+        .name;
+    let output = call(&set, &echo, &sandbox).await;
+    assert!(output.is_error, "{}", output.text);
+    assert!(
+        output.text.contains("fake"),
+        "names the server: {}",
+        output.text
+    );
+    assert!(
+        output.text.contains("crashing on start"),
+        "carries the stderr tail: {}",
+        output.text
+    );
+    let ServerStatus::Failed(error) = set.servers[0].status() else {
+        panic!("{:?}", set.servers[0].status())
+    };
+    assert!(error.contains("crashing on start"), "{error}");
+    // Fixed: the next call starts it (after the backoff) and answers.
+    std::fs::remove_file(&marker).unwrap();
+    let output = call(&set, &echo, &sandbox).await;
+    assert!(!output.is_error, "{}", output.text);
+    assert_eq!(set.servers[0].status(), ServerStatus::Used);
+    set.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_tool_the_server_no_longer_lists_fails_clearly_on_first_use() {
+    let sandbox = Sandbox::new();
+    let records = sandbox.outside("records");
+    let (pids, mode) = (records.join("pids"), records.join("mode"));
+    // The same command and arguments each time (so the same cache entry); what the server
+    // lists depends on a file the test changes between sessions.
+    let script = records.join("server.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec {} --mode \"$(cat {})\" --pid-file {}\n",
+            FAKE,
+            mode.display(),
+            pids.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = |startup: &str| {
+        format!(
+            "[mcp.servers.fake]\ncommand = {}\nstartup = {startup:?}\nstartup_timeout_sec = 20\n",
+            json!(script.display().to_string())
+        )
+    };
+    // `list-changed` lists `echo` and `retired` at first.
+    std::fs::write(&mode, "list-changed").unwrap();
+    sandbox.write_config(&server("eager"));
+    let set = mount(&sandbox).await;
+    assert_eq!(set.servers[0].status(), ServerStatus::Started);
+    wait_for("the start was remembered", || {
+        !cache_entries(&sandbox).is_empty()
+    })
+    .await;
+    set.close().await;
+    // Now the server lists only `echo`.
+    std::fs::write(&mode, "ok").unwrap();
+    sandbox.write_config(&server("lazy"));
+    let set = mount(&sandbox).await;
+    assert_eq!(set.servers[0].status(), ServerStatus::Known);
+    let retired = set.servers[0]
+        .tools()
+        .into_iter()
+        .find(|t| t.tool == "retired")
+        .expect("the cache remembers `retired`")
+        .name;
+    let output = call(&set, &retired, &sandbox).await;
+    assert!(output.is_error, "{}", output.text);
+    assert!(output.text.contains("withdrew"), "{}", output.text);
+    // The live list wins from the next turn: the cache is rewritten without `retired`.
+    let changes = set.reconcile().await;
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    wait_for("the cache forgot `retired`", || {
+        let entry = std::fs::read_to_string(&cache_entries(&sandbox)[0]).unwrap_or_default();
+        entry.contains("\"echo\"") && !entry.contains("retired")
+    })
+    .await;
+    set.close().await;
+}

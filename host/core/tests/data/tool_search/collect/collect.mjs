@@ -79,7 +79,14 @@ for (const server of manifest.servers) {
     do {
       const page = await client.listTools(cursor ? { cursor } : {}, { timeout: 60000 });
       for (const t of page.tools) {
-        tools.push({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema });
+        // What rho reads of a tool: its name, title, description, input schema and annotations.
+        tools.push({
+          name: t.name,
+          ...(t.title ? { title: t.title } : {}),
+          description: t.description ?? "",
+          inputSchema: t.inputSchema,
+          ...(t.annotations ? { annotations: t.annotations } : {}),
+        });
       }
       cursor = page.nextCursor;
     } while (cursor);

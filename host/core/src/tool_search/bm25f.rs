@@ -33,12 +33,13 @@ const K1: f64 = 1.2;
 const MAX_FIELD_TERMS: usize = 2_000;
 
 /// The built index: term ids, and per term the documents holding it with their saturated
-/// weights.
+/// weights, all in one array (`weights[starts[t]..starts[t + 1]]` for term `t`).
 #[derive(Debug, Default)]
 pub(super) struct Postings {
     ids: HashMap<String, u32>,
-    /// Per term: (document, `tf / (k1 + tf)` with `tf` the weighted, normalised frequency).
-    lists: Vec<Vec<(u32, f32)>>,
+    starts: Vec<usize>,
+    /// (document, `tf / (k1 + tf)` with `tf` the weighted, normalised frequency).
+    weights: Vec<(u32, f32)>,
     idf: Vec<f64>,
 }
 
@@ -51,13 +52,17 @@ impl Postings {
     ) -> Self {
         let mut postings = Self::default();
         let count = docs.len();
-        // Per document: (term, field) pairs, sorted, then counted; and the field lengths.
-        let mut counted: Vec<Vec<(u32, [u16; FIELDS])>> = Vec::with_capacity(count);
+        // Every document's distinct terms with their count per field, one document after the
+        // other (`first[d]..first[d + 1]`), and each document's field lengths.
+        let mut entries: Vec<(u32, [u16; FIELDS])> = Vec::new();
+        let mut first: Vec<usize> = Vec::with_capacity(count + 1);
         let mut lengths: Vec<[u32; FIELDS]> = Vec::with_capacity(count);
-        let mut pairs: Vec<(u32, u8)> = Vec::new();
+        // Per term: the last document that held it and its entry there.
+        let mut last: Vec<(u32, usize)> = Vec::new();
         let mut word = String::new();
-        for fields in docs {
-            pairs.clear();
+        for (doc, fields) in docs.enumerate() {
+            let doc = doc as u32;
+            first.push(entries.len());
             let mut length = [0u32; FIELDS];
             for (field, text) in fields.iter().enumerate() {
                 if params[field].weight <= 0.0 {
@@ -65,30 +70,29 @@ impl Postings {
                 }
                 let mut taken = 0usize;
                 text::terms(text, rules, &mut word, |term| {
-                    if taken < MAX_FIELD_TERMS {
-                        taken += 1;
-                        pairs.push((postings.intern(term), field as u8));
+                    if taken == MAX_FIELD_TERMS {
+                        return;
+                    }
+                    taken += 1;
+                    let id = postings.intern(term);
+                    if last.len() <= id as usize {
+                        last.resize(id as usize + 1, (u32::MAX, 0));
+                    }
+                    let (seen_in, at) = &mut last[id as usize];
+                    if *seen_in != doc {
+                        *seen_in = doc;
+                        *at = entries.len();
+                        entries.push((id, [0; FIELDS]));
+                    }
+                    if let Some((_, counts)) = entries.get_mut(*at) {
+                        counts[field] = counts[field].saturating_add(1);
                     }
                 });
                 length[field] = taken as u32;
             }
-            pairs.sort_unstable();
-            let mut terms: Vec<(u32, [u16; FIELDS])> = Vec::new();
-            for &(term, field) in &pairs {
-                match terms.last_mut() {
-                    Some((last, counts)) if *last == term => {
-                        counts[usize::from(field)] = counts[usize::from(field)].saturating_add(1);
-                    }
-                    _ => {
-                        let mut counts = [0u16; FIELDS];
-                        counts[usize::from(field)] = 1;
-                        terms.push((term, counts));
-                    }
-                }
-            }
-            counted.push(terms);
             lengths.push(length);
         }
+        first.push(entries.len());
 
         let mut average = [0f64; FIELDS];
         for length in &lengths {
@@ -99,8 +103,19 @@ impl Postings {
         for sum in &mut average {
             *sum /= count.max(1) as f64;
         }
-        postings.lists = vec![Vec::new(); postings.ids.len()];
-        for (doc, (terms, length)) in counted.iter().zip(&lengths).enumerate() {
+
+        // Lay the postings out by term: count, then place.
+        let terms = postings.ids.len();
+        let mut starts = vec![0usize; terms + 1];
+        for (term, _) in &entries {
+            starts[*term as usize + 1] += 1;
+        }
+        for t in 0..terms {
+            starts[t + 1] += starts[t];
+        }
+        let mut next = starts.clone();
+        let mut weights = vec![(0u32, 0f32); entries.len()];
+        for (doc, length) in lengths.iter().enumerate() {
             let mut norm = [1f64; FIELDS];
             for field in 0..FIELDS {
                 if average[field] > 0.0 {
@@ -108,24 +123,25 @@ impl Postings {
                     norm[field] = (1.0 - b) + b * f64::from(length[field]) / average[field];
                 }
             }
-            for (term, counts) in terms {
+            for (term, counts) in &entries[first[doc]..first[doc + 1]] {
                 let tf: f64 = (0..FIELDS)
                     .map(|f| params[f].weight * f64::from(counts[f]) / norm[f])
                     .sum();
-                if let Some(list) = postings.lists.get_mut(*term as usize) {
-                    list.push((doc as u32, (tf / (K1 + tf)) as f32));
-                }
+                let slot = &mut next[*term as usize];
+                weights[*slot] = (doc as u32, (tf / (K1 + tf)) as f32);
+                *slot += 1;
             }
         }
         let n = count as f64;
-        postings.idf = postings
-            .lists
-            .iter()
-            .map(|list| {
-                let df = list.len() as f64;
+        postings.idf = starts
+            .windows(2)
+            .map(|w| {
+                let df = (w[1] - w[0]) as f64;
                 (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
             })
             .collect();
+        postings.starts = starts;
+        postings.weights = weights;
         postings
     }
 
@@ -145,11 +161,15 @@ impl Postings {
 
     /// Adds `weight` × the BM25F score of `term` to each document's entry in `scores`.
     pub(super) fn add(&self, term: u32, weight: f64, scores: &mut [f64]) {
-        let (Some(list), Some(idf)) = (self.lists.get(term as usize), self.idf.get(term as usize))
-        else {
+        let term = term as usize;
+        let (Some(&start), Some(&end), Some(idf)) = (
+            self.starts.get(term),
+            self.starts.get(term + 1),
+            self.idf.get(term),
+        ) else {
             return;
         };
-        for &(doc, saturated) in list {
+        for &(doc, saturated) in self.weights.get(start..end).unwrap_or_default() {
             if let Some(score) = scores.get_mut(doc as usize) {
                 *score += weight * idf * f64::from(saturated);
             }

@@ -9,7 +9,7 @@ pub(super) struct TextRules {
     pub(super) split_case_and_digits: bool,
     /// Reduce English inflections (`files` → `file`, `created` → `creat`), see [`stem`].
     pub(super) stemming: bool,
-    /// Leave out English function words (see [`STOP_WORDS`]).
+    /// Leave out English function words (see [`is_stop_word`]).
     pub(super) stop_words: bool,
 }
 
@@ -40,7 +40,11 @@ pub(super) fn terms(text: &str, rules: TextRules, word: &mut String, mut each: i
         {
             emit(word, rules, &mut each);
         }
-        word.extend(c.to_lowercase());
+        if c.is_ascii() {
+            word.push(c.to_ascii_lowercase());
+        } else {
+            word.extend(c.to_lowercase());
+        }
         prev = Some(c);
     }
     emit(word, rules, &mut each);
@@ -59,7 +63,7 @@ fn emit(word: &mut String, rules: TextRules, each: &mut impl FnMut(&str)) {
     if word.is_empty() {
         return;
     }
-    if !(rules.stop_words && STOP_WORDS.contains(&word.as_str())) {
+    if !(rules.stop_words && is_stop_word(word)) {
         if rules.stemming {
             each(stem(word));
         } else {
@@ -72,14 +76,83 @@ fn emit(word: &mut String, rules: TextRules, each: &mut impl FnMut(&str)) {
 /// English function words and the filler of requests (`please`, `can`, `my`): they carry no
 /// meaning a tool's name or description could match, yet are rare enough in descriptions that
 /// BM25 would weigh them. Kept small: words that name an action or an object stay.
-pub(super) const STOP_WORDS: &[&str] = &[
-    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
-    "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if",
-    "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "s", "she",
-    "should", "so", "t", "than", "that", "the", "their", "them", "then", "there", "these", "they",
-    "this", "those", "to", "us", "was", "we", "were", "what", "when", "where", "which", "who",
-    "whom", "why", "will", "with", "would", "you", "your",
-];
+pub(super) fn is_stop_word(word: &str) -> bool {
+    matches!(
+        word,
+        "a" | "about"
+            | "an"
+            | "and"
+            | "any"
+            | "are"
+            | "as"
+            | "at"
+            | "be"
+            | "been"
+            | "but"
+            | "by"
+            | "can"
+            | "could"
+            | "did"
+            | "do"
+            | "does"
+            | "for"
+            | "from"
+            | "had"
+            | "has"
+            | "have"
+            | "he"
+            | "her"
+            | "his"
+            | "how"
+            | "i"
+            | "if"
+            | "in"
+            | "into"
+            | "is"
+            | "it"
+            | "its"
+            | "me"
+            | "my"
+            | "of"
+            | "on"
+            | "or"
+            | "our"
+            | "please"
+            | "s"
+            | "she"
+            | "should"
+            | "so"
+            | "t"
+            | "than"
+            | "that"
+            | "the"
+            | "their"
+            | "them"
+            | "then"
+            | "there"
+            | "these"
+            | "they"
+            | "this"
+            | "those"
+            | "to"
+            | "us"
+            | "was"
+            | "we"
+            | "were"
+            | "what"
+            | "when"
+            | "where"
+            | "which"
+            | "who"
+            | "whom"
+            | "why"
+            | "will"
+            | "with"
+            | "would"
+            | "you"
+            | "your"
+    )
+}
 
 /// Light English stemming: plural `-s`/`-es`/`-ies`, `-ing`, `-ed`/`-ied`, then a final `-e`,
 /// so `create`, `creates`, `created` and `creating` all become `creat`. Only ASCII words of

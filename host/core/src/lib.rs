@@ -13,6 +13,7 @@ mod model_choice;
 pub mod provider;
 mod registry;
 pub mod session;
+pub mod tool_search;
 
 pub use model_choice::{
     BUILTIN_ENDPOINT, BUILTIN_MODEL, BUILTIN_PROVIDER, CONFIGURE_A_MODEL, ChosenModel,

@@ -24,6 +24,7 @@ mod openrpc_client;
 mod rpc;
 mod skills;
 mod tool_cache;
+mod tool_search;
 mod tools;
 mod trust;
 mod tui;

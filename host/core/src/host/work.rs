@@ -155,6 +155,8 @@ impl Work {
             extra_roots: agent.extra_roots.clone(),
             context_window,
             hidden_env,
+            tool_search: agent.tool_search,
+            tool_search_budget_percent: agent.tool_search_budget_percent,
         }
     }
 
@@ -635,6 +637,8 @@ fn placeholder_session(registry: &Registry) -> Session {
         extra_roots: Vec::new(),
         context_window: None,
         hidden_env: Vec::new(),
+        tool_search: registry.config.agent.tool_search,
+        tool_search_budget_percent: registry.config.agent.tool_search_budget_percent,
     };
     Session::ephemeral(
         config,

@@ -70,14 +70,16 @@ impl Registry {
                 SlotState::Invalid(e) => ServerStatus::Invalid(e.clone()),
                 SlotState::Untrusted(e) => ServerStatus::Untrusted(e.clone()),
             };
-            set.servers.push(MountedServer::new(
+            let mut server = MountedServer::new(
                 slot.id.clone(),
                 slot.source,
                 slot.plugin.clone(),
                 slot.spec.as_ref().map(|s| s.transport.kind()),
                 status,
                 Vec::new(),
-            ));
+            );
+            server.defer = slot.spec.as_ref().is_none_or(|s| s.defer);
+            set.servers.push(server);
             if !options.connect_mcp {
                 continue;
             }

@@ -146,6 +146,9 @@ pub struct MountedServer {
     pub plugin: Option<String>,
     /// The transport, when the entry is valid.
     pub transport: Option<Transport>,
+    /// Whether its tools may wait behind the tool search (`defer`, default `true`); `false`
+    /// pins them: always sent to the model.
+    pub defer: bool,
     pub(crate) live: SharedLive,
 }
 
@@ -167,6 +170,7 @@ impl MountedServer {
             source,
             plugin,
             transport,
+            defer: true,
             live: Arc::new(Mutex::new(live)),
         }
     }

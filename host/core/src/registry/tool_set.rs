@@ -140,6 +140,19 @@ impl ToolSet {
         self.read().tools.iter().map(|t| t.spec().clone()).collect()
     }
 
+    /// Whether `spec`'s tool is always sent to the model, never held back behind the tool
+    /// search: built-in tools (`activate_skill` and the built-in WASM tools included) and the
+    /// tools of servers pinned with `defer = false`.
+    pub fn pinned(&self, spec: &ToolSpec) -> bool {
+        match &spec.origin {
+            rho_component::ToolOrigin::Builtin => true,
+            rho_component::ToolOrigin::Mcp { server, .. } => {
+                self.servers.iter().any(|s| &s.id == server && !s.defer)
+            }
+            rho_component::ToolOrigin::Wasm { .. } => false,
+        }
+    }
+
     /// How many tools the set holds.
     pub fn len(&self) -> usize {
         self.read().index.len()

@@ -7,6 +7,7 @@
 //! conversation is appended to the session file unless the session is ephemeral.
 
 mod call_asker;
+mod deferral;
 mod events;
 mod store;
 mod system_prompt;
@@ -29,6 +30,7 @@ use crate::provider::{
 };
 
 pub use call_asker::{QuestionDesk, SAMPLING_TIME_LIMIT};
+pub use deferral::{ASSUMED_CONTEXT_WINDOW, TOOL_SEARCH, definition_tokens};
 pub use events::{
     ApprovalDecision, ApprovalFuture, Approver, CallOutcome, CallRecord, ContextSnapshot, DenyAll,
     Discard, EventSink, LoopState, QuestionAnswer, QuestionKind, QuestionRequest, SessionEvent,
@@ -57,6 +59,10 @@ pub struct SessionConfig {
     pub context_window: Option<u64>,
     /// Environment variables holding secrets; tools never pass them on.
     pub hidden_env: Vec<String>,
+    /// When tool definitions wait behind the tool search (`[agent] tool_search`).
+    pub tool_search: rho_config::ToolSearch,
+    /// `auto` defers past this share of the context window, in percent.
+    pub tool_search_budget_percent: u8,
 }
 
 /// Why a prompt (or a compaction) failed.
@@ -177,6 +183,12 @@ pub struct Session {
     /// Tools the user approved for the rest of this session (`ApproveForSession`); never
     /// saved, so a resumed session asks again.
     approved_for_session: std::collections::BTreeSet<String>,
+    /// Which tool definitions wait behind the tool search, and what was loaded.
+    deferral: deferral::Deferral,
+    /// The system prompt without the note on waiting tools (the note follows the plan).
+    base_system: String,
+    /// The waiting tools the system message names now.
+    waiting: Vec<(String, usize)>,
 }
 
 impl std::fmt::Debug for Session {
@@ -196,12 +208,17 @@ impl Session {
         provider: Arc<dyn Provider>,
         tools: Arc<ToolSet>,
     ) -> Self {
-        let system_message = ChatMessage::system(system_prompt(&config.workspace, &tools));
+        let base_system = system_prompt(&config.workspace, &tools);
+        let deferral =
+            deferral::Deferral::new(config.tool_search, config.tool_search_budget_percent);
         Self {
             config,
             provider,
             tools,
-            system_message,
+            system_message: ChatMessage::system(base_system.clone()),
+            base_system,
+            deferral,
+            waiting: Vec::new(),
             messages: Vec::new(),
             usage: Usage::default(),
             context: ContextSnapshot::default(),
@@ -244,7 +261,11 @@ impl Session {
     /// file stay as they are (a file not yet written is still created on the first entry).
     /// Approvals for the session are dropped, since a name may now mean another tool.
     pub fn remount(&mut self, config: SessionConfig, tools: Arc<ToolSet>) {
-        self.system_message = ChatMessage::system(system_prompt(&config.workspace, &tools));
+        self.base_system = system_prompt(&config.workspace, &tools);
+        self.system_message = ChatMessage::system(self.base_system.clone());
+        self.waiting.clear();
+        self.deferral
+            .set_mode(config.tool_search, config.tool_search_budget_percent);
         self.config = config;
         self.tools = tools;
         self.approved_for_session.clear();
@@ -260,7 +281,10 @@ impl Session {
         let mut loaded = store::load(path)?;
         loaded.messages = repair_history(&loaded.messages).into_owned();
         let file = SessionFile::open(path)?;
-        let system_message = ChatMessage::system(system_prompt(&config.workspace, &tools));
+        let base_system = system_prompt(&config.workspace, &tools);
+        let deferral =
+            deferral::Deferral::new(config.tool_search, config.tool_search_budget_percent);
+        deferral.restore(loaded.loaded_tools);
         Ok(Self {
             context: ContextSnapshot {
                 messages: loaded.messages.len(),
@@ -269,7 +293,10 @@ impl Session {
             config,
             provider,
             tools,
-            system_message,
+            system_message: ChatMessage::system(base_system.clone()),
+            base_system,
+            deferral,
+            waiting: Vec::new(),
             messages: loaded.messages,
             usage: loaded.usage,
             steering: SteeringQueue::default(),
@@ -365,18 +392,28 @@ impl Session {
         self.record(&Entry::Message { message })
     }
 
-    /// The tools as the model sees them, read when a turn is built (so a revised MCP tool
-    /// reaches the model on the next turn).
-    fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools
-            .specs()
-            .into_iter()
-            .map(|spec| ToolDefinition {
-                name: spec.name,
-                description: spec.description,
-                parameters: spec.input_schema,
-            })
-            .collect()
+    /// The tools as the model sees them, planned before every request (so a revised MCP tool
+    /// reaches the model on the next turn, and what a tool search loaded on the next request):
+    /// the system message names what waits behind the tool search.
+    fn definitions(&mut self) -> Vec<ToolDefinition> {
+        let plan = self.deferral.plan(&self.tools, self.config.context_window);
+        if plan.waiting != self.waiting {
+            let text = match deferral::waiting_note(&plan.waiting) {
+                Some(note) => format!("{}\n\n{note}", self.base_system),
+                None => self.base_system.clone(),
+            };
+            self.system_message = ChatMessage::system(text);
+            self.waiting = plan.waiting;
+        }
+        plan.definitions
+    }
+
+    /// The tool the model calls `name`: the session's `tool_search`, or one of the tool set.
+    fn tool(&self, name: &str) -> Option<Arc<dyn rho_component::Tool>> {
+        if name == TOOL_SEARCH {
+            return Some(self.deferral.tool().clone());
+        }
+        self.tools.get(name)
     }
 
     /// Records the sampling spend of the calls that just ran.
@@ -451,7 +488,6 @@ impl Session {
         for (server, changes) in self.tools.reconcile().await {
             tracing::info!(target: "rho::mcp", server = server.as_str(), revised = changes.revised.len(), withdrawn = changes.withdrawn.len(), added = changes.added.len(), "tool list changed");
         }
-        let definitions = self.definitions();
         let mut turn = TurnResult {
             reply: String::new(),
             iterations: 0,
@@ -461,10 +497,7 @@ impl Session {
             finish_reason: FinishReason::Stop,
         };
         let outcome = match self.open_turn(input) {
-            Ok(()) => {
-                self.run_loop(&definitions, &mut turn, sink, approver, cancel)
-                    .await
-            }
+            Ok(()) => self.run_loop(&mut turn, sink, approver, cancel).await,
             Err(e) => Err(e),
         };
         turn.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -499,7 +532,6 @@ impl Session {
 
     async fn run_loop(
         &mut self,
-        definitions: &[ToolDefinition],
         turn: &mut TurnResult,
         sink: &dyn EventSink,
         approver: &dyn Approver,
@@ -526,9 +558,10 @@ impl Session {
                     sink.coalesce(SessionEvent::ReasoningDelta(delta));
                 }
             };
+            let definitions = self.definitions();
             let response = {
                 let history = repair_history(&self.messages);
-                let request = self.request(&history, definitions, None);
+                let request = self.request(&history, &definitions, None);
                 self.provider.complete(&request, &on_event, cancel).await?
             };
             let mut usage = response.usage;
@@ -561,6 +594,10 @@ impl Session {
                 .run_batch(response.tool_calls, turn, sink, approver, cancel)
                 .await;
             self.record_sampling()?;
+            let names = self.deferral.take_unrecorded();
+            if !names.is_empty() {
+                self.record(&Entry::ToolsLoaded { names })?;
+            }
             batch?;
             turn.finish_reason = FinishReason::ToolCalls;
         }
@@ -569,8 +606,7 @@ impl Session {
     /// The name a person reads for the tool exported as `name` (`ToolSpec::display_name`),
     /// or `name` itself when the session has no such tool (the model made it up).
     fn display_name(&self, name: &str) -> String {
-        self.tools
-            .get(name)
+        self.tool(name)
             .map_or_else(|| name.to_owned(), |tool| tool.spec().display_name())
     }
 
@@ -600,7 +636,8 @@ impl Session {
                 // Aborted: nothing more is asked or run.
                 break;
             }
-            let Some(tool) = self.tools.get(&call.name) else {
+            self.deferral.called(&call.name);
+            let Some(tool) = self.tool(&call.name) else {
                 verdicts.push(Verdict::Fail(format!(
                     "there is no tool named {:?}; use one of the tools offered",
                     call.name
@@ -804,7 +841,7 @@ impl Session {
                         outputs[i] = Some((ToolOutput::error(message.clone()), 0));
                     }
                     Verdict::Run(_) => {
-                        let Some(tool) = self.tools.get(&call.name) else {
+                        let Some(tool) = self.tool(&call.name) else {
                             continue;
                         };
                         if !announced {

@@ -58,6 +58,12 @@ pub enum Entry {
     },
     /// The conversation was cleared.
     Clear,
+    /// Tools that waited behind the tool search were loaded (by a search, or a call by name):
+    /// their definitions go to the model for the rest of the session.
+    ToolsLoaded {
+        /// Their exported names.
+        names: Vec<String>,
+    },
 }
 
 /// What tokens were spent on, in the usage ledger.
@@ -248,6 +254,8 @@ pub struct LoadedSession {
     pub usage: Usage,
     /// Tokens servers spent through sampling.
     pub sampling_usage: Usage,
+    /// Tools loaded from behind the tool search, in the order they were loaded.
+    pub loaded_tools: Vec<String>,
     /// Lines that could not be read (a torn last line after a crash).
     pub skipped_lines: usize,
 }
@@ -289,6 +297,7 @@ pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
         messages: Vec::new(),
         usage: Usage::default(),
         sampling_usage: Usage::default(),
+        loaded_tools: Vec::new(),
         skipped_lines: 0,
     };
     for line in lines {
@@ -310,6 +319,7 @@ pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
                 session.messages = vec![ChatMessage::user(summary)];
             }
             Ok(Entry::Clear) => session.messages.clear(),
+            Ok(Entry::ToolsLoaded { names }) => session.loaded_tools.extend(names),
             Ok(Entry::Header { .. }) | Err(_) => session.skipped_lines += 1,
         }
     }

@@ -1,0 +1,318 @@
+//! Deferred tool definitions and the `tool_search` tool (`docs/mcp.md`, "Tool search").
+//!
+//! Tools that may wait are the MCP tools of servers not pinned with `defer = false`, and plugin
+//! WASM tools. When their definitions would cost too much (`[agent] tool_search`: `auto` past
+//! `tool_search_budget_percent` of the model's context window, `always`, `never`), a model
+//! request carries the pinned tools (built-in ones, `activate_skill`, pinned servers' tools),
+//! the waiting tools loaded so far and `tool_search`, and the system prompt names the servers
+//! whose tools wait. A search loads its matches for the rest of the session, recorded in the
+//! session file so `--continue` keeps them; calling a waiting tool by its name works and loads
+//! it too. The plan is made again before every model request, so what a search loads is there
+//! from the next request on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOrigin, ToolOutput, ToolSpec};
+use rho_config::ToolSearch;
+use serde_json::{Value, json};
+
+use crate::provider::ToolDefinition;
+use crate::registry::ToolSet;
+use crate::tool_search::{SearchDoc, SearchIndex};
+
+/// The exported name of the search tool.
+pub const TOOL_SEARCH: &str = "tool_search";
+
+/// The context window assumed when the model's is not known.
+pub const ASSUMED_CONTEXT_WINDOW: u64 = 128_000;
+
+/// Bytes of a definition's JSON per token, for the estimate the budget is checked against.
+const BYTES_PER_TOKEN: u64 = 4;
+
+/// Matches a search returns (and loads) unless it asks for another number.
+const DEFAULT_MATCHES: u64 = 5;
+
+/// The most matches one search returns.
+const MAX_MATCHES: u64 = 20;
+
+/// Longest description shown per match, in characters.
+const MATCH_DESCRIPTION_CHARS: usize = 240;
+
+/// What one model request carries.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// The definitions sent.
+    pub(crate) definitions: Vec<ToolDefinition>,
+    /// The owners (server ids, `<plugin>/<component>`) of tools that wait, with how many wait:
+    /// empty when nothing is deferred.
+    pub(crate) waiting: Vec<(String, usize)>,
+}
+
+/// The estimated tokens of `definition` (its JSON, about 4 bytes a token).
+pub fn definition_tokens(definition: &ToolDefinition) -> u64 {
+    let bytes = definition.name.len()
+        + definition.description.len()
+        + serde_json::to_string(&definition.parameters).map_or(0, |s| s.len());
+    (bytes as u64).div_ceil(BYTES_PER_TOKEN)
+}
+
+/// What the session and its `tool_search` tool share.
+#[derive(Default)]
+struct Shared {
+    /// Exported names of waiting tools the model may use now.
+    loaded: BTreeSet<String>,
+    /// Loaded since the session last recorded them.
+    unrecorded: Vec<String>,
+    /// The index over the waiting tools, with the names it was built from (`None` while
+    /// nothing is deferred).
+    index: Option<(Vec<String>, Arc<SearchIndex>)>,
+}
+
+impl Shared {
+    fn load(&mut self, name: &str) {
+        if self.loaded.insert(name.to_owned()) {
+            self.unrecorded.push(name.to_owned());
+        }
+    }
+}
+
+/// A session's deferral: its settings and what has been loaded.
+pub(crate) struct Deferral {
+    mode: ToolSearch,
+    budget_percent: u8,
+    shared: Arc<Mutex<Shared>>,
+    tool: Arc<dyn Tool>,
+}
+
+impl std::fmt::Debug for Deferral {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deferral")
+            .field("mode", &self.mode)
+            .field("budget_percent", &self.budget_percent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Deferral {
+    /// A deferral with nothing loaded.
+    pub(crate) fn new(mode: ToolSearch, budget_percent: u8) -> Self {
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let tool = Arc::new(SearchTool {
+            spec: search_spec(),
+            shared: shared.clone(),
+        });
+        Self {
+            mode,
+            budget_percent,
+            shared,
+            tool,
+        }
+    }
+
+    fn shared(&self) -> MutexGuard<'_, Shared> {
+        lock(&self.shared)
+    }
+
+    /// Takes new settings (after a reload); what was loaded stays.
+    pub(crate) fn set_mode(&mut self, mode: ToolSearch, budget_percent: u8) {
+        self.mode = mode;
+        self.budget_percent = budget_percent;
+    }
+
+    /// Marks `names` loaded (a resumed session's record); they are not recorded again.
+    pub(crate) fn restore(&self, names: impl IntoIterator<Item = String>) {
+        self.shared().loaded.extend(names);
+    }
+
+    /// The `tool_search` tool.
+    pub(crate) fn tool(&self) -> &Arc<dyn Tool> {
+        &self.tool
+    }
+
+    /// The tools loaded since the last call, to record in the session file.
+    pub(crate) fn take_unrecorded(&self) -> Vec<String> {
+        std::mem::take(&mut self.shared().unrecorded)
+    }
+
+    /// A call of `name` by the model: a waiting tool called by its name is loaded.
+    pub(crate) fn called(&self, name: &str) {
+        let mut shared = self.shared();
+        let waits = shared
+            .index
+            .as_ref()
+            .is_some_and(|(names, _)| names.iter().any(|n| n == name));
+        if waits {
+            shared.load(name);
+        }
+    }
+
+    /// What the next request carries, given `tools` and the model's context window.
+    pub(crate) fn plan(&self, tools: &ToolSet, context_window: Option<u64>) -> Plan {
+        let specs = tools.specs();
+        let all: Vec<ToolDefinition> = specs.iter().map(definition).collect();
+        let (pinned, waiting): (Vec<usize>, Vec<usize>) =
+            (0..specs.len()).partition(|&i| tools.pinned(&specs[i]));
+        let deferring = !waiting.is_empty()
+            && match self.mode {
+                ToolSearch::Never => false,
+                ToolSearch::Always => true,
+                ToolSearch::Auto => {
+                    let window = context_window.unwrap_or(ASSUMED_CONTEXT_WINDOW);
+                    let budget = window * u64::from(self.budget_percent) / 100;
+                    all.iter().map(definition_tokens).sum::<u64>() > budget
+                }
+            };
+        let mut shared = self.shared();
+        if !deferring {
+            shared.index = None;
+            return Plan {
+                definitions: all,
+                waiting: Vec::new(),
+            };
+        }
+        let names: Vec<String> = waiting.iter().map(|&i| specs[i].name.clone()).collect();
+        if shared
+            .index
+            .as_ref()
+            .is_none_or(|(built, _)| *built != names)
+        {
+            let docs = waiting
+                .iter()
+                .map(|&i| SearchDoc::from_spec(&specs[i]))
+                .collect();
+            shared.index = Some((names, Arc::new(SearchIndex::new(docs))));
+        }
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        let mut definitions: Vec<ToolDefinition> = pinned.iter().map(|&i| all[i].clone()).collect();
+        for &i in &waiting {
+            if shared.loaded.contains(&specs[i].name) {
+                definitions.push(all[i].clone());
+            } else {
+                *counts.entry(owner(&specs[i].origin)).or_default() += 1;
+            }
+        }
+        definitions.push(definition(self.tool.spec()));
+        Plan {
+            definitions,
+            waiting: counts.into_iter().collect(),
+        }
+    }
+}
+
+/// The system prompt's note on what waits behind the search (`None` when nothing does).
+pub(crate) fn waiting_note(waiting: &[(String, usize)]) -> Option<String> {
+    if waiting.is_empty() {
+        return None;
+    }
+    let mut note = format!(
+        "Some tools are not listed to save context. Call `{TOOL_SEARCH}` with words describing \
+         what you need (or a tool's exact name) to load the best matches; they are available \
+         from your next step. Tools that wait, by server:"
+    );
+    for (owner, count) in waiting {
+        let s = if *count == 1 { "" } else { "s" };
+        let _ = write!(note, "\n- {owner}: {count} tool{s}");
+    }
+    Some(note)
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn definition(spec: &ToolSpec) -> ToolDefinition {
+    ToolDefinition {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        parameters: spec.input_schema.clone(),
+    }
+}
+
+/// Who a waiting tool belongs to, as the system prompt names it.
+fn owner(origin: &ToolOrigin) -> String {
+    match origin {
+        ToolOrigin::Builtin => "rho".to_owned(),
+        ToolOrigin::Mcp { server, .. } => server.clone(),
+        ToolOrigin::Wasm {
+            plugin, component, ..
+        } => format!("{plugin}/{component}"),
+    }
+}
+
+fn search_spec() -> ToolSpec {
+    ToolSpec {
+        name: TOOL_SEARCH.to_owned(),
+        title: Some("Tool search".to_owned()),
+        description: "Finds tools that are not listed yet, by what they do. Give words \
+                      describing the task (\"create a pull request\", \"read a web page\") or a \
+                      tool's exact name. The best matches are loaded: you can call them from \
+                      your next step."
+            .to_owned(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "words describing the task, or a tool's exact name"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_MATCHES, "description": "how many matches to load (default 5)"}
+            },
+            "required": ["query"]
+        }),
+        output_schema: None,
+        risk: RiskLevel::Read,
+        origin: ToolOrigin::Builtin,
+    }
+}
+
+/// The `tool_search` tool of one session.
+struct SearchTool {
+    spec: ToolSpec,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl Tool for SearchTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(&'a self, arguments: Value, _context: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let Some(query) = arguments.get("query").and_then(Value::as_str) else {
+                return ToolOutput::error("`query` (a string) is required");
+            };
+            let limit = arguments
+                .get("limit")
+                .and_then(Value::as_u64)
+                .unwrap_or(DEFAULT_MATCHES)
+                .clamp(1, MAX_MATCHES);
+            let Some(index) = lock(&self.shared).index.as_ref().map(|(_, i)| i.clone()) else {
+                return ToolOutput::text(
+                    "Every tool is listed already: nothing waits behind the search.",
+                );
+            };
+            let limit = usize::try_from(limit).unwrap_or(1);
+            let hits = index.search(query, limit);
+            if hits.is_empty() {
+                return ToolOutput::text(format!(
+                    "No tool matches {query:?}. Try other words for the task."
+                ));
+            }
+            let mut shared = lock(&self.shared);
+            let mut text = String::from("Loaded (call them from your next step):");
+            for hit in hits {
+                let Some(doc) = index.docs().get(hit.index) else {
+                    continue;
+                };
+                shared.load(&doc.name);
+                let description: String = doc
+                    .description
+                    .chars()
+                    .take(MATCH_DESCRIPTION_CHARS)
+                    .collect();
+                let description = description.split_whitespace().collect::<Vec<_>>().join(" ");
+                let _ = write!(text, "\n- {}: {description}", doc.name);
+            }
+            ToolOutput::text(text)
+        })
+    }
+}

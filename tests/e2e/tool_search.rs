@@ -1,0 +1,169 @@
+//! Deferred tool definitions and the `tool_search` tool (`docs/mcp.md`, "Tool search"), end to
+//! end: `rho rpc` against `fake-model` (which logs every request it gets) and the real
+//! `@modelcontextprotocol/server-everything`, with `[agent] tool_search = "always"`.
+
+use rho_component::naming::ExportedNames;
+use rho_e2e::{FakeModel, Rpc, Sandbox};
+use serde_json::{Value, json};
+
+const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
+
+fn everything_tool(name: &str) -> String {
+    ExportedNames::default().assign("everything", name)
+}
+
+/// A sandbox whose config runs server-everything with its tools behind the search.
+fn sandbox(tool_search: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    let server = rho_e2e::peer_bin("mcp-server-everything");
+    sandbox.write_config(&format!(
+        "[agent]\npermission_mode = \"allow-all\"\ntool_search = {tool_search:?}\n\n[mcp.servers.everything]\ncommand = {}\nargs = [\"stdio\"]\n",
+        json!(server.display().to_string())
+    ));
+    sandbox
+}
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"name": name, "arguments": arguments})
+}
+
+/// The tool names the model was offered in each request.
+fn offered(model: &FakeModel) -> Vec<Vec<String>> {
+    model
+        .requests()
+        .iter()
+        .map(|request| {
+            request["tools"]
+                .as_array()
+                .map(|tools| {
+                    tools
+                        .iter()
+                        .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str))
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn system_prompt(request: &Value) -> String {
+    request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn prompt(rpc: &mut Rpc, id: u64, message: &str) -> (Vec<Value>, Value) {
+    rpc.request(id, "prompt", json!({"message": message}));
+    let (notes, response) = rpc.response(id);
+    assert!(response.get("error").is_none(), "{response}");
+    (notes, response)
+}
+
+#[test]
+fn deferred_tools_wait_behind_the_search_and_join_after_it_across_continue() {
+    let sandbox = sandbox("always");
+    let get_sum = everything_tool("get-sum");
+    let model = FakeModel::start(
+        FAKE_MODEL,
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [call("tool_search", json!({"query": "add two numbers"}))]},
+            {"tool_calls": [call(&get_sum, json!({"a": 2, "b": 3}))],
+             "expect": {"tools_include": [get_sum], "last_role": "tool"}},
+            {"content": "The sum is 5.", "expect": {"last_message_contains": "5"}},
+            {"content": "Still here.", "expect": {"tools_include": [get_sum]}}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &[]);
+    let (notes, response) = prompt(&mut rpc, 1, "what is 2 + 3?");
+    assert_eq!(response["result"]["reply"], "The sum is 5.", "{response}");
+    let search = notes
+        .iter()
+        .find(|n| n["method"] == "tool/result" && n["params"]["name"] == "tool_search")
+        .expect("the search ran");
+    let output = search["params"]["output"].as_str().unwrap();
+    assert!(output.contains(&get_sum), "{output}");
+    let offered = offered(&model);
+    // The first request: the built-in tools and the search, no server tool.
+    assert!(
+        offered[0].contains(&"tool_search".to_owned()),
+        "{:?}",
+        offered[0]
+    );
+    assert!(
+        offered[0].contains(&"read_file".to_owned()),
+        "{:?}",
+        offered[0]
+    );
+    assert!(
+        !offered[0].iter().any(|t| t.starts_with("mcp__everything")),
+        "{:?}",
+        offered[0]
+    );
+    let requests = model.requests();
+    let prompt_text = system_prompt(&requests[0]);
+    assert!(prompt_text.contains("tool_search"), "{prompt_text}");
+    assert!(prompt_text.contains("- everything: "), "{prompt_text}");
+    // After the search, its matches join (and stay).
+    assert!(offered[1].contains(&get_sum), "{:?}", offered[1]);
+    assert!(offered[2].contains(&get_sum), "{:?}", offered[2]);
+    assert_eq!(rpc.finish(), 0);
+
+    // Resumed: what the search loaded is still offered, without searching again.
+    let mut rpc = Rpc::start(&sandbox, &model, &["--continue"]);
+    let (_, response) = prompt(&mut rpc, 1, "are you there?");
+    assert_eq!(response["result"]["reply"], "Still here.", "{response}");
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn a_deferred_tool_called_by_its_name_runs_and_is_loaded() {
+    let sandbox = sandbox("always");
+    let echo = everything_tool("echo");
+    let model = FakeModel::start(
+        FAKE_MODEL,
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [call(&echo, json!({"message": "straight through"}))]},
+            {"content": "Echoed.", "expect": {"tools_include": [echo], "last_message_contains": "straight through"}}
+        ]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    let (notes, response) = prompt(&mut rpc, 1, "echo something");
+    assert_eq!(response["result"]["reply"], "Echoed.", "{response}");
+    let result = notes
+        .iter()
+        .find(|n| n["method"] == "tool/result")
+        .expect("the call ran");
+    assert_eq!(result["params"]["is_error"], false, "{result}");
+    assert!(!offered(&model)[0].contains(&echo));
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn auto_sends_everything_while_the_definitions_fit_and_never_never_defers() {
+    for mode in ["auto", "never"] {
+        let sandbox = sandbox(mode);
+        let model = FakeModel::start(
+            FAKE_MODEL,
+            &sandbox.dir.path().join("model"),
+            &json!([{"content": "ok"}]),
+        );
+        let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+        prompt(&mut rpc, 1, "hello");
+        let offered = offered(&model);
+        assert!(
+            offered[0].contains(&everything_tool("echo")),
+            "{mode}: {:?}",
+            offered[0]
+        );
+        assert!(
+            !offered[0].contains(&"tool_search".to_owned()),
+            "{mode}: {:?}",
+            offered[0]
+        );
+        assert_eq!(rpc.finish(), 0);
+    }
+}

@@ -109,6 +109,20 @@ fn deferred_tools_wait_behind_the_search_and_join_after_it_across_continue() {
     // After the search, its matches join (and stay).
     assert!(offered[1].contains(&get_sum), "{:?}", offered[1]);
     assert!(offered[2].contains(&get_sum), "{:?}", offered[2]);
+    // listExtensions says what waits and what the definitions cost.
+    let extensions = rpc.call(2, "listExtensions", json!({}));
+    let tools = &extensions["context"]["tools"];
+    assert_eq!(tools["mode"], "always", "{tools:#}");
+    assert_eq!(tools["deferring"], true, "{tools:#}");
+    let everything = &tools["owners"]["everything"];
+    assert_eq!(everything["loaded"], 1, "{everything:#}");
+    let waiting = everything["waiting"].as_u64().unwrap();
+    assert_eq!(waiting + 1, everything["tools"].as_u64().unwrap(), "{everything:#}");
+    assert!(
+        tools["sentTokens"].as_u64().unwrap() < tools["allTokens"].as_u64().unwrap(),
+        "{tools:#}"
+    );
+    assert!(extensions["context"]["systemTokens"].as_u64().unwrap() > 0);
     assert_eq!(rpc.finish(), 0);
 
     // Resumed: what the search loaded is still offered, without searching again.

@@ -24,7 +24,10 @@ pub const DEFAULT_TOOL_SEARCH_BUDGET_PERCENT: u8 = 10;
 
 /// Whether MCP tool definitions wait behind the tool search (`[agent] tool_search`,
 /// `docs/sessions.md`, "The tool search").
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum ToolSearch {
     /// Deferred only when the definitions would take more than
     /// [`AgentSettings::tool_search_budget_percent`] of the model's context window.
@@ -351,6 +354,13 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn tool_search_modes_serialize_as_configured() {
+        for mode in ToolSearch::ALL {
+            assert_eq!(serde_json::to_value(mode).unwrap(), mode.as_str());
+        }
+    }
 
     fn parse(text: &str) -> Result<crate::RhoConfig, String> {
         crate::parse_config(text, Path::new("/etc/rho/c.toml")).map_err(|e| e.to_string())

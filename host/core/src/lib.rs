@@ -27,6 +27,6 @@ pub use registry::{
     TOOL_CACHE_FORMAT, ToolCache, ToolSet, collect_servers, load_plugin_components,
     plugin_locations, skill_catalog, untrusted_message, wasm_cache_dir, wasm_tool_risk,
 };
-pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths};
+pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths, ToolSearch};
 pub use rho_mcp::{MAX_QUEUED_QUESTIONS, RejectedQuestions};
 pub use rho_plugins::PluginStatus;

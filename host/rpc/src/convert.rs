@@ -398,6 +398,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
             .collect(),
         tools: e.tools,
         diagnostics: e.diagnostics.iter().map(diagnostic).collect(),
+        context: e.context,
     }
 }
 

@@ -622,7 +622,7 @@ pub struct ServerWire {
     pub source: ServerSource,
     /// The plugin, for plugin servers.
     pub plugin: Option<String>,
-    /// `connected`, `configured`, `disabled`, `untrusted` or `failed`.
+    /// `configured`, `known`, `started`, `used`, `disabled`, `untrusted` or `failed`.
     pub status: ServerStatusWire,
     /// Why it failed.
     pub error: Option<String>,
@@ -632,8 +632,8 @@ pub struct ServerWire {
     pub tools: Vec<String>,
     /// Its tools as people read them, in the order of `tools`.
     pub tool_details: Vec<ServerToolWire>,
-    /// Tools the server added after the session started, by the server's names: they need
-    /// a restart.
+    /// Tools the server added after the session mounted it, by the server's names (they join
+    /// at the next turn boundary).
     pub added_tools: Vec<String>,
     /// The latest failed keep-alive ping.
     pub ping_failure: Option<String>,
@@ -677,6 +677,10 @@ pub struct ExtensionsResult {
     pub tools: Vec<String>,
     /// Everything refused, shadowed or failed.
     pub diagnostics: Vec<DiagnosticWire>,
+    /// What the next model request costs the context (estimates, about 4 bytes a token): the
+    /// system prompt, the tool definitions (per owner: server id, `<plugin>/<component>`,
+    /// `rho` for built-in tools; with what waits behind the tool search), the conversation.
+    pub context: rho_core::session::ContextBudget,
 }
 
 /// `doctor` result: the rows of `rho doctor`, with the session's live servers.

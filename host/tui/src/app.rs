@@ -76,6 +76,8 @@ enum Report {
     Mcp,
     Plugins,
     Skills,
+    /// `/context`: what the next request costs, by part.
+    Context,
 }
 
 /// A resource picked with `@` for the next message.
@@ -688,6 +690,7 @@ impl App {
             Report::Mcp => crate::reports::mcp(extensions, &self.prompts, &self.resources),
             Report::Plugins => crate::reports::plugins(extensions),
             Report::Skills => crate::reports::skills(extensions),
+            Report::Context => crate::reports::context(&extensions.context),
         };
         self.notice(text);
     }
@@ -1349,6 +1352,10 @@ impl App {
             "/help" => self.notice(crate::reports::help()),
             "/mcp" => self.send(Operation::ListExtensions, Purpose::Extensions(Report::Mcp)),
             "/doctor" => self.send(Operation::Doctor, Purpose::Quiet),
+            "/context" => self.send(
+                Operation::ListExtensions,
+                Purpose::Extensions(Report::Context),
+            ),
             "/plugins" => self.send(
                 Operation::ListExtensions,
                 Purpose::Extensions(Report::Plugins),
@@ -1545,11 +1552,14 @@ impl App {
         if let Some(context) = &self.context {
             match context.percent {
                 Some(percent) => parts.push(format!("context {percent:.0}%")),
-                None => parts.push(format!("context {}", tokens(context.tokens))),
+                None => parts.push(format!(
+                    "context {}",
+                    crate::reports::tokens(context.tokens)
+                )),
             }
         }
         if self.tokens > 0 {
-            let mut used = format!("{} tokens", tokens(self.tokens));
+            let mut used = format!("{} tokens", crate::reports::tokens(self.tokens));
             if self.cost > 0.0 {
                 used.push_str(&format!(" · ${:.2}", self.cost));
             }
@@ -1709,15 +1719,6 @@ fn short_path(path: &std::path::Path) -> String {
         Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
         Some(rest) => format!("~/{}", rest.display()),
         None => path.display().to_string(),
-    }
-}
-
-/// `1234` as `1.2k`.
-fn tokens(count: u64) -> String {
-    if count >= 1000 {
-        format!("{:.1}k", count as f64 / 1000.0)
-    } else {
-        count.to_string()
     }
 }
 

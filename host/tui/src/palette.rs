@@ -56,6 +56,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "MCP servers: status, tools, prompts, resources, OAuth",
     ),
     ("/doctor", "what loaded, what failed and why"),
+    (
+        "/context",
+        "what the next request costs: system prompt, tools, conversation",
+    ),
     ("/plugins", "plugins and their components"),
     ("/skills", "skills after precedence"),
     ("/tools", "the session's tools and their risk"),

@@ -2,8 +2,10 @@
 //! `/tools`), built from what the host reports; shown as notices in the conversation.
 
 use rho_component::{ServerResource, ToolSpec, Transport};
+use rho_core::ToolSearch;
 use rho_core::doctor::Check;
 use rho_core::host::{Extensions, PromptCommand};
+use rho_core::session::{ContextBudget, OwnerBudget, ToolBudget};
 
 use crate::palette::COMMANDS;
 use crate::text::width_of;
@@ -25,8 +27,113 @@ pub fn help() -> String {
     text
 }
 
+/// `1234` as `1.2k`.
+pub(crate) fn tokens(count: u64) -> String {
+    if count >= 1000 {
+        format!("{:.1}k", count as f64 / 1000.0)
+    } else {
+        count.to_string()
+    }
+}
+
+/// The tool search in one line: whether definitions wait behind it and what they cost.
+fn tool_search_line(budget: &ToolBudget) -> String {
+    let mode = match budget.mode {
+        ToolSearch::Auto => format!("auto, past {} tokens", tokens(budget.budget_tokens)),
+        ToolSearch::Always => "always".to_owned(),
+        ToolSearch::Never => "never".to_owned(),
+    };
+    if budget.deferring {
+        format!(
+            "tool search: on ({mode}): the next request sends ≈{} of ≈{} tokens of tool definitions",
+            tokens(budget.sent_tokens),
+            tokens(budget.all_tokens)
+        )
+    } else {
+        format!(
+            "tool search: off ({mode}): every tool definition is sent, ≈{} tokens",
+            tokens(budget.all_tokens)
+        )
+    }
+}
+
+/// What a server's definitions cost and how many wait behind the tool search.
+fn server_budget_line(budget: &OwnerBudget) -> String {
+    let mut line = format!(
+        "definitions: ≈{} tokens for {} tool{}",
+        tokens(budget.tokens),
+        budget.tools,
+        if budget.tools == 1 { "" } else { "s" }
+    );
+    if budget.waiting > 0 || budget.loaded > 0 {
+        line.push_str(&format!(
+            "; {} waiting behind tool_search, {} loaded",
+            budget.waiting, budget.loaded
+        ));
+    }
+    line
+}
+
+/// `/context`: what the next model request costs the context, by part.
+pub fn context(context: &ContextBudget) -> String {
+    let tools = &context.tools;
+    let total = context.system_tokens + tools.sent_tokens + context.conversation_tokens;
+    let window = if tools.window_known {
+        format!("{} tokens", tokens(tools.context_window))
+    } else {
+        format!(
+            "{} tokens (assumed: the model's is not known)",
+            tokens(tools.context_window)
+        )
+    };
+    let waiting: usize = tools.owners.values().map(|o| o.waiting).sum();
+    let held = if tools.deferring {
+        format!(
+            " (of ≈{}; {waiting} tool{} wait behind tool_search)",
+            tokens(tools.all_tokens),
+            if waiting == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    };
+    #[allow(clippy::cast_precision_loss)] // a percentage for display
+    let share = if tools.context_window > 0 {
+        format!(
+            " ({:.0}% of the window)",
+            total as f64 / tools.context_window as f64 * 100.0
+        )
+    } else {
+        String::new()
+    };
+    let rows = vec![
+        vec![
+            "system prompt".to_owned(),
+            format!("≈{}", tokens(context.system_tokens)),
+        ],
+        vec![
+            "tool definitions".to_owned(),
+            format!("≈{}{held}", tokens(tools.sent_tokens)),
+        ],
+        vec![
+            "conversation".to_owned(),
+            format!("≈{}", tokens(context.conversation_tokens)),
+        ],
+        vec![
+            "next request".to_owned(),
+            format!("≈{}{share}", tokens(total)),
+        ],
+    ];
+    let mut text = format!("context (estimates, about 4 bytes a token), window {window}:");
+    for line in table(&rows).lines() {
+        text.push_str(&format!("\n  {line}"));
+    }
+    text.push('\n');
+    text.push_str(&tool_search_line(tools));
+    text
+}
+
 /// `/mcp`: every server entry with its transport, status, error, restarts, rejected questions,
-/// tools, prompts and resources.
+/// what its tool definitions cost, tools, prompts and resources.
 pub fn mcp(
     extensions: &Extensions,
     prompts: &[PromptCommand],
@@ -36,6 +143,10 @@ pub fn mcp(
         return "no MCP server is configured (rho mcp add, or a plugin's mcp.json)".to_owned();
     }
     let mut text = String::from("MCP servers:");
+    text.push_str(&format!(
+        "\n{}",
+        tool_search_line(&extensions.context.tools)
+    ));
     for server in &extensions.servers {
         let status = server.status();
         let health = server.health();
@@ -79,6 +190,9 @@ pub fn mcp(
         }
         if let Some(auth) = extensions.auth.get(&server.id) {
             text.push_str(&format!("\n    oauth: {auth}"));
+        }
+        if let Some(budget) = extensions.context.tools.owners.get(&server.id) {
+            text.push_str(&format!("\n    {}", server_budget_line(budget)));
         }
         let tools = server.tools();
         if !tools.is_empty() {

@@ -608,6 +608,43 @@ fn mcp_report() {
 }
 
 #[test]
+fn context_report_and_mcp_show_what_definitions_cost_and_what_waits() {
+    let mut extensions = support::extensions();
+    extensions.context = support::context_budget(true);
+    let mut h = Harness::new();
+    h.reply_startup(
+        extensions.clone(),
+        support::tools(),
+        support::prompts(),
+        support::resources(),
+    );
+    h.submit("/context");
+    assert!(matches!(
+        h.reply_one(Response::Extensions(Box::new(extensions.clone()))),
+        Operation::ListExtensions
+    ));
+    let screen = h.screen(100, 30);
+    insta::assert_snapshot!("context_report", screen);
+    assert!(
+        screen.contains("2 tools wait behind tool_search"),
+        "{screen}"
+    );
+    h.submit("/mcp");
+    h.reply_one(Response::Extensions(Box::new(extensions)));
+    let screen = h.screen(100, 30);
+    assert!(
+        screen.contains(
+            "definitions: ≈1.5k tokens for 3 tools; 2 waiting behind tool_search, 1 loaded"
+        ),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("tool search: on (always): the next request sends ≈3.0k of ≈3.8k tokens"),
+        "{screen}"
+    );
+}
+
+#[test]
 fn mcp_report_shows_restarts_rejected_questions_and_servers_given_up_on() {
     let mut extensions = support::three_servers();
     // A server that restarted twice and asked far more questions at once than rho lets wait.

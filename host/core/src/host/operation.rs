@@ -221,6 +221,9 @@ pub struct Extensions {
     pub auth: std::collections::BTreeMap<String, String>,
     /// Everything refused, shadowed or failed.
     pub diagnostics: Vec<Diagnostic>,
+    /// What the next model request costs the context (tool definitions per server, what
+    /// waits behind the tool search).
+    pub context: crate::session::ContextBudget,
 }
 
 /// The answer to an operation.

@@ -507,6 +507,7 @@ impl Work {
             tools: self.tools.specs().into_iter().map(|s| s.name).collect(),
             auth: self.auth_states(),
             diagnostics,
+            context: self.session.context_budget(),
         }
     }
 

@@ -48,6 +48,45 @@ pub(crate) struct Plan {
     /// The owners (server ids, `<plugin>/<component>`) of tools that wait, with how many wait:
     /// empty when nothing is deferred.
     pub(crate) waiting: Vec<(String, usize)>,
+    /// What the definitions cost, and what the search holds back.
+    pub(crate) budget: ToolBudget,
+}
+
+/// What a session's tool definitions cost the model's context, as the next request would
+/// send them (estimates: about 4 bytes a token).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolBudget {
+    /// `[agent] tool_search`: `auto`, `always` or `never`.
+    pub mode: ToolSearch,
+    /// Whether tools wait behind `tool_search` now.
+    pub deferring: bool,
+    /// The context window the budget is a share of (the model's, or 128k when not known).
+    pub context_window: u64,
+    /// Whether `context_window` is the model's own (else assumed).
+    pub window_known: bool,
+    /// Past this many tokens of definitions, `auto` defers.
+    pub budget_tokens: u64,
+    /// Tokens of every tool's definition.
+    pub all_tokens: u64,
+    /// Tokens of the definitions the next request sends.
+    pub sent_tokens: u64,
+    /// Per tool owner (server id, `<plugin>/<component>`; built-in tools under `rho`).
+    pub owners: BTreeMap<String, OwnerBudget>,
+}
+
+/// One owner's tools in a [`ToolBudget`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerBudget {
+    /// Its tools.
+    pub tools: usize,
+    /// Tokens of all their definitions.
+    pub tokens: u64,
+    /// Tools waiting behind the search (not loaded).
+    pub waiting: usize,
+    /// Tools that waited and were loaded (by a search or a call).
+    pub loaded: usize,
 }
 
 /// The estimated tokens of `definition` (its JSON, about 4 bytes a token).
@@ -56,6 +95,23 @@ pub fn definition_tokens(definition: &ToolDefinition) -> u64 {
         + definition.description.len()
         + serde_json::to_string(&definition.parameters).map_or(0, |s| s.len());
     (bytes as u64).div_ceil(BYTES_PER_TOKEN)
+}
+
+/// The estimated tokens of `bytes` bytes of text (about 4 bytes a token).
+pub fn text_tokens(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(BYTES_PER_TOKEN)
+}
+
+/// What the next model request costs the context, by part (estimates).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextBudget {
+    /// The system prompt (with the note on waiting tools).
+    pub system_tokens: u64,
+    /// The tool definitions.
+    pub tools: ToolBudget,
+    /// The conversation so far.
+    pub conversation_tokens: u64,
 }
 
 /// What the session and its `tool_search` tool share.
@@ -152,24 +208,39 @@ impl Deferral {
     pub(crate) fn plan(&self, tools: &ToolSet, context_window: Option<u64>) -> Plan {
         let specs = tools.specs();
         let all: Vec<ToolDefinition> = specs.iter().map(definition).collect();
+        let tokens: Vec<u64> = all.iter().map(definition_tokens).collect();
         let (pinned, waiting): (Vec<usize>, Vec<usize>) =
             (0..specs.len()).partition(|&i| tools.pinned(&specs[i]));
-        let deferring = !waiting.is_empty()
+        let window = context_window.unwrap_or(ASSUMED_CONTEXT_WINDOW);
+        let mut budget = ToolBudget {
+            mode: self.mode,
+            deferring: false,
+            context_window: window,
+            window_known: context_window.is_some(),
+            budget_tokens: window * u64::from(self.budget_percent) / 100,
+            all_tokens: tokens.iter().sum(),
+            sent_tokens: 0,
+            owners: BTreeMap::new(),
+        };
+        budget.deferring = !waiting.is_empty()
             && match self.mode {
                 ToolSearch::Never => false,
                 ToolSearch::Always => true,
-                ToolSearch::Auto => {
-                    let window = context_window.unwrap_or(ASSUMED_CONTEXT_WINDOW);
-                    let budget = window * u64::from(self.budget_percent) / 100;
-                    all.iter().map(definition_tokens).sum::<u64>() > budget
-                }
+                ToolSearch::Auto => budget.all_tokens > budget.budget_tokens,
             };
+        for (spec, tokens) in specs.iter().zip(&tokens) {
+            let owner = budget.owners.entry(owner(&spec.origin)).or_default();
+            owner.tools += 1;
+            owner.tokens += tokens;
+        }
         let mut shared = self.shared();
-        if !deferring {
+        if !budget.deferring {
             shared.index = None;
+            budget.sent_tokens = budget.all_tokens;
             return Plan {
                 definitions: all,
                 waiting: Vec::new(),
+                budget,
             };
         }
         let names: Vec<String> = waiting.iter().map(|&i| specs[i].name.clone()).collect();
@@ -187,16 +258,21 @@ impl Deferral {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         let mut definitions: Vec<ToolDefinition> = pinned.iter().map(|&i| all[i].clone()).collect();
         for &i in &waiting {
+            let owner = owner(&specs[i].origin);
             if shared.loaded.contains(&specs[i].name) {
                 definitions.push(all[i].clone());
+                budget.owners.entry(owner).or_default().loaded += 1;
             } else {
-                *counts.entry(owner(&specs[i].origin)).or_default() += 1;
+                budget.owners.entry(owner.clone()).or_default().waiting += 1;
+                *counts.entry(owner).or_default() += 1;
             }
         }
         definitions.push(definition(self.tool.spec()));
+        budget.sent_tokens = definitions.iter().map(definition_tokens).sum();
         Plan {
             definitions,
             waiting: counts.into_iter().collect(),
+            budget,
         }
     }
 }

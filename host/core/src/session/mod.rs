@@ -30,7 +30,9 @@ use crate::provider::{
 };
 
 pub use call_asker::{QuestionDesk, SAMPLING_TIME_LIMIT};
-pub use deferral::{ASSUMED_CONTEXT_WINDOW, TOOL_SEARCH, definition_tokens};
+pub use deferral::{
+    ASSUMED_CONTEXT_WINDOW, ContextBudget, OwnerBudget, TOOL_SEARCH, ToolBudget, definition_tokens,
+};
 pub use events::{
     ApprovalDecision, ApprovalFuture, Approver, CallOutcome, CallRecord, ContextSnapshot, DenyAll,
     Discard, EventSink, LoopState, QuestionAnswer, QuestionKind, QuestionRequest, SessionEvent,
@@ -406,6 +408,23 @@ impl Session {
             self.waiting = plan.waiting;
         }
         plan.definitions
+    }
+
+    /// What the next model request would cost the context, by part: the system prompt, the
+    /// tool definitions (and what waits behind the tool search), the conversation.
+    pub fn context_budget(&self) -> ContextBudget {
+        let plan = self.deferral.plan(&self.tools, self.config.context_window);
+        let note = deferral::waiting_note(&plan.waiting).map_or(0, |n| n.len() + 2);
+        let conversation: usize = self
+            .messages
+            .iter()
+            .map(|m| serde_json::to_string(m).map_or(0, |s| s.len()))
+            .sum();
+        ContextBudget {
+            system_tokens: deferral::text_tokens(self.base_system.len() + note),
+            tools: plan.budget,
+            conversation_tokens: deferral::text_tokens(conversation),
+        }
     }
 
     /// The tool the model calls `name`: the session's `tool_search`, or one of the tool set.

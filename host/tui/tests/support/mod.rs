@@ -495,6 +495,48 @@ pub fn extensions() -> Extensions {
         tools: tools().into_iter().map(|t| t.name).collect(),
         auth: BTreeMap::new(),
         diagnostics: Vec::new(),
+        context: context_budget(false),
+    }
+}
+
+/// What the next request costs with the `everything` server's 3 tools and rho's own: all sent,
+/// or (`deferring`) the server's tools waiting behind the tool search but one.
+pub fn context_budget(deferring: bool) -> rho_core::session::ContextBudget {
+    use rho_core::session::{ContextBudget, OwnerBudget, ToolBudget};
+    let everything = OwnerBudget {
+        tools: 3,
+        tokens: 1_520,
+        waiting: if deferring { 2 } else { 0 },
+        loaded: usize::from(deferring),
+    };
+    let builtin = OwnerBudget {
+        tools: 8,
+        tokens: 2_310,
+        waiting: 0,
+        loaded: 0,
+    };
+    ContextBudget {
+        system_tokens: 812,
+        tools: ToolBudget {
+            mode: if deferring {
+                rho_core::ToolSearch::Always
+            } else {
+                rho_core::ToolSearch::Auto
+            },
+            deferring,
+            context_window: 128_000,
+            window_known: true,
+            budget_tokens: 12_800,
+            all_tokens: 3_830,
+            sent_tokens: if deferring { 2_950 } else { 3_830 },
+            owners: [
+                ("everything".to_owned(), everything),
+                ("rho".to_owned(), builtin),
+            ]
+            .into_iter()
+            .collect(),
+        },
+        conversation_tokens: 4_204,
     }
 }
 

@@ -362,3 +362,55 @@ async fn a_cached_tool_the_server_no_longer_lists_fails_clearly_on_first_use() {
     .await;
     set.close().await;
 }
+
+#[test]
+fn a_changed_tool_list_is_reported_as_tools_changed_and_added_tools_join() {
+    let sandbox = Sandbox::new();
+    let pids = sandbox.outside("records").join("pids");
+    sandbox.write_config(&format!(
+        "[agent]\npermission_mode = \"allow-all\"\n\n{}",
+        config(&pids, "list-changed", "eager", "")
+    ));
+    let echo = rho_component::naming::ExportedNames::default().assign("fake", "echo");
+    let newcomer = rho_component::naming::ExportedNames::default().assign("fake", "newcomer");
+    let model = rho_e2e::FakeModel::start(
+        env!("CARGO_BIN_EXE_fake-model"),
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [{"name": echo, "arguments": {"text": "hi"}}]},
+            {"content": "called"},
+            {"content": "the list changed", "expect": {"tools_include": [newcomer]}}
+        ]),
+    );
+    let mut rpc = rho_e2e::Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    rpc.request(1, "prompt", json!({"message": "call echo"}));
+    let (_, response) = rpc.response(1);
+    assert_eq!(response["result"]["reply"], "called", "{response}");
+    // The server announced its new list after the call: the next turn takes it.
+    std::thread::sleep(Duration::from_millis(300));
+    rpc.request(2, "prompt", json!({"message": "again"}));
+    let (notes, response) = rpc.response(2);
+    assert_eq!(
+        response["result"]["reply"], "the list changed",
+        "{response}"
+    );
+    let changed = notes
+        .iter()
+        .find(|n| n["method"] == "tools/changed")
+        .unwrap_or_else(|| panic!("no tools/changed in {notes:#?}"));
+    assert_eq!(changed["params"]["server"], "fake");
+    assert_eq!(changed["params"]["added"], json!(["newcomer"]));
+    assert_eq!(changed["params"]["withdrawn"], json!(["retired"]));
+    assert_eq!(changed["params"]["revised"], json!(["echo"]));
+    let extensions = rpc.call(3, "listExtensions", json!({}));
+    let server = &extensions["servers"][0];
+    assert!(
+        server["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(newcomer)),
+        "{server:#}"
+    );
+    assert_eq!(server["addedTools"], json!(["newcomer"]), "{server:#}");
+    assert_eq!(rpc.finish(), 0);
+}

@@ -117,7 +117,11 @@ fn deferred_tools_wait_behind_the_search_and_join_after_it_across_continue() {
     let everything = &tools["owners"]["everything"];
     assert_eq!(everything["loaded"], 1, "{everything:#}");
     let waiting = everything["waiting"].as_u64().unwrap();
-    assert_eq!(waiting + 1, everything["tools"].as_u64().unwrap(), "{everything:#}");
+    assert_eq!(
+        waiting + 1,
+        everything["tools"].as_u64().unwrap(),
+        "{everything:#}"
+    );
     assert!(
         tools["sentTokens"].as_u64().unwrap() < tools["allTokens"].as_u64().unwrap(),
         "{tools:#}"

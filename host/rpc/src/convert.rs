@@ -17,7 +17,8 @@ use crate::wire::{
     ProvidersResult, QuestionRequestParams, SamplingMessageWire, ServerRestartParams,
     ServerToolWire, ServerWire, SessionResult, SessionWire, SessionsResult, SkillWire,
     StateChangeParams, StateResult, StatsResult, ToolCallParams, ToolCallWire, ToolDeniedParams,
-    ToolProgressParams, ToolResultParams, ToolWire, UsageByPurposeWire, UsageParams, UsageWire,
+    ToolProgressParams, ToolResultParams, ToolWire, ToolsChangedParams, UsageByPurposeWire,
+    UsageParams, UsageWire,
 };
 
 pub(crate) fn usage(u: &Usage) -> UsageWire {
@@ -213,6 +214,15 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
                 restarts: restart.restarts,
                 reason: restart.reason.clone(),
                 gave_up: restart.gave_up.clone(),
+            }),
+        ),
+        SessionEvent::ToolsChanged(changed) => notification_line(
+            Notification::ToolsChanged.name(),
+            Some(&ToolsChangedParams {
+                server: changed.server.clone(),
+                revised: changed.revised.clone(),
+                withdrawn: changed.withdrawn.clone(),
+                added: changed.added.clone(),
             }),
         ),
     }

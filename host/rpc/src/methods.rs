@@ -19,8 +19,8 @@ use crate::wire::{
     PromptResult, PromptWire, ProvidersResult, QuestionAction, QuestionRequestParams,
     QuestionResponseParams, ResourceWire, ResumeSessionParams, ServerRestartParams, SessionResult,
     SessionsResult, SetModelParams, SetModelResult, StateChangeParams, StateResult, StatsResult,
-    ToolCallParams, ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolsResult,
-    UsageParams,
+    ToolCallParams, ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolsChangedParams,
+    ToolsResult, UsageParams,
 };
 
 /// A method's params: how they are read from a request.
@@ -469,6 +469,11 @@ notifications! {
     ServerRestart = "server/restart" {
         summary: "rho started an MCP server again after its session was lost, or (gaveUp) stopped trying (rho's addition)",
         params: ServerRestartParams,
+    }
+    /// A server's tool list changed.
+    ToolsChanged = "tools/changed" {
+        summary: "An MCP server's tool list changed (it said so, was started again, or a lazy server listed other tools than the tool cache); used from this turn on (rho's addition)",
+        params: ToolsChangedParams,
     }
     /// One model request's usage.
     Usage = "usage" {

@@ -781,6 +781,19 @@ pub struct ServerRestartParams {
     pub gave_up: Option<String>,
 }
 
+/// `tools/changed`, by the server's own tool names.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolsChangedParams {
+    /// The server identity.
+    pub server: String,
+    /// Still offered with a new definition.
+    pub revised: Vec<String>,
+    /// No longer offered: calls fail, saying the server withdrew it.
+    pub withdrawn: Vec<String>,
+    /// Newly offered, and mounted under new exported names.
+    pub added: Vec<String>,
+}
+
 /// `tool/denied`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolDeniedParams {

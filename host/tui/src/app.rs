@@ -547,6 +547,23 @@ impl App {
                 self.end_turn(TurnEnd::Failed);
                 self.error(message);
             }
+            SessionEvent::ToolsChanged(changed) => {
+                let mut parts = Vec::new();
+                for (what, names) in [
+                    ("added", &changed.added),
+                    ("withdrawn", &changed.withdrawn),
+                    ("revised", &changed.revised),
+                ] {
+                    if !names.is_empty() {
+                        parts.push(format!("{what}: {}", names.join(", ")));
+                    }
+                }
+                self.notice(format!(
+                    "MCP server {} changed its tools; {}",
+                    changed.server,
+                    parts.join("; ")
+                ));
+            }
             SessionEvent::ServerRestart(restart) => match restart.gave_up {
                 Some(gave_up) => self.error(gave_up),
                 None => self.notice(format!(

@@ -187,6 +187,23 @@ pub enum SessionEvent {
     /// rho started an MCP server again after its session was lost, or gave up on it
     /// (`docs/mcp.md`, "Servers that come back").
     ServerRestart(crate::ServerRestart),
+    /// A server's tool list changed (it said so, it was started again, or a lazy server's
+    /// first start listed other tools than the tool cache): the new list is used from this
+    /// turn on (`docs/mcp.md`, "Tool lists that change").
+    ToolsChanged(ToolsChanged),
+}
+
+/// What changed in one server's tool list, by the server's own tool names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolsChanged {
+    /// The server identity.
+    pub server: String,
+    /// Still offered with a new definition.
+    pub revised: Vec<String>,
+    /// No longer offered: calls fail, saying the server withdrew it.
+    pub withdrawn: Vec<String>,
+    /// Newly offered, and mounted under new exported names.
+    pub added: Vec<String>,
 }
 
 impl SessionEvent {

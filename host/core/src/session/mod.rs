@@ -36,7 +36,7 @@ pub use deferral::{
 pub use events::{
     ApprovalDecision, ApprovalFuture, Approver, CallOutcome, CallRecord, ContextSnapshot, DenyAll,
     Discard, EventSink, LoopState, QuestionAnswer, QuestionKind, QuestionRequest, SessionEvent,
-    SinkFuture, TurnResult,
+    SinkFuture, ToolsChanged, TurnResult,
 };
 pub use store::{
     Entry, LoadedSession, SESSION_FORMAT_VERSION, SESSION_MAX_BYTES, SessionFile, SessionSummary,
@@ -506,6 +506,13 @@ impl Session {
         // reconciled now.
         for (server, changes) in self.tools.reconcile().await {
             tracing::info!(target: "rho::mcp", server = server.as_str(), revised = changes.revised.len(), withdrawn = changes.withdrawn.len(), added = changes.added.len(), "tool list changed");
+            sink.send(SessionEvent::ToolsChanged(ToolsChanged {
+                server,
+                revised: changes.revised,
+                withdrawn: changes.withdrawn,
+                added: changes.added,
+            }))
+            .await;
         }
         let mut turn = TurnResult {
             reply: String::new(),

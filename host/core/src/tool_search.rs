@@ -30,11 +30,15 @@ pub const MAX_QUERY_CHARS: usize = 1_000;
 /// The most distinct query terms scored; later ones are ignored.
 const MAX_QUERY_TERMS: usize = 64;
 
-/// The longest description read for ranking, in bytes (cut at a character boundary).
-const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
+/// The most of each field read for ranking (a description, a name, the parameter names), in
+/// bytes, cut at a character boundary: a server's text cannot make a build slow.
+const MAX_FIELD_BYTES: usize = 16 * 1024;
 
-/// The most parameter names read from one input schema.
+/// The most parameter names read from one tool.
 const MAX_PARAMETERS: usize = 256;
+
+/// The longest parameter name read, in bytes.
+const MAX_PARAMETER_BYTES: usize = 256;
 
 /// One searchable tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,37 +255,36 @@ impl SearchIndex {
 
     fn build(docs: Vec<SearchDoc>, scheme: Scheme) -> Self {
         let params = scheme.params();
-        let joined: Vec<[String; 2]> = docs
+        // The one field text that is not a SearchDoc string as it is: the parameter names
+        // (rho) or everything (the baseline).
+        let joined: Vec<String> = docs
             .iter()
-            .map(|doc| {
-                let description = capped(&doc.description, MAX_DESCRIPTION_BYTES);
-                match scheme {
-                    Scheme::Rho(_) => [doc.parameters.join(" "), description.to_owned()],
-                    Scheme::PlainBaseline => [
-                        String::new(),
-                        format!(
-                            "{} {} {description}",
-                            doc.server.as_deref().unwrap_or(""),
-                            doc.tool
-                        ),
-                    ],
+            .map(|doc| match scheme {
+                Scheme::Rho(_) => {
+                    let names = doc.parameters.iter().take(MAX_PARAMETERS);
+                    let names: Vec<&str> = names.map(|p| capped(p, MAX_PARAMETER_BYTES)).collect();
+                    names.join(" ")
                 }
+                Scheme::PlainBaseline => format!(
+                    "{} {} {}",
+                    capped(doc.server.as_deref().unwrap_or(""), MAX_FIELD_BYTES),
+                    capped(&doc.tool, MAX_FIELD_BYTES),
+                    capped(&doc.description, MAX_FIELD_BYTES)
+                ),
             })
             .collect();
-        let fields = docs
-            .iter()
-            .zip(&joined)
-            .map(|(doc, [parameters, text])| -> Fields<'_> {
-                match scheme {
-                    Scheme::Rho(_) => [
-                        doc.tool.as_str(),
-                        doc.server.as_deref().unwrap_or(""),
-                        parameters.as_str(),
-                        text.as_str(),
-                    ],
-                    Scheme::PlainBaseline => ["", "", "", text.as_str()],
-                }
-            });
+        let fields = docs.iter().zip(&joined).map(|(doc, joined)| -> Fields<'_> {
+            let joined = capped(joined, MAX_FIELD_BYTES);
+            match scheme {
+                Scheme::Rho(_) => [
+                    capped(&doc.tool, MAX_FIELD_BYTES),
+                    capped(doc.server.as_deref().unwrap_or(""), MAX_FIELD_BYTES),
+                    joined,
+                    capped(&doc.description, MAX_FIELD_BYTES),
+                ],
+                Scheme::PlainBaseline => ["", "", "", joined],
+            }
+        });
         let postings = Postings::build(fields, scheme.rules(), &params);
         let synonyms = if scheme.synonyms() {
             synonyms::table(&postings, scheme.rules())

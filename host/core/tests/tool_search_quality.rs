@@ -19,7 +19,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rho_component::naming::ExportedNames;
-use rho_component::{RiskLevel, ToolOrigin, ToolSpec};
+use rho_component::{RiskLevel, ToolOrigin, ToolSpec, tool_display_name};
 use rho_core::tool_search::{FieldWeights, Hit, Ranking, SearchDoc, SearchIndex};
 use rho_mcp::ServerTool;
 use serde::Deserialize;
@@ -294,7 +294,7 @@ fn median_build(docs: &[SearchDoc], build: impl Fn(Vec<SearchDoc>) -> SearchInde
 }
 
 #[test]
-fn rho_ranking_beats_plain_bm25_on_real_tools() {
+fn tool_search_ranking_beats_plain_bm25_on_real_tools() {
     let fixture = fixture();
     let cases = cases(&fixture);
     let rho = SearchIndex::new(fixture.docs.clone());
@@ -398,19 +398,16 @@ fn rho_ranking_beats_plain_bm25_on_real_tools() {
         println!("{}", evaluate(&index, &cases).0.row(label));
     }
 
-    println!("\nRequests rho misses at 5 (expected; what came first):");
+    println!("\nRequests rho misses at 5 (the tools that serve it; rho's first five):");
+    let shown = |index: usize| {
+        let doc = &fixture.docs[index];
+        tool_display_name(doc.server.as_deref(), &doc.tool)
+    };
     for case in &cases {
         let hits = rho.search(&case.text, 5);
         if first_relevant(&hits, &case.relevant).is_none() {
-            let expected: Vec<&str> = case
-                .relevant
-                .iter()
-                .map(|&i| fixture.docs[i].name.as_str())
-                .collect();
-            let got: Vec<&str> = hits
-                .iter()
-                .map(|h| fixture.docs[h.index].name.as_str())
-                .collect();
+            let expected: Vec<String> = case.relevant.iter().map(|&i| shown(i)).collect();
+            let got: Vec<String> = hits.iter().map(|h| shown(h.index)).collect();
             println!("- {:?} ({}): {expected:?}; {got:?}", case.text, case.kind);
         }
     }

@@ -186,7 +186,17 @@ fn odd_input_never_panics() {
         description: "\u{0}\u{1b}[31m 🦀 İ̇ ǅ ".repeat(5_000),
         parameters: vec![String::new(), "🦀".to_owned()],
     });
+    // Fields far past every bound: the build reads only their start.
+    docs.push(SearchDoc {
+        name: "n".repeat(1_000_000),
+        server: Some("s".repeat(1_000_000)),
+        tool: "get_".repeat(250_000),
+        description: "word ".repeat(1_000_000),
+        parameters: vec!["p".repeat(100_000); 10_000],
+    });
+    let start = Instant::now();
     let index = SearchIndex::new(docs);
+    assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
     let huge = "create issue ".repeat(100_000);
     for query in [
         "",

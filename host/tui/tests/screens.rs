@@ -608,6 +608,39 @@ fn mcp_report() {
 }
 
 #[test]
+fn mcp_report_shows_the_four_states_of_a_server() {
+    let mut extensions = support::extensions();
+    let server = |id: &str, status: rho_core::ServerStatus, tools: &[&str]| {
+        support::server(id, rho_component::Transport::Stdio, status, tools)
+    };
+    extensions.servers = vec![
+        server("filling", rho_core::ServerStatus::Configured, &[]),
+        server("cached", rho_core::ServerStatus::Known, &["lookup"]),
+        server("idle", rho_core::ServerStatus::Started, &["ping"]),
+        server("busy", rho_core::ServerStatus::Used, &["work"]),
+    ];
+    let mut h = Harness::new();
+    h.reply_startup(
+        extensions.clone(),
+        support::tools(),
+        support::prompts(),
+        support::resources(),
+    );
+    h.submit("/mcp");
+    h.reply_one(Response::Extensions(Box::new(extensions)));
+    let screen = h.screen(90, 40);
+    insta::assert_snapshot!("mcp_report_four_states", screen);
+    for line in [
+        "filling  stdio  configured",
+        "cached  stdio  known",
+        "idle  stdio  started",
+        "busy  stdio  used",
+    ] {
+        assert!(screen.contains(line), "{line}: {screen}");
+    }
+}
+
+#[test]
 fn context_report_and_mcp_show_what_definitions_cost_and_what_waits() {
     let mut extensions = support::extensions();
     extensions.context = support::context_budget(true);

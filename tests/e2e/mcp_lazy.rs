@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use rho_core::ServerStatus;
 use rho_e2e::Sandbox;
-use serde_json::json;
+use serde_json::{Value, json};
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
 
@@ -413,4 +413,147 @@ fn a_changed_tool_list_is_reported_as_tools_changed_and_added_tools_join() {
     );
     assert_eq!(server["addedTools"], json!(["newcomer"]), "{server:#}");
     assert_eq!(rpc.finish(), 0);
+}
+
+/// Polls `listExtensions` until the first server's status is `status`; returns that answer.
+fn wait_for_status(rpc: &mut rho_e2e::Rpc, status: &str, mut id: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let extensions = rpc.call(id, "listExtensions", json!({}));
+        if extensions["servers"][0]["status"] == status {
+            return extensions;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never {status}: {:#}",
+            extensions["servers"][0]
+        );
+        id += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_lazy_python_plugin_server_is_known_from_the_cache_until_its_plugin_changes() {
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output()
+        .unwrap();
+    assert!(
+        probe.status.success(),
+        "the Python MCP SDK is missing: pip install -r .ci/requirements.txt (bash .ci/run does)"
+    );
+    let sandbox = Sandbox::new();
+    // The Python SDK's server, copied to a path of this test's own (so /proc shows only its
+    // own processes), served by a user plugin.
+    let plugin = sandbox.user_plugins().join("pyplug");
+    rho_e2e::make_plugin(&plugin, "pyplug");
+    let script = plugin.join("server.py");
+    std::fs::copy(
+        rho_e2e::repo_root().join("tests/peers/modern_server.py"),
+        &script,
+    )
+    .unwrap();
+    let mcp = |extra: &str| {
+        rho_e2e::make_mcp(
+            &plugin,
+            &format!(
+                r#"{{"modern": {{"type": "stdio", "command": "python3", "args": ["${{PLUGIN_ROOT}}/server.py", "stdio"{extra}]}}}}"#
+            ),
+        );
+    };
+    mcp("");
+    sandbox.write_config(
+        "[agent]\npermission_mode = \"allow-all\"\n\n[mcp.plugin_servers.\"pyplug/modern\"]\nstartup = \"lazy\"\n",
+    );
+    let add = rho_component::naming::ExportedNames::default().assign("pyplug/modern", "add");
+    let model = rho_e2e::FakeModel::start(
+        env!("CARGO_BIN_EXE_fake-model"),
+        &sandbox.dir.path().join("model"),
+        &json!([
+            {"tool_calls": [{"name": add, "arguments": {"a": 2, "b": 3}}]},
+            {"content": "five", "expect": {"last_message_contains": "5"}}
+        ]),
+    );
+    // First session: nothing cached; the server starts in the background.
+    let mut rpc = rho_e2e::Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    wait_for_status(&mut rpc, "started", 1);
+    assert_eq!(rpc.finish(), 0);
+    let script_path = script.display().to_string();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running_with(&script_path) {
+        assert!(
+            Instant::now() < deadline,
+            "the first session's server still runs"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // Second session: known from the cache, nothing runs until the call.
+    let mut rpc = rho_e2e::Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    let extensions = rpc.call(1, "listExtensions", json!({}));
+    let server = &extensions["servers"][0];
+    assert_eq!(server["status"], "known", "{server:#}");
+    assert!(
+        server["tools"].as_array().unwrap().contains(&json!(add)),
+        "{server:#}"
+    );
+    assert_eq!(server["protocolVersion"], "2026-07-28", "{server:#}");
+    assert!(
+        !running_with(&script_path),
+        "the server runs before any call"
+    );
+    rpc.request(2, "prompt", json!({"message": "2 + 3?"}));
+    let (_, response) = rpc.response(2);
+    assert_eq!(response["result"]["reply"], "five", "{response}");
+    let extensions = rpc.call(3, "listExtensions", json!({}));
+    assert_eq!(extensions["servers"][0]["status"], "used");
+    assert_eq!(rpc.finish(), 0);
+
+    // The plugin changes (its mcp.json): the entry no longer applies.
+    mcp(r#", "--quiet""#);
+    let mut rpc = rho_e2e::Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    let extensions = rpc.call(1, "listExtensions", json!({}));
+    let status = extensions["servers"][0]["status"].clone();
+    assert!(
+        status == "configured" || status == "started",
+        "a changed plugin's server is not known from the old entry: {status}"
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
+/// Whether a process whose command line holds `needle` runs.
+fn running_with(needle: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .map(|cmdline| String::from_utf8_lossy(&cmdline).contains(needle))
+            .unwrap_or(false)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_server_of_40_tools_is_known_with_all_of_them() {
+    let sandbox = Sandbox::new();
+    let pids = sandbox.outside("records").join("pids");
+    sandbox.write_config(&config(
+        &pids,
+        "many-tools",
+        "lazy",
+        ", \"--count\", \"40\"",
+    ));
+    let set = mount(&sandbox).await;
+    wait_for("the background start filled the cache", || {
+        !cache_entries(&sandbox).is_empty()
+    })
+    .await;
+    set.close().await;
+    let set = mount(&sandbox).await;
+    assert_eq!(set.servers[0].status(), ServerStatus::Known);
+    assert_eq!(set.servers[0].tools().len(), 40);
+    assert_eq!(starts(&pids), 1, "known without a start");
+    let last = set.servers[0].tools()[39].name.clone();
+    let output = call(&set, &last, &sandbox).await;
+    assert!(!output.is_error, "{}", output.text);
+    assert_eq!(starts(&pids), 2);
+    set.close().await;
 }

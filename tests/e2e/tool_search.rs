@@ -185,3 +185,87 @@ fn auto_sends_everything_while_the_definitions_fit_and_never_never_defers() {
         assert_eq!(rpc.finish(), 0);
     }
 }
+
+/// The figure of `docs/benchmarks.md`, "Tool definitions per request": 20 servers of 40 real
+/// tool definitions each (from the tool search quality set: real servers' tools, served by
+/// `fake-mcp --tools-file`), the first model request's `tools` with the tool search off
+/// (`never`, every definition) and on (`auto`, which defers past 10 % of the window).
+#[test]
+fn twenty_servers_of_forty_real_tools_cost_at_most_5_percent_with_the_tool_search() {
+    const SERVERS: usize = 20;
+    const TOOLS: usize = 40;
+    let sandbox = Sandbox::new();
+    let data: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            rho_e2e::repo_root().join("host/core/tests/data/tool_search/tool_sets.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let real: Vec<Value> = data["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["tools"].as_array().unwrap().iter().cloned())
+        .collect();
+    let records = sandbox.outside("tools");
+    let mut servers = String::new();
+    for i in 0..SERVERS {
+        // 40 tools of distinct names, taken in order from where the last server stopped.
+        let mut tools: Vec<&Value> = Vec::new();
+        let mut k = i * TOOLS;
+        while tools.len() < TOOLS {
+            let tool = &real[k % real.len()];
+            if !tools.iter().any(|t| t["name"] == tool["name"]) {
+                tools.push(tool);
+            }
+            k += 1;
+        }
+        let file = records.join(format!("s{i:02}.json"));
+        std::fs::write(&file, serde_json::to_vec(&tools).unwrap()).unwrap();
+        servers.push_str(&format!(
+            "\n[mcp.servers.s{i:02}]\ncommand = {}\nargs = [\"--tools-file\", {}]\n",
+            json!(env!("CARGO_BIN_EXE_fake-mcp")),
+            json!(file.display().to_string())
+        ));
+    }
+    let mut figures = Vec::new();
+    for mode in ["never", "auto"] {
+        sandbox.write_config(&format!("[agent]\ntool_search = {mode:?}\n{servers}"));
+        let model = FakeModel::start(
+            FAKE_MODEL,
+            &sandbox.dir.path().join(format!("model-{mode}")),
+            &json!([{"content": "ok"}]),
+        );
+        let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+        prompt(&mut rpc, 1, "hello");
+        assert_eq!(rpc.finish(), 0);
+        let first = &model.requests()[0];
+        let tools = first["tools"].as_array().unwrap();
+        let bytes = serde_json::to_string(tools).unwrap().len();
+        let system = system_prompt(first).len();
+        figures.push((mode, tools.len(), bytes, system));
+    }
+    let (_, eager_tools, eager, system_off) = figures[0];
+    let (_, searched_tools, searched, system_on) = figures[1];
+    // What the search costs counts against it: its definition is among the tools sent, and the
+    // system prompt's note naming the servers whose tools wait is added here.
+    let note = system_on.saturating_sub(system_off);
+    #[allow(clippy::cast_precision_loss)]
+    let ratio = (searched + note) as f64 / eager as f64;
+    println!("tool definitions in the first request, {SERVERS} servers x {TOOLS} real tools:");
+    println!(
+        "  tool search off: {eager_tools} tools, {eager} bytes (~{} tokens)",
+        eager / 4
+    );
+    println!(
+        "  tool search on:  {searched_tools} tools, {searched} bytes, plus a {note}-byte note in the system prompt (~{} tokens)",
+        (searched + note) / 4
+    );
+    println!("  ratio (on / off): {ratio:.4}");
+    assert!(
+        eager_tools > SERVERS * TOOLS,
+        "every definition is sent with the search off: {eager_tools}"
+    );
+    assert!(ratio <= 0.05, "on/off = {ratio:.4}");
+}

@@ -20,7 +20,9 @@
 //! notification every `--interval-ms <N>` (default 2) until stdout closes: servers that never
 //! stop talking.
 //!
-//! `many-tools` lists `--count <N>` tools (`t0`, `t1`, ...) in one page; `many-offers` declares
+//! `--tools-file <file>` lists the tools of a JSON array in that file (real servers' definitions,
+//! for the token figures); calls of them answer like `ok`. `many-tools` lists `--count <N>`
+//! tools (`t0`, `t1`, ...) in one page; `many-offers` declares
 //! prompts and resources and lists `--count <N>` of each (and of resource templates), one page
 //! each: servers that offer far more than rho keeps.
 //!
@@ -99,6 +101,8 @@ fn main() {
         elicitation: false,
         sampling: false,
         completions: 0,
+        tools: arg("--tools-file")
+            .map(|path| serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()),
     };
     // Nothing is read before this sleep ends.
     std::thread::sleep(delay("--start-delay-ms"));
@@ -185,6 +189,8 @@ struct Fake {
     sampling: bool,
     /// The completion requests answered so far (completions mode).
     completions: u64,
+    /// `--tools-file`: the tools to list.
+    tools: Option<Value>,
 }
 
 /// What the server sends for one message it received.
@@ -292,6 +298,7 @@ impl Fake {
             "resources/templates/list" if mode == "many-offers" => reply(
                 json!({"resourceTemplates": numbered(self.count, |name| json!({"uriTemplate": format!("fake://{name}/{{id}}"), "name": name}))}),
             ),
+            "tools/list" if self.tools.is_some() => reply(json!({"tools": self.tools.clone()})),
             "tools/list" => reply(tools_list(&mode, message)),
             "tools/call" => {
                 let name = message["params"]["name"].as_str().unwrap_or("").to_owned();

@@ -106,6 +106,8 @@ fn deferred_tools_wait_behind_the_search_and_join_after_it_across_continue() {
     let prompt_text = system_prompt(&requests[0]);
     assert!(prompt_text.contains("tool_search"), "{prompt_text}");
     assert!(prompt_text.contains("- everything: "), "{prompt_text}");
+    // Loading tools does not change the system prompt (a stable prefix for prompt caches).
+    assert_eq!(system_prompt(&requests[1]), prompt_text);
     // After the search, its matches join (and stay).
     assert!(offered[1].contains(&get_sum), "{:?}", offered[1]);
     assert!(offered[2].contains(&get_sum), "{:?}", offered[2]);

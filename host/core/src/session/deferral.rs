@@ -45,8 +45,8 @@ const MATCH_DESCRIPTION_CHARS: usize = 240;
 pub(crate) struct Plan {
     /// The definitions sent.
     pub(crate) definitions: Vec<ToolDefinition>,
-    /// The owners (server ids, `<plugin>/<component>`) of tools that wait, with how many wait:
-    /// empty when nothing is deferred.
+    /// The owners (server ids, `<plugin>/<component>`) of tools that may wait, with how many
+    /// tools each has behind the search (loaded ones included): empty when nothing is deferred.
     pub(crate) waiting: Vec<(String, usize)>,
     /// What the definitions cost, and what the search holds back.
     pub(crate) budget: ToolBudget,
@@ -259,12 +259,15 @@ impl Deferral {
         let mut definitions: Vec<ToolDefinition> = pinned.iter().map(|&i| all[i].clone()).collect();
         for &i in &waiting {
             let owner = owner(&specs[i].origin);
+            // The note counts every tool of the owner that may wait, loaded or not, so the
+            // system prompt stays the same as searches load tools (a stable prefix for the
+            // provider's prompt cache).
+            *counts.entry(owner.clone()).or_default() += 1;
             if shared.loaded.contains(&specs[i].name) {
                 definitions.push(all[i].clone());
                 budget.owners.entry(owner).or_default().loaded += 1;
             } else {
-                budget.owners.entry(owner.clone()).or_default().waiting += 1;
-                *counts.entry(owner).or_default() += 1;
+                budget.owners.entry(owner).or_default().waiting += 1;
             }
         }
         definitions.push(definition(self.tool.spec()));
@@ -285,7 +288,7 @@ pub(crate) fn waiting_note(waiting: &[(String, usize)]) -> Option<String> {
     let mut note = format!(
         "Some tools are not listed to save context. Call `{TOOL_SEARCH}` with words describing \
          what you need (or a tool's exact name) to load the best matches; they are available \
-         from your next step. Tools that wait, by server:"
+         from your next step. Servers whose tools are found through the search:"
     );
     for (owner, count) in waiting {
         let s = if *count == 1 { "" } else { "s" };

@@ -271,3 +271,32 @@ fn twenty_servers_of_forty_real_tools_cost_at_most_5_percent_with_the_tool_searc
     );
     assert!(ratio <= 0.05, "on/off = {ratio:.4}");
 }
+
+#[test]
+fn a_pinned_server_is_always_sent_while_others_wait() {
+    let sandbox = Sandbox::new();
+    let server = rho_e2e::peer_bin("mcp-server-everything");
+    sandbox.write_config(&format!(
+        "[agent]\ntool_search = \"always\"\n\n[mcp.servers.everything]\ncommand = {}\nargs = [\"stdio\"]\ndefer = false\n\n[mcp.servers.many]\ncommand = {}\nargs = [\"--mode\", \"many-tools\", \"--count\", \"12\"]\n",
+        json!(server.display().to_string()),
+        json!(env!("CARGO_BIN_EXE_fake-mcp")),
+    ));
+    let model = FakeModel::start(
+        FAKE_MODEL,
+        &sandbox.dir.path().join("model"),
+        &json!([{"content": "ok"}]),
+    );
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    prompt(&mut rpc, 1, "hello");
+    assert_eq!(rpc.finish(), 0);
+    let offered = &offered(&model)[0];
+    assert!(offered.contains(&everything_tool("echo")), "{offered:?}");
+    assert!(offered.contains(&"tool_search".to_owned()), "{offered:?}");
+    assert!(
+        !offered.iter().any(|t| t.starts_with("mcp__many")),
+        "{offered:?}"
+    );
+    let prompt_text = system_prompt(&model.requests()[0]);
+    assert!(prompt_text.contains("- many: 12 tools"), "{prompt_text}");
+    assert!(!prompt_text.contains("- everything:"), "{prompt_text}");
+}

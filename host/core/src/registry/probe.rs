@@ -5,13 +5,16 @@
 //! asked to connect. A probe is a successful start like any other, so what each server offers
 //! is written to the tool cache, where a later session finds a lazy server `known`.
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rho_component::{Diagnostic, ServerPrompt, ServerResource, Transport};
-use tokio::sync::mpsc;
+use tokio::sync::{RwLock, mpsc};
 
 use super::Registry;
 use super::mount::Starting;
+use super::server_link::ServerLink;
 use super::server_state::{MountedServer, lock};
 use super::tool_set::{MountOptions, ToolSet};
 
@@ -94,6 +97,8 @@ impl Registry {
         // Every start is reported: the watcher's channel ends here.
         drop(watch);
         starts.mount(&mut set, None);
+        let links: HashMap<&str, &Arc<ServerLink>> =
+            set.links.iter().map(|link| (link.id(), link)).collect();
         let mut servers = Vec::with_capacity(set.servers.len());
         let mut pings = tokio::task::JoinSet::new();
         for (index, server) in set.servers.iter().enumerate() {
@@ -105,54 +110,11 @@ impl Registry {
                 ping: None,
                 tools_left_out: 0,
             };
-            let link = set.links.iter().find(|link| link.id() == server.id);
-            if let Some(link) = link {
-                let guard = link.connection().read().await;
-                if let Some(connection) = guard.as_ref() {
-                    {
-                        let mut live = lock(link.live());
-                        // Tools it added after listing them would join a session at its next
-                        // turn boundary; a probe only names them.
-                        live.added_tools = connection
-                            .added_tools()
-                            .iter()
-                            .map(|t| t.name.clone())
-                            .collect();
-                        probed.tools = live
-                            .tools
-                            .iter()
-                            .filter_map(|mounted| {
-                                let tool =
-                                    connection.tools.iter().find(|t| t.name == mounted.tool)?;
-                                Some(ProbedTool {
-                                    name: mounted.name.clone(),
-                                    tool: mounted.tool.clone(),
-                                    title: tool.title().map(str::to_owned),
-                                    description: tool.description().map(str::to_owned),
-                                })
-                            })
-                            .collect();
-                    }
-                    probed.prompts = connection.prompts();
-                    probed.resources = connection.resources();
-                    probed.tools_left_out = connection.tools_left_out;
-                    if server.transport == Some(Transport::StreamableHttp) && connection.is_legacy()
-                    {
-                        let connection = link.connection().clone();
-                        pings.spawn(async move {
-                            let guard = connection.read().await;
-                            let result = match guard.as_ref() {
-                                Some(session) => session.ping(PING_BUDGET).await,
-                                None => return (index, None),
-                            };
-                            let answer = match result {
-                                Ok(()) => "ok".to_owned(),
-                                Err(e) => e.to_string(),
-                            };
-                            (index, Some(answer))
-                        });
-                    }
-                }
+            if let Some(link) = links.get(server.id.as_str())
+                && read(&mut probed, link).await
+            {
+                let connection = link.connection().clone();
+                pings.spawn(async move { (index, ping(&connection).await) });
             }
             servers.push(probed);
         }
@@ -169,4 +131,55 @@ impl Registry {
             diagnostics,
         }
     }
+}
+
+/// Fills `probed` from the connection behind `link`, if its server started: what it offers,
+/// and the tools it added after listing them (recorded where inventories read them; a
+/// session would mount them at its next turn boundary, a probe only names them). Returns
+/// whether it is a legacy Streamable HTTP session, which a probe pings once.
+async fn read(probed: &mut ProbedServer, link: &ServerLink) -> bool {
+    let guard = link.connection().read().await;
+    let Some(connection) = guard.as_ref() else {
+        return false;
+    };
+    let offered: HashMap<&str, &rho_mcp::ServerTool> = connection
+        .tools
+        .iter()
+        .map(|tool| (tool.name.as_str(), tool))
+        .collect();
+    {
+        let mut live = lock(link.live());
+        live.added_tools = connection
+            .added_tools()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
+        probed.tools = live
+            .tools
+            .iter()
+            .filter_map(|mounted| {
+                let tool = offered.get(mounted.tool.as_str())?;
+                Some(ProbedTool {
+                    name: mounted.name.clone(),
+                    tool: mounted.tool.clone(),
+                    title: tool.title().map(str::to_owned),
+                    description: tool.description().map(str::to_owned),
+                })
+            })
+            .collect();
+    }
+    probed.prompts = connection.prompts();
+    probed.resources = connection.resources();
+    probed.tools_left_out = connection.tools_left_out;
+    probed.server.transport == Some(Transport::StreamableHttp) && connection.is_legacy()
+}
+
+/// Pings the session behind `connection` once: `ok` or the failure.
+async fn ping(connection: &RwLock<Option<rho_mcp::Connection>>) -> Option<String> {
+    let guard = connection.read().await;
+    let result = guard.as_ref()?.ping(PING_BUDGET).await;
+    Some(match result {
+        Ok(()) => "ok".to_owned(),
+        Err(e) => e.to_string(),
+    })
 }

@@ -77,3 +77,55 @@ async fn what_a_connection_offered_round_trips_through_the_tool_cache() {
     assert_ne!(edited_key, key);
     assert_eq!(ToolCache::new(dir).load(&edited_key), None);
 }
+
+/// `rho mcp list --connect` starts servers through the registry's probe, the path a session's
+/// mount takes: a lazy server it started is `known` to the next session, from the entry the
+/// probe wrote to the tool cache, under the exported names the listing showed, without a
+/// process. (The CLI's own connect pass wrote no cache: the session found it `configured`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_fills_the_tool_cache_a_lazy_session_then_mounts() {
+    let sandbox = Sandbox::new();
+    let pids = sandbox.outside("records").join("pids");
+    sandbox.write_config(&format!(
+        "[mcp.servers.fake]\ncommand = \"{FAKE}\"\nargs = [\"--mode\", \"ok\", \"--pid-file\", {pids:?}]\n\
+         startup = \"lazy\"\n",
+        pids = pids.display().to_string()
+    ));
+    let starts = || {
+        std::fs::read_to_string(&pids)
+            .map(|text| text.lines().count())
+            .unwrap_or(0)
+    };
+    let list = sandbox
+        .rho(&["mcp", "list", "--connect", "--json"])
+        .ok()
+        .json();
+    let listed = rho_e2e::mcp_server(&list, "fake");
+    assert_eq!(
+        listed["status"], "started",
+        "a probe starts lazy servers too"
+    );
+    assert_eq!(starts(), 1);
+    let echo = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .unwrap_or_else(|| panic!("no echo in {listed:#}"))["exported_name"]
+        .clone();
+
+    let set = load(&sandbox)
+        .mount(&rho_core::MountOptions::default())
+        .await;
+    let server = &set.servers[0];
+    assert_eq!(server.status(), rho_core::ServerStatus::Known);
+    let mounted = server
+        .tools()
+        .into_iter()
+        .find(|t| t.tool == "echo")
+        .unwrap();
+    assert_eq!(echo, mounted.name, "the listing showed the session's name");
+    assert!(set.get(&mounted.name).is_some());
+    assert_eq!(starts(), 1, "mounting the known server spawned nothing");
+    set.close().await;
+}

@@ -1,9 +1,10 @@
 //! `rho mcp ...`: every MCP server from `config.toml` and from loaded plugins.
 //!
 //! Without `--connect` nothing is started: the listing is built from configuration alone, so
-//! it is as cheap as `rho plugins list`. With it, servers connect concurrently and, when stderr
-//! is a terminal, each one's result is shown there as it arrives. `show --connect` also lists
-//! the server's prompts (as the slash commands a session offers) and resources.
+//! it is as cheap as `rho plugins list`. With it, the registry's probe starts the servers as a
+//! session would (`rho_core::Registry::probe`) and this module only shows what they answered:
+//! when stderr is a terminal, each one's result as it arrives. `show --connect` also lists the
+//! server's prompts (as the slash commands a session offers) and resources.
 
 use std::borrow::Cow;
 use std::io::IsTerminal;
@@ -12,8 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use rho_component::{McpServerSpec, McpTransport, ServerPrompt, ServerResource, Transport};
-use rho_core::{ServerSlot, SlotState};
+use rho_component::{McpServerSpec, ServerPrompt, ServerResource, Transport};
+use rho_core::{Registry, ServerSlot, ServerStatus, StartReport};
 use rho_mcp::oauth::{Browser, LoginPolicy, PasteBrowser};
 use serde::Serialize;
 
@@ -53,19 +54,15 @@ fn oauth_access(ctx: &Context, policy: LoginPolicy) -> rho_mcp::oauth::OAuthAcce
 
 /// The configured server `id` that is ready to start, or why not.
 fn startable(slots: &[ServerSlot], id: &str) -> anyhow::Result<McpServerSpec> {
-    let entries = collect(slots);
-    let Some(entry) = entries.into_iter().find(|e| e.id == id) else {
+    let Some(slot) = slots.iter().find(|s| s.id == id) else {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     };
-    let Some(spec) = entry
-        .spec
-        .filter(|_| entry.status == EntryStatus::Configured)
-        .cloned()
-    else {
+    let Some(spec) = slot.startable().cloned() else {
+        let status = slot.status();
         bail!(
             "server {id:?} is {}{}",
-            entry.status.as_str(),
-            entry.error.map(|e| format!(": {e}")).unwrap_or_default()
+            status.as_str(),
+            status.error().map(|e| format!(": {e}")).unwrap_or_default()
         );
     };
     Ok(spec)
@@ -161,31 +158,6 @@ fn logout(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
 }
 
 /// One server as inventories show it (documented in docs/cli-json.md).
-/// What `rho mcp list` and `show` say of a server. The word in tables and JSON is the variant's
-/// name in lowercase, for both serde and `as_str`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-enum EntryStatus {
-    /// Enabled and valid; not started (no `--connect`).
-    Configured,
-    /// `--connect` started it and listed its tools (the session's word for a running server).
-    Started,
-    /// Its entry is invalid, or `--connect` could not reach it.
-    Failed,
-    /// Turned off in the config or by its plugin's state.
-    Disabled,
-    /// A project plugin's server the user has not trusted.
-    Untrusted,
-}
-
-impl EntryStatus {
-    /// `configured`, `started`, `failed`, `disabled` or `untrusted`.
-    fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 #[derive(Debug, Serialize)]
 struct ServerEntry<'a> {
     #[serde(skip)]
@@ -195,7 +167,10 @@ struct ServerEntry<'a> {
     plugin: Option<&'a str>,
     transport: Option<Transport>,
     enabled: bool,
-    status: EntryStatus,
+    /// `configured`, `started`, `failed`, `disabled` or `untrusted` (a probe starts every
+    /// server it can, so `known` and `used` do not occur here).
+    #[serde(serialize_with = "status_word")]
+    status: ServerStatus,
     error: Option<Cow<'a, str>>,
     protocol_version: Option<String>,
     server_info: Option<serde_json::Value>,
@@ -225,6 +200,14 @@ struct ServerEntry<'a> {
     /// OAuth servers only: the login state from the credential store (never a token).
     #[serde(skip_serializing_if = "Option::is_none")]
     auth: Option<AuthEntry>,
+}
+
+/// A server's state as its word (`ServerStatus::as_str`).
+fn status_word<S: serde::Serializer>(
+    status: &ServerStatus,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(status.as_str())
 }
 
 /// An OAuth server's login state (documented in docs/cli-json.md).
@@ -268,11 +251,12 @@ fn add_auth_states(ctx: &Context, entries: &mut [ServerEntry]) {
 impl<'a> ServerEntry<'a> {
     /// The entry of one registry slot, borrowing from it.
     fn from_slot(slot: &'a ServerSlot) -> Self {
-        let (status, error) = match &slot.state {
-            SlotState::Configured => (EntryStatus::Configured, None),
-            SlotState::Disabled => (EntryStatus::Disabled, None),
-            SlotState::Invalid(e) => (EntryStatus::Failed, Some(Cow::Borrowed(e.as_str()))),
-            SlotState::Untrusted(e) => (EntryStatus::Untrusted, Some(Cow::Borrowed(e.as_str()))),
+        let status = slot.status();
+        let error = match &slot.state {
+            rho_core::SlotState::Invalid(e) | rho_core::SlotState::Untrusted(e) => {
+                Some(Cow::Borrowed(e.as_str()))
+            }
+            rho_core::SlotState::Configured | rho_core::SlotState::Disabled => None,
         };
         let spec = slot.spec.as_ref();
         Self {
@@ -281,7 +265,7 @@ impl<'a> ServerEntry<'a> {
             source: slot.source.as_str(),
             plugin: slot.plugin.as_deref(),
             transport: spec.map(|s| s.transport.kind()),
-            enabled: status != EntryStatus::Disabled,
+            enabled: status != ServerStatus::Disabled,
             status,
             error,
             protocol_version: None,
@@ -378,6 +362,37 @@ fn load_slots(ctx: &Context) -> anyhow::Result<Vec<ServerSlot>> {
     Ok(rho_core::collect_servers(&config, &inventory, &trust))
 }
 
+/// Where the servers of `rho mcp list` and `show` come from: the configuration alone, or with
+/// `--connect` the registry, whose probe starts them.
+enum Servers {
+    Slots(Vec<ServerSlot>),
+    Registry(Box<Registry>),
+}
+
+impl Servers {
+    fn load(ctx: &Context, connect: bool) -> anyhow::Result<Self> {
+        Ok(if connect {
+            Self::Registry(Box::new(ctx.registry()?))
+        } else {
+            Self::Slots(load_slots(ctx)?)
+        })
+    }
+
+    fn slots(&self) -> &[ServerSlot] {
+        match self {
+            Self::Slots(slots) => slots,
+            Self::Registry(registry) => &registry.servers,
+        }
+    }
+
+    fn registry(&self) -> Option<&Registry> {
+        match self {
+            Self::Slots(_) => None,
+            Self::Registry(registry) => Some(registry),
+        }
+    }
+}
+
 /// One entry per slot, borrowing from `slots`.
 fn collect(slots: &[ServerSlot]) -> Vec<ServerEntry<'_>> {
     slots.iter().map(ServerEntry::from_slot).collect()
@@ -390,10 +405,10 @@ struct ListOutput<'a> {
 
 fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
     // The process exits right after printing: freeing thousands of records would only cost time.
-    let slots = std::mem::ManuallyDrop::new(load_slots(ctx)?);
-    let mut entries = std::mem::ManuallyDrop::new(collect(&slots));
-    if connect {
-        connect_all(ctx, &mut entries, live_progress(ctx), Catalog::ToolsOnly)?;
+    let servers = std::mem::ManuallyDrop::new(Servers::load(ctx, connect)?);
+    let mut entries = std::mem::ManuallyDrop::new(collect(servers.slots()));
+    if let Some(registry) = servers.registry() {
+        probe(ctx, registry, &mut entries, None, Catalog::ToolsOnly)?;
     }
     add_auth_states(ctx, &mut entries);
     if ctx.json {
@@ -442,14 +457,16 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
-    let slots = load_slots(ctx)?;
-    let mut entries: Vec<ServerEntry> =
-        collect(&slots).into_iter().filter(|e| e.id == id).collect();
+    let servers = std::mem::ManuallyDrop::new(Servers::load(ctx, connect)?);
+    let mut entries: Vec<ServerEntry> = collect(servers.slots())
+        .into_iter()
+        .filter(|e| e.id == id)
+        .collect();
     if entries.is_empty() {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     }
-    if connect {
-        connect_all(ctx, &mut entries, live_progress(ctx), Catalog::Everything)?;
+    if let Some(registry) = servers.registry() {
+        probe(ctx, registry, &mut entries, Some(id), Catalog::Everything)?;
     }
     add_auth_states(ctx, &mut entries);
     let entry = &entries[0];
@@ -611,9 +628,6 @@ fn live_progress(ctx: &Context) -> bool {
     !ctx.json && std::io::stderr().is_terminal()
 }
 
-/// What connecting to one server gave, or the error.
-type Outcome = Result<Connected, String>;
-
 /// What `--connect` reports besides status and tools.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Catalog {
@@ -623,33 +637,20 @@ enum Catalog {
     Everything,
 }
 
-/// A server that answered, as `--connect` reports it.
-struct Connected {
-    summary: rho_mcp::ServerSummary,
-    tools: Vec<rho_mcp::ServerTool>,
-    /// Names of tools the server added after the connection was made.
-    added_tools: Vec<String>,
-    prompts: Vec<ServerPrompt>,
-    resources: Vec<ServerResource>,
-    /// Legacy Streamable HTTP only: the ping's result.
-    ping: Option<String>,
-    /// How many times connecting started the server again, and why the last time.
-    restarts: (u32, Option<String>),
-}
-
-/// Connects every configured, enabled entry concurrently (each within its own startup budget),
-/// records live status, then closes them all. With `live`, each result is shown on stderr as
-/// it arrives (see [`ConnectProgress`]). Every entry gets the `--connect` fields (empty unless
-/// its server connected), so the JSON shape does not depend on which servers answered.
-fn connect_all(
+/// `--connect`: the registry's probe starts every startable server of `entries` (`only`, for
+/// `show`) as a session would, within each one's own startup budget, and closes them again;
+/// this only shows what they answered. With a person watching, each result is shown on
+/// stderr as it arrives (see [`ConnectProgress`]). Every entry gets the `--connect` fields
+/// (empty unless its server started), so the JSON shape does not depend on which servers
+/// answered. Inventories never open a browser: an OAuth server without a usable token is
+/// `failed`, and its error names `rho mcp login`.
+fn probe(
     ctx: &Context,
+    registry: &Registry,
     entries: &mut [ServerEntry],
-    live: bool,
+    only: Option<&str>,
     catalog: Catalog,
 ) -> anyhow::Result<()> {
-    // Inventories never open a browser: a server without a usable token is `failed`, and
-    // its error names `rho mcp login`.
-    let access = oauth_access(ctx, LoginPolicy::Never);
     for entry in entries.iter_mut() {
         entry.added_tools = Some(Vec::new());
         if catalog == Catalog::Everything {
@@ -657,150 +658,92 @@ fn connect_all(
             entry.resources = Some(Vec::new());
         }
     }
-    let targets: Vec<(usize, McpServerSpec)> = entries
+    let starting: Vec<&McpServerSpec> = registry
+        .servers
         .iter()
-        .enumerate()
-        .filter(|(_, e)| e.status == EntryStatus::Configured)
-        .filter_map(|(i, e)| e.spec.cloned().map(|s| (i, s)))
+        .filter(|slot| only.is_none_or(|id| slot.id == id))
+        .filter_map(ServerSlot::startable)
         .collect();
-    if targets.is_empty() {
+    if starting.is_empty() {
         return Ok(()); // zero-server fast path: no runtime, no task, no process
     }
-    let mut progress =
-        live.then(|| ConnectProgress::start(targets.iter().map(|(index, spec)| (*index, spec))));
-    // A signal drops the connections, which stops their servers.
-    let mut results = runtime::run(|_| async {
-        let mut set = tokio::task::JoinSet::new();
-        for (index, spec) in targets {
-            set.spawn(connect_one(index, spec, access.clone()));
-        }
+    let progress = live_progress(ctx).then(|| ConnectProgress::start(&starting));
+    // A signal drops the probe, which stops its servers.
+    let found = runtime::run(|_| async {
+        let Some(mut progress) = progress else {
+            return Ok(registry.probe(only, None).await);
+        };
+        let (watch, mut reports) = tokio::sync::mpsc::channel::<StartReport>(64);
+        let probing = registry.probe(only, Some(watch));
+        tokio::pin!(probing);
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let mut results = Vec::new();
-        loop {
+        let probe = loop {
             tokio::select! {
-                joined = set.join_next() => {
-                    let Some(joined) = joined else { break };
-                    if let Ok((index, outcome, elapsed)) = joined {
-                        if let Some(progress) = progress.as_mut() {
-                            progress.finished(index, &outcome, elapsed);
-                        }
-                        results.push((index, outcome));
-                    }
-                }
-                _ = tick.tick(), if progress.is_some() => {
-                    if let Some(progress) = progress.as_mut() {
-                        progress.tick();
-                    }
-                }
+                probe = &mut probing => break probe,
+                Some(report) = reports.recv() => progress.finished(&report),
+                _ = tick.tick() => progress.tick(),
             }
+        };
+        while let Ok(report) = reports.try_recv() {
+            progress.finished(&report);
         }
-        Ok(results)
+        Ok(probe)
     })?;
-    // Exported names are assigned in listing order, not in the order servers happened to answer.
-    results.sort_by_key(|(index, _)| *index);
-    let mut names = rho_mcp::ExportedNames::default();
-    for (index, outcome) in results {
-        let entry = &mut entries[index];
-        match outcome {
-            Ok(Connected {
-                summary,
-                tools,
-                added_tools,
-                prompts,
-                resources,
-                ping,
-                restarts,
-            }) => {
-                entry.status = EntryStatus::Started;
-                (entry.restarts, entry.last_restart) = (Some(restarts.0), restarts.1);
-                entry.added_tools = Some(added_tools);
-                if catalog == Catalog::Everything {
-                    let id = &entry.id;
-                    entry.prompts = Some(
-                        prompts
-                            .into_iter()
-                            .map(|p| PromptEntry::new(id, p))
-                            .collect(),
-                    );
-                    entry.resources =
-                        Some(resources.into_iter().map(ResourceEntry::from).collect());
-                }
-                entry.ping = ping;
-                entry.protocol_version = Some(summary.protocol_version);
-                entry.server_info = summary.server_info;
-                entry.instructions = summary.instructions;
-                entry.tools = tools
-                    .iter()
-                    .map(|t| McpToolEntry {
-                        description: t.description().map(str::to_owned),
-                        display_name: rho_component::tool_display_name(Some(&*entry.id), &t.name),
-                        exported_name: names.assign(&entry.id, &t.name),
-                        name: t.name.clone(),
-                        title: t.title().map(str::to_owned),
-                    })
-                    .collect();
-            }
-            Err(error) => {
-                entry.status = EntryStatus::Failed;
-                entry.error = Some(Cow::Owned(error));
-            }
+    let mut found: std::collections::HashMap<String, rho_core::ProbedServer> = found
+        .servers
+        .into_iter()
+        .map(|probed| (probed.server.id.clone(), probed))
+        .collect();
+    for entry in entries.iter_mut() {
+        let Some(probed) = found.remove(&*entry.id) else {
+            continue;
+        };
+        let server = &probed.server;
+        let status = server.status();
+        if let Some(error) = status.error() {
+            entry.error = Some(Cow::Owned(error.to_owned()));
         }
+        if status.is_running() {
+            let health = server.health();
+            (entry.restarts, entry.last_restart) = (Some(health.restarts), health.last_restart);
+            entry.added_tools = Some(server.added_tools());
+            if catalog == Catalog::Everything {
+                let id = &entry.id;
+                entry.prompts = Some(
+                    probed
+                        .prompts
+                        .into_iter()
+                        .map(|p| PromptEntry::new(id, p))
+                        .collect(),
+                );
+                entry.resources = Some(
+                    probed
+                        .resources
+                        .into_iter()
+                        .map(ResourceEntry::from)
+                        .collect(),
+                );
+            }
+            entry.ping = probed.ping;
+            entry.protocol_version = server.protocol_version();
+            entry.server_info = server.server_info();
+            entry.instructions = server.instructions();
+            entry.tools = probed
+                .tools
+                .into_iter()
+                .map(|t| McpToolEntry {
+                    display_name: rho_component::tool_display_name(Some(&*entry.id), &t.tool),
+                    description: t.description,
+                    exported_name: t.name,
+                    name: t.tool,
+                    title: t.title,
+                })
+                .collect();
+        }
+        entry.status = status;
     }
     Ok(())
-}
-
-/// Connects to one server, pings legacy Streamable HTTP sessions once, and closes it again.
-/// The time returned is how long the answer took (closing is not part of it).
-async fn connect_one(
-    index: usize,
-    spec: McpServerSpec,
-    access: rho_mcp::oauth::OAuthAccess,
-) -> (usize, Outcome, Duration) {
-    let started = Instant::now();
-    let options = rho_mcp::ClientOptions {
-        oauth: Some(access),
-        ..rho_mcp::ClientOptions::default()
-    };
-    let connection = match rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &options).await {
-        Ok(connection) => connection,
-        Err(e) => return (index, Err(e.to_string()), started.elapsed()),
-    };
-    let summary = connection.summary.clone();
-    let tools = connection.tools.clone();
-    let added_tools = connection
-        .added_tools()
-        .iter()
-        .map(|t| t.name.clone())
-        .collect();
-    let prompts = connection.prompts();
-    let resources = connection.resources();
-    let http = matches!(spec.transport, McpTransport::StreamableHttp(_));
-    let ping = if http && connection.is_legacy() {
-        Some(match connection.ping(Duration::from_secs(5)).await {
-            Ok(()) => "ok".to_owned(),
-            Err(e) => e.to_string(),
-        })
-    } else {
-        None
-    };
-    let (restarts, last_restart) = connection.restarts();
-    let restarts = (restarts, last_restart.map(str::to_owned));
-    let elapsed = started.elapsed();
-    connection.close().await;
-    (
-        index,
-        Ok(Connected {
-            summary,
-            tools,
-            added_tools,
-            prompts,
-            resources,
-            ping,
-            restarts,
-        }),
-        elapsed,
-    )
 }
 
 /// `--connect` progress on a terminal's stderr, one whole line at a time (logs and server
@@ -830,8 +773,6 @@ struct ConnectProgress {
 
 /// A server `ConnectProgress` still waits for.
 struct Pending {
-    /// Its entry in the listing.
-    index: usize,
     /// The id as configured (error messages start with it) and as shown.
     id: String,
     shown: String,
@@ -844,10 +785,10 @@ const FIRST_QUIET: Duration = Duration::from_secs(3);
 const MAX_QUIET: Duration = Duration::from_secs(15);
 
 impl ConnectProgress {
-    fn start<'a>(servers: impl Iterator<Item = (usize, &'a McpServerSpec)>) -> Self {
+    fn start(servers: &[&McpServerSpec]) -> Self {
         let pending: Vec<Pending> = servers
-            .map(|(index, spec)| Pending {
-                index,
+            .iter()
+            .map(|spec| Pending {
                 id: spec.id.clone(),
                 shown: clean(&spec.id),
                 budget: spec.startup_timeout,
@@ -867,15 +808,15 @@ impl ConnectProgress {
     }
 
     /// Prints the line of a server that finished.
-    fn finished(&mut self, index: usize, outcome: &Outcome, elapsed: Duration) {
-        let Some(at) = self.pending.iter().position(|p| p.index == index) else {
+    fn finished(&mut self, report: &StartReport) {
+        let Some(at) = self.pending.iter().position(|p| p.id == report.server) else {
             return;
         };
         let server = self.pending.remove(at);
-        let seconds = format!("({:.1} s)", elapsed.as_secs_f64());
-        let head = match outcome {
-            Ok(connected) => {
-                let count = connected.tools.len();
+        let seconds = format!("({:.1} s)", report.elapsed.as_secs_f64());
+        let head = match &report.outcome {
+            Ok(count) => {
+                let count = *count;
                 let plural = if count == 1 { "" } else { "s" };
                 format!("  {} ✓ {count} tool{plural}", server.shown)
             }

@@ -5,11 +5,13 @@
 //! Agent Plugins roots, gathers skills (built-in, loose user, loose project, project plugins,
 //! user plugins, in that precedence) and lists every MCP server entry. [`Registry::mount`]
 //! then builds the fixed [`ToolSet`] of a session: built-in tools, `activate_skill` (only when
-//! skills exist) and the tools of every MCP server that starts within its budget.
+//! skills exist) and the tools of every MCP server that starts within its budget;
+//! [`Registry::probe`] starts servers the same way for an inventory, and closes them.
 
 mod mcp_tool;
 mod mount;
 mod output_contract;
+mod probe;
 mod server_link;
 mod server_state;
 mod servers;
@@ -24,6 +26,7 @@ use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
 use rho_config::{ConfigSource, RhoConfig, RhoPaths};
 use rho_plugins::{PluginInventory, PluginLocations};
 
+pub use probe::{Probe, ProbedServer, ProbedTool, StartReport};
 pub use server_link::{ServerHealth, ServerRestart};
 pub use server_state::{MountedServer, MountedTool, ServerStatus};
 pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};

@@ -8,6 +8,8 @@
 //! the cache, started by the first use); without one it starts in the background to fill the
 //! cache, and its tools join at the first turn boundary after. With no startable server
 //! nothing MCP-related runs at all. Streamable HTTP sessions are pinged to find lost ones.
+//! [`Registry::probe`] starts, names and remembers servers through the same
+//! [`ServerStarts`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,13 +19,14 @@ use rho_component::{CancelSignal, Diagnostic, DiagnosticCode, McpServerSpec, Too
 use rho_mcp::Connection;
 use tokio::sync::RwLock;
 
+use super::Registry;
 use super::mcp_tool::McpTool;
+use super::probe::StartReport;
 use super::server_link::{Remember, ServerHealth, ServerLink, Unstarted};
 use super::server_state::{MountedServer, MountedTool, ServerStatus, SharedLive, lock};
 use super::skill_tool::ActivateSkill;
 use super::tool_set::{MountOptions, ToolSet};
 use super::{CacheKey, CachedCatalog, ToolCache};
-use super::{Registry, SlotState};
 
 /// How one startable server joins the session.
 enum Plan {
@@ -31,6 +34,44 @@ enum Plan {
     Started(Box<Result<Connection, rho_mcp::McpError>>),
     /// It starts on first use; what the tool cache has of it (`None`: nothing yet).
     Lazy(Option<CachedCatalog>),
+}
+
+/// Which servers a mount starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Starting<'a> {
+    /// None: the set holds no MCP tool (mounting without MCP).
+    Nothing,
+    /// A session's: eager servers now, lazy ones from the tool cache or in the background.
+    Session,
+    /// A probe's: server `only` (every startable one when `None`), lazy ones included, all
+    /// now.
+    Probe {
+        /// The one server to start.
+        only: Option<&'a str>,
+    },
+}
+
+/// One server's start as it finished: its place in the registry, its entry, the result and
+/// how long it took.
+struct Start {
+    index: usize,
+    spec: McpServerSpec,
+    result: Result<Connection, rho_mcp::McpError>,
+    elapsed: Duration,
+}
+
+/// The servers of a mount while they start: what joins the set for each startable server,
+/// the starts under way, and where what they offer is remembered. Shared by
+/// [`Registry::mount`] and [`Registry::probe`], so a probe starts, names and remembers
+/// servers exactly as a session does.
+pub(super) struct ServerStarts {
+    client: rho_mcp::ClientOptions,
+    cache: ToolCache,
+    keys: HashMap<usize, CacheKey>,
+    plans: Vec<(usize, McpServerSpec, Plan)>,
+    started: tokio::task::JoinSet<Start>,
+    task_index: HashMap<tokio::task::Id, usize>,
+    writes: CacheWrites,
 }
 
 impl Registry {
@@ -46,65 +87,12 @@ impl Registry {
                 set.diagnostics.push(d);
             }
         }
-        let mut started = tokio::task::JoinSet::new();
-        let mut task_index = HashMap::new();
-        let mut plans = Vec::new();
-        // What every server is told rho answers: the session workspace as its one root, and
-        // forms and sampling only where the front-end and the model can answer them.
-        let client = rho_mcp::ClientOptions {
-            roots: Some(self.paths.project.cwd.clone()),
-            elicitation: options.elicitation,
-            sampling: options.sampling,
-            skip_offers: false,
-            oauth: Some(rho_mcp::oauth::OAuthAccess {
-                store: rho_config::CredentialStore::new(self.paths.credentials_dir()),
-                login: options.oauth_login.clone(),
-            }),
+        let starting = if options.connect_mcp {
+            Starting::Session
+        } else {
+            Starting::Nothing
         };
-        let cache = ToolCache::new(self.paths.mcp_cache_dir());
-        let mut keys = HashMap::new();
-        for (index, slot) in self.servers.iter().enumerate() {
-            let status = match &slot.state {
-                SlotState::Configured => ServerStatus::Configured,
-                SlotState::Disabled => ServerStatus::Disabled,
-                SlotState::Invalid(e) => ServerStatus::Invalid(e.clone()),
-                SlotState::Untrusted(e) => ServerStatus::Untrusted(e.clone()),
-            };
-            let mut server = MountedServer::new(
-                slot.id.clone(),
-                slot.source,
-                slot.plugin.clone(),
-                slot.spec.as_ref().map(|s| s.transport.kind()),
-                status,
-                Vec::new(),
-            );
-            server.defer = slot.spec.as_ref().is_none_or(|s| s.defer);
-            set.servers.push(server);
-            if !options.connect_mcp {
-                continue;
-            }
-            let Some(spec) = slot.startable() else {
-                continue;
-            };
-            let key = CacheKey::of(slot, &self.plugins);
-            if spec.startup == rho_component::Startup::Lazy {
-                let cached = key.as_ref().and_then(|key| cache.load(key));
-                plans.push((index, spec.clone(), Plan::Lazy(cached)));
-            }
-            if let Some(key) = key {
-                keys.insert(index, key);
-            }
-            if spec.startup == rho_component::Startup::Lazy {
-                continue;
-            }
-            let spec = spec.clone();
-            let client = client.clone();
-            let handle = started.spawn(async move {
-                let result = rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &client).await;
-                (index, spec, result)
-            });
-            task_index.insert(handle.id(), index);
-        }
+        let mut starts = self.start_servers(&mut set, options, starting);
         // WASM components load while the servers start. Built-in ones mount with the other
         // built-in tools, plugin ones after the MCP tools.
         let mut names = std::mem::take(&mut *set.names());
@@ -127,32 +115,184 @@ impl Registry {
                 set.diagnostics.push(d);
             }
         }
+        starts.join(&mut set, None).await;
+        starts.mount(&mut set, options.keep_alive);
+        for tool in plugin_wasm {
+            if let Err(d) = set.add(tool) {
+                set.diagnostics.push(d);
+            }
+        }
+        set
+    }
+
+    /// Lists every server entry in `set` (in registry order, in the state its configuration
+    /// gives it) and starts what `starting` asks for, in parallel; lazy servers of a session
+    /// get their plan from the tool cache instead. [`ServerStarts::join`] waits for the starts,
+    /// [`ServerStarts::mount`] mounts their tools.
+    pub(super) fn start_servers(
+        &self,
+        set: &mut ToolSet,
+        options: &MountOptions,
+        starting: Starting<'_>,
+    ) -> ServerStarts {
+        // What every server is told rho answers: the session workspace as its one root, and
+        // forms and sampling only where the front-end and the model can answer them.
+        let client = rho_mcp::ClientOptions {
+            roots: Some(self.paths.project.cwd.clone()),
+            elicitation: options.elicitation,
+            sampling: options.sampling,
+            skip_offers: false,
+            oauth: Some(rho_mcp::oauth::OAuthAccess {
+                store: rho_config::CredentialStore::new(self.paths.credentials_dir()),
+                login: options.oauth_login.clone(),
+            }),
+        };
+        let mut starts = ServerStarts {
+            client,
+            cache: ToolCache::new(self.paths.mcp_cache_dir()),
+            keys: HashMap::new(),
+            plans: Vec::new(),
+            started: tokio::task::JoinSet::new(),
+            task_index: HashMap::new(),
+            // A probe ends right after its servers close: it waits for their cache writes.
+            writes: match starting {
+                Starting::Probe { .. } => CacheWrites::kept(),
+                Starting::Nothing | Starting::Session => CacheWrites::default(),
+            },
+        };
+        for (index, slot) in self.servers.iter().enumerate() {
+            let mut server = MountedServer::new(
+                slot.id.clone(),
+                slot.source,
+                slot.plugin.clone(),
+                slot.spec.as_ref().map(|s| s.transport.kind()),
+                slot.status(),
+                Vec::new(),
+            );
+            server.defer = slot.spec.as_ref().is_none_or(|s| s.defer);
+            set.servers.push(server);
+            let lazy_from_cache = match starting {
+                Starting::Nothing => continue,
+                Starting::Session => true,
+                Starting::Probe { only } => {
+                    if only.is_some_and(|only| only != slot.id) {
+                        continue;
+                    }
+                    false
+                }
+            };
+            let Some(spec) = slot.startable() else {
+                continue;
+            };
+            let key = CacheKey::of(slot, &self.plugins);
+            let lazy = lazy_from_cache && spec.startup == rho_component::Startup::Lazy;
+            if lazy {
+                let cached = key.as_ref().and_then(|key| starts.cache.load(key));
+                starts.plans.push((index, spec.clone(), Plan::Lazy(cached)));
+            }
+            if let Some(key) = key {
+                starts.keys.insert(index, key);
+            }
+            if lazy {
+                continue;
+            }
+            let spec = spec.clone();
+            let client = starts.client.clone();
+            let handle = starts.started.spawn(async move {
+                let began = std::time::Instant::now();
+                let result = rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &client).await;
+                let elapsed = began.elapsed();
+                Start {
+                    index,
+                    spec,
+                    result,
+                    elapsed,
+                }
+            });
+            starts.task_index.insert(handle.id(), index);
+        }
+        starts
+    }
+}
+
+impl ServerStarts {
+    /// Waits for every start under way, telling `watch` of each as it finishes. A server
+    /// that could not start is [`ServerStatus::Failed`] in `set` and is reported there as a
+    /// diagnostic.
+    pub(super) async fn join(
+        &mut self,
+        set: &mut ToolSet,
+        watch: Option<&tokio::sync::mpsc::Sender<StartReport>>,
+    ) {
         // Zero-server fast path: with nothing startable the join set is empty and no task,
         // process or socket exists.
-        while let Some(joined) = started.join_next().await {
-            match joined {
-                Ok((index, spec, result)) => {
-                    plans.push((index, spec, Plan::Started(Box::new(result))));
+        while let Some(joined) = self.started.join_next().await {
+            let report = match joined {
+                Ok(start) => {
+                    let report = StartReport {
+                        server: start.spec.id.clone(),
+                        outcome: match &start.result {
+                            Ok(connection) => Ok(connection.tools.len()),
+                            Err(e) => Err(e.to_string()),
+                        },
+                        elapsed: start.elapsed,
+                    };
+                    self.plans.push((
+                        start.index,
+                        start.spec,
+                        Plan::Started(Box::new(start.result)),
+                    ));
+                    Some(report)
                 }
                 Err(e) => {
                     // A start-up task that panicked fails only its own server.
-                    if let Some(&index) = task_index.get(&e.id()) {
+                    self.task_index.get(&e.id()).map(|&index| {
                         let server = &set.servers[index];
                         let message = "start-up failed unexpectedly (an internal error)".to_owned();
                         set.diagnostics.push(
                             Diagnostic::error(DiagnosticCode::McpServerFailed, message.clone())
                                 .with_component(server.id.clone()),
                         );
-                        lock(&server.live).status = ServerStatus::Failed(message);
-                    }
+                        lock(&server.live).status = ServerStatus::Failed(message.clone());
+                        StartReport {
+                            server: server.id.clone(),
+                            outcome: Err(message),
+                            elapsed: Duration::ZERO,
+                        }
+                    })
                 }
+            };
+            if let (Some(watch), Some(report)) = (watch, report) {
+                // A watcher that went away only stops hearing of starts.
+                let _ = watch.send(report).await;
             }
         }
-        // Servers mount in registry order, however their starts finished.
+    }
+
+    /// The cache writes of this mount ([`CacheWrites::finish`] waits for them).
+    pub(super) fn writes(&self) -> CacheWrites {
+        self.writes.clone()
+    }
+
+    /// Mounts every server's tools in registry order, however their starts finished: a
+    /// started server behind its connection (what it offers remembered in the tool cache),
+    /// a lazy one from the cache or started in the background. HTTP sessions are pinged
+    /// every `keep_alive`.
+    pub(super) fn mount(self, set: &mut ToolSet, keep_alive: Option<Duration>) {
+        let Self {
+            client,
+            cache,
+            mut keys,
+            mut plans,
+            writes,
+            ..
+        } = self;
         plans.sort_by_key(|(index, _, _)| *index);
         for (index, spec, plan) in plans {
             let live = set.servers[index].live.clone();
-            let remember = keys.remove(&index).map(|key| remember_in(&cache, key));
+            let remember = keys
+                .remove(&index)
+                .map(|key| remember_in(&cache, key, writes.clone()));
             let http = spec.transport.kind() == Transport::StreamableHttp;
             let (link, tools) = match plan {
                 Plan::Started(result) => match *result {
@@ -222,8 +362,8 @@ impl Registry {
             };
             set.output_caps
                 .insert(spec.id.clone(), spec.max_output_bytes);
-            mount_tools(&mut set, &spec, &link, &tools);
-            if let (true, Some(interval)) = (http, options.keep_alive) {
+            mount_tools(set, &spec, &link, &tools);
+            if let (true, Some(interval)) = (http, keep_alive) {
                 spawn_keep_alive(
                     Arc::downgrade(link.connection()),
                     interval,
@@ -234,23 +374,54 @@ impl Registry {
             }
             set.links.push(link);
         }
-        for tool in plugin_wasm {
-            if let Err(d) = set.add(tool) {
-                set.diagnostics.push(d);
-            }
+    }
+}
+
+/// Tool cache writes to wait for: a probe's, which ends right after its servers close. A
+/// session's are not kept (they finish on their own, off its task).
+#[derive(Clone, Default)]
+pub(super) struct CacheWrites(Option<Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>>);
+
+impl CacheWrites {
+    /// Writes that are kept until [`CacheWrites::finish`].
+    fn kept() -> Self {
+        Self(Some(Arc::default()))
+    }
+
+    fn add(&self, write: tokio::task::JoinHandle<()>) {
+        if let Some(kept) = &self.0 {
+            kept.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(write);
         }
-        set
+    }
+
+    /// Waits for every kept write.
+    pub(super) async fn finish(&self) {
+        let Some(kept) = &self.0 else {
+            return;
+        };
+        let writes = std::mem::take(
+            &mut *kept
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for write in writes {
+            // A write that panicked only leaves the cache as it was.
+            let _ = write.await;
+        }
     }
 }
 
 /// Remembers what a server offers in `cache` under `key`, off the session's task (the write
-/// is flushed to disk), and only when it changed.
-fn remember_in(cache: &ToolCache, key: CacheKey) -> Remember {
+/// is flushed to disk), and only when it changed; `writes` keeps the write when someone waits
+/// for it.
+fn remember_in(cache: &ToolCache, key: CacheKey, writes: CacheWrites) -> Remember {
     let cache = cache.clone();
     Box::new(move |connection| {
         let catalog = CachedCatalog::of(connection);
         let (cache, key) = (cache.clone(), key.clone());
-        drop(tokio::task::spawn_blocking(move || {
+        writes.add(tokio::task::spawn_blocking(move || {
             if cache.load(&key).as_ref() != Some(&catalog) {
                 cache.store(&key, &catalog);
             }

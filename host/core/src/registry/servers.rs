@@ -7,6 +7,8 @@ use rho_component::{DiagnosticCode, McpServerSpec};
 use rho_config::RhoConfig;
 use rho_plugins::{PluginInventory, PluginStatus, TrustState, TrustStore};
 
+use super::ServerStatus;
+
 /// Where a server entry is declared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -59,6 +61,16 @@ pub struct ServerSlot {
 }
 
 impl ServerSlot {
+    /// The state the configuration alone gives the server (before anything starts it).
+    pub fn status(&self) -> ServerStatus {
+        match &self.state {
+            SlotState::Configured => ServerStatus::Configured,
+            SlotState::Disabled => ServerStatus::Disabled,
+            SlotState::Invalid(e) => ServerStatus::Invalid(e.clone()),
+            SlotState::Untrusted(e) => ServerStatus::Untrusted(e.clone()),
+        }
+    }
+
     /// The spec of a valid, enabled entry.
     pub fn startable(&self) -> Option<&McpServerSpec> {
         match self.state {

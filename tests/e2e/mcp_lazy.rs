@@ -25,13 +25,8 @@ fn config(pids: &Path, mode: &str, startup: &str, extra: &str) -> String {
 }
 
 async fn mount(sandbox: &Sandbox) -> rho_core::ToolSet {
-    let env = rho_core::PathsEnv {
-        home: Some(sandbox.home.clone().into()),
-        rho_home: Some(sandbox.rho_home.clone().into()),
-    };
-    let paths = rho_core::RhoPaths::resolve(&env, &sandbox.project).unwrap();
-    let config = rho_core::ConfigSource::Default(sandbox.rho_home.join("config.toml"));
-    rho_core::Registry::load(paths, &config)
+    sandbox
+        .registry()
         .mount(&rho_core::MountOptions::default())
         .await
 }
@@ -435,14 +430,7 @@ fn wait_for_status(rpc: &mut rho_e2e::Rpc, status: &str, mut id: u64) -> Value {
 
 #[test]
 fn a_lazy_python_plugin_server_is_known_from_the_cache_until_its_plugin_changes() {
-    let probe = std::process::Command::new("python3")
-        .args(["-c", "import mcp.server.mcpserver"])
-        .output()
-        .unwrap();
-    assert!(
-        probe.status.success(),
-        "the Python MCP SDK is missing: pip install -r .ci/requirements.txt (bash .ci/run does)"
-    );
+    rho_e2e::require_python_mcp();
     let sandbox = Sandbox::new();
     // The Python SDK's server, copied to a path of this test's own (so /proc shows only its
     // own processes), served by a user plugin.

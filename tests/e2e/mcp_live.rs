@@ -498,14 +498,7 @@ fn declared_output_schemas_are_enforced() {
 
 fn modern_server() -> String {
     let script = repo_root().join("tests/peers/modern_server.py");
-    let probe = Command::new("python3")
-        .args(["-c", "import mcp.server.mcpserver"])
-        .output()
-        .unwrap();
-    assert!(
-        probe.status.success(),
-        "the Python MCP SDK is missing: pip install -r .ci/requirements.txt (bash .ci/run does)"
-    );
+    rho_e2e::require_python_mcp();
     script.to_string_lossy().into_owned()
 }
 

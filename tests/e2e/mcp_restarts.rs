@@ -281,14 +281,8 @@ fn a_modern_http_server_that_went_away_is_reached_again_on_a_new_session() {
 
 /// A mounted tool set (in this process) for `sandbox`'s configuration, pinging every `ping`.
 async fn mount(sandbox: &Sandbox, ping: Duration) -> rho_core::ToolSet {
-    let env = rho_core::PathsEnv {
-        home: Some(sandbox.home.clone().into()),
-        rho_home: Some(sandbox.rho_home.clone().into()),
-    };
-    let paths = rho_core::RhoPaths::resolve(&env, &sandbox.project).unwrap();
-    let config = rho_core::ConfigSource::Default(sandbox.rho_home.join("config.toml"));
-    let registry = rho_core::Registry::load(paths, &config);
-    registry
+    sandbox
+        .registry()
         .mount(&rho_core::MountOptions {
             keep_alive: Some(ping),
             ..rho_core::MountOptions::default()

@@ -8,17 +8,6 @@ use rho_e2e::Sandbox;
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
 const CANARY: &str = "canary-env-secret-3b9f";
 
-/// The registry of `sandbox` as a session would load it.
-fn load(sandbox: &Sandbox) -> rho_core::Registry {
-    let env = rho_core::PathsEnv {
-        home: Some(sandbox.home.clone().into()),
-        rho_home: Some(sandbox.rho_home.clone().into()),
-    };
-    let paths = rho_core::RhoPaths::resolve(&env, &sandbox.project).unwrap();
-    let config = rho_core::ConfigSource::Default(sandbox.rho_home.join("config.toml"));
-    rho_core::Registry::load(paths, &config)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_connection_offered_round_trips_through_the_tool_cache() {
     let sandbox = Sandbox::new();
@@ -26,7 +15,7 @@ async fn what_a_connection_offered_round_trips_through_the_tool_cache() {
         "[mcp.servers.fake]\ncommand = \"{FAKE}\"\nargs = [\"--mode\", \"many-offers\", \"--count\", \"3\"]\n\
          startup = \"lazy\"\nenv = {{ API_KEY = \"{CANARY}\" }}\n"
     ));
-    let registry = load(&sandbox);
+    let registry = sandbox.registry();
     let slot = &registry.servers[0];
     let spec = slot.startable().expect("the entry is valid");
     assert_eq!(spec.startup, rho_component::Startup::Lazy);
@@ -59,7 +48,7 @@ async fn what_a_connection_offered_round_trips_through_the_tool_cache() {
     ToolCache::new(dir.clone()).store(&key, &catalog);
 
     // The next session start: a registry loaded afresh finds the entry by the same key.
-    let later = load(&sandbox);
+    let later = sandbox.registry();
     let later_key = CacheKey::of(&later.servers[0], &later.plugins).unwrap();
     assert_eq!(later_key, key);
     assert_eq!(ToolCache::new(dir.clone()).load(&later_key), Some(catalog));
@@ -72,7 +61,7 @@ async fn what_a_connection_offered_round_trips_through_the_tool_cache() {
         "[mcp.servers.fake]\ncommand = \"{FAKE}\"\nargs = [\"--mode\", \"many-offers\", \"--count\", \"4\"]\n\
          startup = \"lazy\"\nenv = {{ API_KEY = \"{CANARY}\" }}\n"
     ));
-    let edited = load(&sandbox);
+    let edited = sandbox.registry();
     let edited_key = CacheKey::of(&edited.servers[0], &edited.plugins).unwrap();
     assert_ne!(edited_key, key);
     assert_eq!(ToolCache::new(dir).load(&edited_key), None);
@@ -114,7 +103,8 @@ async fn a_probe_fills_the_tool_cache_a_lazy_session_then_mounts() {
         .unwrap_or_else(|| panic!("no echo in {listed:#}"))["exported_name"]
         .clone();
 
-    let set = load(&sandbox)
+    let set = sandbox
+        .registry()
         .mount(&rho_core::MountOptions::default())
         .await;
     let server = &set.servers[0];

@@ -147,6 +147,17 @@ impl Sandbox {
         self.project.join(".agents/plugins")
     }
 
+    /// The registry of this sandbox as a session loads it (`config.toml` under `RHO_HOME`).
+    pub fn registry(&self) -> rho_core::Registry {
+        let env = rho_core::PathsEnv {
+            home: Some(self.home.clone().into()),
+            rho_home: Some(self.rho_home.clone().into()),
+        };
+        let paths = rho_core::RhoPaths::resolve(&env, &self.project).unwrap();
+        let config = rho_core::ConfigSource::Default(self.rho_home.join("config.toml"));
+        rho_core::Registry::load(paths, &config)
+    }
+
     /// A scratch directory outside every root.
     pub fn outside(&self, name: &str) -> PathBuf {
         let p = self.dir.path().join("outside").join(name);
@@ -451,6 +462,19 @@ pub fn write_script(path: &Path, text: &str) {
     write(path, text);
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Panics, saying how to install it, unless the Python MCP SDK (`mcp` 2.x, whose server the
+/// tests run) can be imported.
+pub fn require_python_mcp() {
+    let probe = Command::new("python3")
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output()
+        .unwrap();
+    assert!(
+        probe.status.success(),
+        "the Python MCP SDK is missing: pip install -r .ci/requirements.txt (bash .ci/run does)"
+    );
 }
 
 /// Waits until something listens on `127.0.0.1:port` (panics after `seconds`).

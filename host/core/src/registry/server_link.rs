@@ -257,21 +257,9 @@ impl ServerLink {
             }
         }
         let wait = self.books().wait(Instant::now());
-        if Instant::now() + wait > deadline {
-            return Err(format!(
-                "MCP server `{}` could not start, and its next start is {:.1} s away, past the call's budget",
-                self.id,
-                wait.as_secs_f64()
-            ));
-        }
-        tokio::select! {
-            () = tokio::time::sleep(wait) => {}
-            () = cancel.cancelled() => return Err("cancelled".to_owned()),
-        }
-        let started = tokio::select! {
-            started = rho_mcp::connect_with(&self.spec, &rho_mcp::process_ambient, &self.options) => started,
-            () = cancel.cancelled() => return Err("cancelled".to_owned()),
-        };
+        let started = self
+            .connect_after(wait, deadline, cancel, "could not start")
+            .await?;
         match started {
             Ok(mut fresh) => {
                 self.books().started();
@@ -338,21 +326,9 @@ impl ServerLink {
             }
             books.wait(Instant::now())
         };
-        if Instant::now() + wait > deadline {
-            return Err(format!(
-                "MCP server `{}` is down ({reason}) and its next start is {:.1} s away, past the call's budget",
-                self.id,
-                wait.as_secs_f64()
-            ));
-        }
-        tokio::select! {
-            () = tokio::time::sleep(wait) => {}
-            () = cancel.cancelled() => return Err("cancelled".to_owned()),
-        }
-        let started = tokio::select! {
-            started = rho_mcp::connect_with(&self.spec, &rho_mcp::process_ambient, &self.options) => started,
-            () = cancel.cancelled() => return Err("cancelled".to_owned()),
-        };
+        let started = self
+            .connect_after(wait, deadline, cancel, &format!("is down ({reason})"))
+            .await?;
         match started {
             Ok(fresh) => {
                 self.books().started();
@@ -389,6 +365,33 @@ impl ServerLink {
                     None => Ok(()),
                 }
             }
+        }
+    }
+
+    /// Waits out `wait` (the backoff) and starts the server, both ended by `cancel`; refused
+    /// when the start could not begin before `deadline` (`state` says how the server is, for
+    /// the message).
+    async fn connect_after(
+        &self,
+        wait: std::time::Duration,
+        deadline: Instant,
+        cancel: &CancelSignal,
+        state: &str,
+    ) -> Result<Result<Connection, rho_mcp::McpError>, String> {
+        if Instant::now() + wait > deadline {
+            return Err(format!(
+                "MCP server `{}` {state}, and its next start is {:.1} s away, past the call's budget",
+                self.id,
+                wait.as_secs_f64()
+            ));
+        }
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = cancel.cancelled() => return Err("cancelled".to_owned()),
+        }
+        tokio::select! {
+            started = rho_mcp::connect_with(&self.spec, &rho_mcp::process_ambient, &self.options) => Ok(started),
+            () = cancel.cancelled() => Err("cancelled".to_owned()),
         }
     }
 

@@ -14,35 +14,47 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// The `rho` binary under test: `$RHO_BIN`, or `target/<profile>/rho` beside this test binary.
+/// The `rho` binary: `$RHO_BIN`, or the one `cargo build -p rho-cli --bin rho` makes for this
+/// test's profile, built once per test process (a quick no-op when it is up to date, so a test
+/// never runs a stale `rho`) and found from cargo's own report of the executable it wrote.
 pub fn rho_bin() -> PathBuf {
-    target_bin(
-        "rho",
-        "RHO_BIN",
-        "build it first with `cargo build -p rho-cli` (the README's test command builds the \
-         whole workspace before testing)",
-    )
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| match std::env::var_os("RHO_BIN") {
+        Some(bin) => PathBuf::from(bin),
+        None => cargo_build_bin("rho-cli", "rho"),
+    })
+    .clone()
 }
 
-/// A binary of the workspace: `$<variable>`, or `target/<profile>/<name>` beside this test
-/// binary; a missing one panics with `how` to build it.
-pub fn target_bin(name: &str, variable: &str, how: &str) -> PathBuf {
-    if let Some(bin) = std::env::var_os(variable) {
-        return PathBuf::from(bin);
+/// Builds `bin` of `package` with the cargo that builds these tests, for the tests' profile
+/// (its progress on stderr), and returns the executable cargo reports. Panics with cargo's
+/// errors when the build fails.
+pub fn cargo_build_bin(package: &str, bin: &str) -> PathBuf {
+    let mut command = Command::new(env!("CARGO"));
+    command
+        .current_dir(repo_root())
+        .args(["build", "-p", package, "--bin", bin])
+        .args(["--message-format", "json-render-diagnostics"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if !cfg!(debug_assertions) {
+        command.arg("--release");
     }
-    let exe = std::env::current_exe().expect("test executable path");
-    // target/<profile>/deps/<test> -> target/<profile>/<name>
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target profile directory");
-    let bin = profile_dir.join(name);
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cargo to build {bin}: {e}"));
     assert!(
-        bin.exists(),
-        "{} is missing: {how}, or set {variable}",
-        bin.display()
+        output.status.success(),
+        "cargo build -p {package} --bin {bin} failed (its errors are above)"
     );
-    bin
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|message| {
+            message["reason"] == "compiler-artifact" && message["target"]["name"] == bin
+        })
+        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("cargo built no executable {bin}"))
 }
 
 /// The repository root (for fixtures and examples).

@@ -35,15 +35,15 @@ pub fn node22() -> PathBuf {
     node
 }
 
-/// The `rho-test-browser` binary: `$RHO_TEST_BROWSER_BIN`, or `target/<profile>/rho-test-browser`
-/// beside this test binary (cargo builds it for the tests of this package).
+/// The `rho-test-browser` binary: `$RHO_TEST_BROWSER_BIN`, or the one cargo builds for this
+/// test's profile (`crate::cargo_build_bin`, once per test process).
 pub fn test_browser() -> PathBuf {
-    crate::target_bin(
-        "rho-test-browser",
-        "RHO_TEST_BROWSER_BIN",
-        "build it with `cargo build -p rho-e2e --bin rho-test-browser` (cargo test -p rho-e2e \
-         builds it)",
-    )
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| match std::env::var_os("RHO_TEST_BROWSER_BIN") {
+        Some(bin) => PathBuf::from(bin),
+        None => crate::cargo_build_bin("rho-e2e", "rho-test-browser"),
+    })
+    .clone()
 }
 
 /// Debian's Chromium and chromedriver, which `RHO_TEST_BROWSER=chromium` drives; panics with

@@ -87,6 +87,12 @@ pub enum SessionError {
     /// Compaction produced nothing usable.
     #[error("compaction failed: {0}")]
     Compaction(String),
+    /// Reading a session file to resume it stopped unexpectedly (its reader failed).
+    #[error("resuming {}: the reader stopped unexpectedly", path.display())]
+    ResumeFailed {
+        /// The session file.
+        path: PathBuf,
+    },
 }
 
 impl From<ProviderError> for SessionError {

@@ -85,8 +85,8 @@ type Input = (Instant, Event);
 /// answers). A host that fails to start is an error after the terminal is restored.
 /// Returns the session file the conversation was saved in (`None` when nothing was saved, or
 /// the host did not close in time): what `rho --continue` resumes.
-pub async fn run(
-    start: impl Future<Output = Result<Started, String>>,
+pub async fn run<E: std::fmt::Display>(
+    start: impl Future<Output = Result<Started, E>>,
     embedding: Embedding,
     stop: CancelSignal,
     options: Options,
@@ -150,7 +150,7 @@ pub async fn run(
         }
         screen.deliver_answer();
     };
-    let (host, handle, mut events) = started.map_err(std::io::Error::other)?;
+    let (host, handle, mut events) = started.map_err(|e| std::io::Error::other(e.to_string()))?;
     let host_task = tokio::spawn(host.run(stop.clone()));
     let mut host_open = true;
     loop {

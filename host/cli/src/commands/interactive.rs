@@ -130,12 +130,12 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
             let mut registry = first;
             if ask_trust(ctx, &registry, &confirms_tx).await {
                 // Trusted now: load again so its servers and tools mount.
-                registry = ctx.registry().map_err(|e| e.to_string())?;
+                registry = ctx.registry()?;
             }
             drop(confirms_tx);
             let options = host_options(ctx, registry, args, login, true);
             debug_assert_eq!(resumed, !matches!(options.start, SessionStart::New));
-            SessionHost::start(options).await
+            Ok::<_, anyhow::Error>(SessionHost::start(options).await?)
         };
         let embedding = rho_tui::Embedding { notices, confirms };
         let saved = rho_tui::run(start, embedding, stop, screen).await?;

@@ -59,7 +59,7 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
     // start, which stops the servers it started); EOF lets received work finish.
     runtime::run(|stop| async move {
         let (host, handle, events) = tokio::select! {
-            started = SessionHost::start(options) => started.map_err(anyhow::Error::msg)?,
+            started = SessionHost::start(options) => started?,
             () = stop.cancelled() => anyhow::bail!("stopped before the session started"),
         };
         let (transport, writer) = rho_rpc::transport::stdio();

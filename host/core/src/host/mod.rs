@@ -128,7 +128,7 @@ impl SessionHost {
     /// the bounded channel events come from.
     pub async fn start(
         options: HostOptions,
-    ) -> Result<(Self, HostHandle, mpsc::Receiver<HostEvent>), String> {
+    ) -> Result<(Self, HostHandle, mpsc::Receiver<HostEvent>), crate::session::SessionError> {
         let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
         let (tx, operations) = mpsc::channel(OPERATION_CHANNEL);
         let outbox = Outbox::new(events_tx);

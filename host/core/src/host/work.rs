@@ -21,7 +21,7 @@ use crate::provider::{
     ChatRequest, ChatResponse, Provider, ProviderError, ProviderFuture, StreamEvent,
 };
 use crate::session::{
-    PromptInput, QuestionDesk, Session, SessionConfig, SessionEvent, list_sessions,
+    PromptInput, QuestionDesk, Session, SessionConfig, SessionError, SessionEvent, list_sessions,
 };
 use crate::{MountOptions, ProviderEntry, ProviderFlags, Registry, ToolSet};
 
@@ -84,7 +84,7 @@ impl Work {
         options: HostOptions,
         outbox: Arc<Outbox>,
         desk: Arc<Desk>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SessionError> {
         let entries = crate::provider_entries(&options.registry.config, &options.flags);
         let mut work = Self {
             session: placeholder_session(&options.registry),
@@ -113,9 +113,7 @@ impl Work {
         let dir = work.sessions_dir();
         let tools = work.tools.clone();
         let session = match &options.start {
-            SessionStart::New => {
-                Session::new(config, provider, tools, dir.as_deref()).map_err(|e| e.to_string())?
-            }
+            SessionStart::New => Session::new(config, provider, tools, dir.as_deref())?,
             SessionStart::Resume(path) => {
                 resume(path.clone(), config, provider, tools, &CancelSignal::new()).await?
             }
@@ -130,8 +128,7 @@ impl Work {
                     Some(s) => {
                         resume(s.path, config, provider, tools, &CancelSignal::new()).await?
                     }
-                    None => Session::new(config, provider, tools, dir.as_deref())
-                        .map_err(|e| e.to_string())?,
+                    None => Session::new(config, provider, tools, dir.as_deref())?,
                 }
             }
         };
@@ -294,7 +291,7 @@ impl Work {
                     &cancel,
                 )
                 .await
-                .map_err(HostError::invalid_params)?;
+                .map_err(|e| HostError::invalid_params(e.to_string()))?;
                 self.replace_session(session);
                 Ok(Response::Session(self.session_info()))
             }
@@ -617,14 +614,15 @@ async fn resume(
     provider: Arc<dyn Provider>,
     tools: Arc<ToolSet>,
     cancel: &CancelSignal,
-) -> Result<Session, String> {
-    let read = tokio::task::spawn_blocking(move || Session::resume(&path, config, provider, tools));
+) -> Result<Session, SessionError> {
+    let file = path.clone();
+    let read = tokio::task::spawn_blocking(move || Session::resume(&file, config, provider, tools));
     tokio::select! {
         joined = read => match joined {
-            Ok(resumed) => resumed.map_err(|e| e.to_string()),
-            Err(e) => Err(format!("resuming the session failed: {e}")),
+            Ok(resumed) => resumed,
+            Err(_) => Err(SessionError::ResumeFailed { path }),
         },
-        () = cancel.cancelled() => Err("stopped before the session file was read".into()),
+        () = cancel.cancelled() => Err(SessionError::Cancelled),
     }
 }
 

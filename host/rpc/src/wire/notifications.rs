@@ -1,0 +1,312 @@
+//! Notification params, and the shapes they share with results (questions, prompts,
+//! resources).
+
+use super::*;
+
+/// `state/change`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StateChangeParams {
+    /// `thinking`, `executing_tool`, `awaiting_approval` or `idle`.
+    pub state: LoopState,
+}
+
+/// `message/delta` and `reasoning/delta`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DeltaParams {
+    /// The streamed chunk.
+    pub delta: String,
+}
+
+/// `tool/call`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolCallParams {
+    /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
+    /// (rho's addition: `docs/rpc.md`, "Notification sequences").
+    pub call_id: String,
+    /// The exported tool name.
+    pub name: String,
+    /// What a person reads (`everything › get-env`; `docs/mcp.md`, "What people see"); the
+    /// exported name when the session has no such tool.
+    pub display_name: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub arguments: String,
+}
+
+/// `tool/progress` (rho's own notification: `docs/rpc.md`, "Notification sequences"): a
+/// running tool's progress.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolProgressParams {
+    /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
+    /// (rho's addition: `docs/rpc.md`, "Notification sequences").
+    pub call_id: String,
+    /// The exported tool name.
+    pub name: String,
+    /// How far along, in the tool's own units.
+    pub progress: f64,
+    /// The total, when the tool knows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// A short message, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// `tool/result`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolResultParams {
+    /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
+    /// (rho's addition: `docs/rpc.md`, "Notification sequences").
+    pub call_id: String,
+    /// The exported tool name.
+    pub name: String,
+    /// Whether the call failed.
+    pub is_error: bool,
+    /// What the model reads.
+    pub output: String,
+}
+
+/// `server/restart`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerRestartParams {
+    /// The server identity.
+    pub server: String,
+    /// Its restarts so far in this session.
+    pub restarts: u32,
+    /// Why it was (or could not be) started again.
+    pub reason: String,
+    /// Set when rho gave up on the server (it stays failed for the rest of the session): why.
+    pub gave_up: Option<String>,
+}
+
+/// `tools/changed`, by the server's own tool names.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolsChangedParams {
+    /// The server identity.
+    pub server: String,
+    /// Still offered with a new definition.
+    pub revised: Vec<String>,
+    /// No longer offered: calls fail, saying the server withdrew it.
+    pub withdrawn: Vec<String>,
+    /// Newly offered, and mounted under new exported names.
+    pub added: Vec<String>,
+}
+
+/// `tool/denied`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ToolDeniedParams {
+    /// The exported tool name.
+    pub name: String,
+    /// What a person reads (`docs/mcp.md`, "What people see").
+    pub display_name: String,
+}
+
+/// `approval/request`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ApprovalRequestParams {
+    /// The exported tool name.
+    pub tool: String,
+    /// What a person reads (`docs/mcp.md`, "What people see").
+    pub display_name: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub arguments: String,
+    /// `read`, `write` or `destructive`.
+    pub risk: RiskLevel,
+}
+
+/// `usage`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UsageParams {
+    /// The model request's number within the prompt.
+    pub iteration: u32,
+    /// Its tokens.
+    pub usage: UsageWire,
+    /// The context after it.
+    pub context: ContextWire,
+}
+
+/// What happened to one call.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OutcomeWire {
+    /// `success`, `error`, `denied`, `redirected` or `cancelled`.
+    pub kind: OutcomeKindWire,
+    /// The first line of the failure, for `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// One tool call of a prompt.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRecordWire {
+    /// The exported tool name.
+    pub name: String,
+    /// The arguments as the model wrote them.
+    pub arguments: String,
+    /// What happened.
+    pub outcome: OutcomeWire,
+    /// How long it ran.
+    pub duration_ms: u64,
+}
+
+/// `agent/end`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentEndParams {
+    /// The model's final text.
+    pub reply: String,
+    /// Model requests made.
+    pub iterations: u32,
+    /// Tokens of this prompt.
+    pub usage: UsageWire,
+    /// Every tool call.
+    pub tool_calls: Vec<CallRecordWire>,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// `stop`, `length`, `max_iterations`, `aborted`, ... (another provider's value as it
+    /// came).
+    #[schemars(with = "FinishReasonValues")]
+    pub finish_reason: FinishReason,
+}
+
+/// `agent/error`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AgentErrorParams {
+    /// What failed.
+    pub error: String,
+}
+
+/// `question/request` (rho's addition): a server asks the user something during one of its
+/// tool calls. Answer with `questionResponse`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionRequestParams {
+    /// The id `questionResponse` names.
+    pub question_id: u64,
+    /// `elicitation` (a form) or `sampling` (permission to use the model).
+    pub kind: QuestionKind,
+    /// The asking server's identity.
+    pub server: String,
+    /// The tool call the question belongs to (as in `tool/call`).
+    pub call_id: String,
+    /// The server's message, or what the server asks the model to do.
+    pub message: String,
+    /// The form's questions (elicitation).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldWire>,
+    /// The conversation the server wants the model to continue (sampling).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<SamplingMessageWire>,
+    /// The token ceiling the server asked for (sampling).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+/// One question of a form.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FieldWire {
+    /// The answer's key.
+    pub name: String,
+    /// A display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `text`, `number`, `integer`, `boolean`, `choice` or `multi_choice` (answers
+    /// comma-separated).
+    pub kind: FieldKind,
+    /// The values of a choice field.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<ChoiceWire>,
+    /// The default answer, as text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// Whether an answer is required.
+    pub required: bool,
+    /// The description and constraints (shown, not enforced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+/// One value a choice field offers.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChoiceWire {
+    /// The value to answer with.
+    pub value: String,
+    /// Its title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// One message of a sampling conversation.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SamplingMessageWire {
+    /// `user` or `assistant`.
+    pub role: SamplingRole,
+    /// Its text.
+    pub text: String,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PromptArgumentWire {
+    /// Its name (the key in `key=value`).
+    pub name: String,
+    /// A display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether the prompt needs it.
+    pub required: bool,
+}
+
+/// One server prompt, as a slash command.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PromptWire {
+    /// `/mcp:<server>:<prompt>`: a `prompt` whose message starts with it expands the prompt.
+    pub command: String,
+    /// The server identity.
+    pub server: String,
+    /// The server's name for the prompt.
+    pub name: String,
+    /// A display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its arguments: one argument takes everything after the command; several take
+    /// `key=value` pairs.
+    pub arguments: Vec<PromptArgumentWire>,
+}
+
+/// One server resource or resource template.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceWire {
+    /// The server offering it.
+    pub server: String,
+    /// Its URI (an RFC 6570 template when `template`).
+    pub uri: String,
+    /// The server's name for it.
+    pub name: String,
+    /// A display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its MIME type, when declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// A template: fill in its placeholders before attaching it.
+    pub template: bool,
+}
+
+/// `complete` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CompleteResult {
+    /// Suggested values, best first (empty when the server has none, has no completions, fails
+    /// or answers late).
+    pub values: Vec<String>,
+}

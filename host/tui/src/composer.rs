@@ -45,7 +45,9 @@
 //! [`Outcome::Unchanged`] (consumed, nothing to do), so a caller never acts on them twice.
 //! Ctrl-Alt with a character types the character (it is AltGr on Windows).
 
+mod history;
 mod layout;
+mod motion;
 #[cfg(test)]
 mod tests;
 
@@ -401,115 +403,6 @@ impl Composer {
         }
     }
 
-    /// Shows the next older history entry; false when there is none.
-    fn history_older(&mut self) -> bool {
-        let Some(newest) = self.history.len().checked_sub(1) else {
-            return false;
-        };
-        let index = match &self.browse {
-            None => {
-                let draft = self.snapshot();
-                self.browse = Some(Browse {
-                    index: newest,
-                    draft,
-                });
-                newest
-            }
-            Some(browse) if browse.index == 0 => return false,
-            Some(browse) => {
-                let from = browse.index;
-                self.remember(from);
-                (from - 1).min(newest)
-            }
-        };
-        if let Some(browse) = &mut self.browse {
-            browse.index = index;
-        }
-        self.load_history(index, false);
-        true
-    }
-
-    /// Shows the next newer history entry, or the draft past the newest; false when not
-    /// browsing.
-    fn history_newer(&mut self) -> bool {
-        let Some(from) = self.browse.as_ref().map(|browse| browse.index) else {
-            return false;
-        };
-        self.remember(from);
-        if from + 1 >= self.history.len() {
-            if let Some(browse) = self.browse.take() {
-                self.restore(browse.draft);
-            }
-            return true;
-        }
-        if let Some(browse) = &mut self.browse {
-            browse.index = from + 1;
-        }
-        self.load_history(from + 1, true);
-        true
-    }
-
-    /// Keeps what history entry `index` has become, if it was edited.
-    fn remember(&mut self, index: usize) {
-        let unedited = match self.history.get(index) {
-            Some(Entry {
-                folded: Some(folded),
-                ..
-            }) => folded.buf == self.buf && folded.pastes == self.pastes,
-            Some(entry) => entry.text == self.buf && self.pastes.is_empty(),
-            None => false,
-        };
-        if unedited {
-            self.edits.remove(&index);
-        } else {
-            let current = self.snapshot();
-            self.edits.insert(index, current);
-        }
-    }
-
-    /// Shows history entry `index` (or its edit in this walk): the cursor at the end of its
-    /// first line going back (so Up again goes further back), at its end going forward.
-    fn load_history(&mut self, index: usize, at_end: bool) {
-        if let Some(snapshot) = self.edits.remove(&index) {
-            self.restore(snapshot);
-            return;
-        }
-        match self.history.get(index) {
-            Some(Entry {
-                folded: Some(folded),
-                ..
-            }) => {
-                let folded = folded.clone();
-                self.restore(folded);
-                self.cursor = self.buf.len();
-            }
-            Some(entry) => {
-                let text = entry.text.clone();
-                self.replace_all(&text);
-            }
-            None => self.replace_all(""),
-        }
-        if !at_end {
-            self.cursor = self.line_end(0);
-        }
-    }
-
-    fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            buf: self.buf.clone(),
-            pastes: self.pastes.clone(),
-            cursor: self.cursor,
-        }
-    }
-
-    fn restore(&mut self, snapshot: Snapshot) {
-        self.touch();
-        self.buf = snapshot.buf;
-        self.pastes = snapshot.pastes;
-        self.cursor = self.snap(snapshot.cursor);
-        self.goal_col = None;
-    }
-
     /// Bracketed paste at the cursor: CR and CRLF become LF; a paste of more than
     /// [`FOLD_LINES`] lines or [`FOLD_CHARS`] characters becomes a placeholder
     /// `[Pasted text #N +X lines]` (N counts the composer's placeholders from 1, X the lines of
@@ -588,31 +481,6 @@ impl Composer {
         self.edits.clear();
         self.goal_col = None;
         self.scroll.store(0, Ordering::Relaxed);
-    }
-
-    /// Appends `text` to the history (newest last), unless it is blank or repeats the newest
-    /// entry; beyond [`HISTORY_LIMIT`] entries the oldest go.
-    pub fn push_history(&mut self, text: String) {
-        self.push_entry(normalize_newlines(&text), None);
-    }
-
-    fn push_entry(&mut self, text: String, folded: Option<Snapshot>) {
-        let repeat = self.history.last().is_some_and(|last| last.text == text);
-        if text.trim().is_empty() || repeat {
-            return;
-        }
-        self.history.push(Entry { text, folded });
-        let excess = self.history.len().saturating_sub(HISTORY_LIMIT);
-        if excess > 0 {
-            self.history.drain(..excess);
-            if let Some(browse) = &mut self.browse {
-                browse.index = browse.index.saturating_sub(excess);
-            }
-            self.edits = std::mem::take(&mut self.edits)
-                .into_iter()
-                .filter_map(|(index, edit)| Some((index.checked_sub(excess)?, edit)))
-                .collect();
-        }
     }
 
     /// The rows the composer needs at `width` columns (its text soft-wrapped), at least 1.
@@ -850,130 +718,6 @@ impl Composer {
                 len - (p.end - p.start) + p.payload.len()
             })
     }
-
-    /// The nearest position at or before `pos` where the cursor may be.
-    fn snap(&self, pos: usize) -> usize {
-        let pos = self.buf.floor_char_boundary(pos.min(self.buf.len()));
-        match self.pastes.iter().find(|p| p.start < pos && pos < p.end) {
-            Some(p) => p.start,
-            None => pos,
-        }
-    }
-
-    /// The bytes around `pos` free of placeholders: from the end of the one before to the
-    /// start of the one after.
-    fn segment(&self, pos: usize) -> (usize, usize) {
-        let start = self
-            .pastes
-            .iter()
-            .rev()
-            .find(|p| p.end <= pos)
-            .map_or(0, |p| p.end);
-        let end = self
-            .pastes
-            .iter()
-            .find(|p| p.start >= pos)
-            .map_or(self.buf.len(), |p| p.start);
-        (start, end.max(start))
-    }
-
-    /// The unit (grapheme or placeholder) ending at `pos`: its start and class.
-    fn prev_unit(&self, pos: usize) -> Option<(usize, Class)> {
-        if pos == 0 {
-            return None;
-        }
-        if let Some(p) = self.pastes.iter().find(|p| p.start < pos && pos <= p.end) {
-            return Some((p.start, Class::Paste));
-        }
-        let (seg_start, _) = self.segment(pos);
-        let grapheme = self.buf.get(seg_start..pos)?.graphemes(true).next_back()?;
-        Some((pos - grapheme.len(), class_of(grapheme)))
-    }
-
-    /// The unit (grapheme or placeholder) starting at `pos`: its end and class.
-    fn next_unit(&self, pos: usize) -> Option<(usize, Class)> {
-        if pos >= self.buf.len() {
-            return None;
-        }
-        if let Some(p) = self.pastes.iter().find(|p| p.start <= pos && pos < p.end) {
-            return Some((p.end, Class::Paste));
-        }
-        let (_, seg_end) = self.segment(pos);
-        let grapheme = self.buf.get(pos..seg_end)?.graphemes(true).next()?;
-        Some((pos + grapheme.len(), class_of(grapheme)))
-    }
-
-    fn prev_boundary(&self, pos: usize) -> usize {
-        self.prev_unit(pos).map_or(pos, |(start, _)| start)
-    }
-
-    fn next_boundary(&self, pos: usize) -> usize {
-        self.next_unit(pos).map_or(pos, |(end, _)| end)
-    }
-
-    /// The start of the word before `pos`: spaces skipped, then a run of word characters or
-    /// of punctuation (a placeholder is a word by itself).
-    fn word_left(&self, mut pos: usize) -> usize {
-        while let Some((start, Class::Space)) = self.prev_unit(pos) {
-            pos = start;
-        }
-        if let Some((start, class)) = self.prev_unit(pos) {
-            pos = start;
-            if class != Class::Paste {
-                while let Some((start, c)) = self.prev_unit(pos)
-                    && c == class
-                {
-                    pos = start;
-                }
-            }
-        }
-        pos
-    }
-
-    /// The end of the word after `pos`, as [`Composer::word_left`] the other way.
-    fn word_right(&self, mut pos: usize) -> usize {
-        while let Some((end, Class::Space)) = self.next_unit(pos) {
-            pos = end;
-        }
-        if let Some((end, class)) = self.next_unit(pos) {
-            pos = end;
-            if class != Class::Paste {
-                while let Some((end, c)) = self.next_unit(pos)
-                    && c == class
-                {
-                    pos = end;
-                }
-            }
-        }
-        pos
-    }
-
-    /// The start of the whitespace-delimited word before `pos` (Ctrl-W).
-    fn unix_word_left(&self, mut pos: usize) -> usize {
-        while let Some((start, Class::Space)) = self.prev_unit(pos) {
-            pos = start;
-        }
-        while let Some((start, c)) = self.prev_unit(pos)
-            && c != Class::Space
-        {
-            pos = start;
-        }
-        pos
-    }
-
-    fn line_start(&self, pos: usize) -> usize {
-        self.buf
-            .get(..pos)
-            .and_then(|before| before.rfind('\n'))
-            .map_or(0, |i| i + 1)
-    }
-
-    fn line_end(&self, pos: usize) -> usize {
-        self.buf
-            .get(pos..)
-            .and_then(|after| after.find('\n'))
-            .map_or(self.buf.len(), |i| pos + i)
-    }
 }
 
 /// [`Outcome::Changed`] if `changed`, else [`Outcome::Unchanged`].
@@ -982,14 +726,6 @@ fn changed(changed: bool) -> Outcome {
         Outcome::Changed
     } else {
         Outcome::Unchanged
-    }
-}
-
-fn class_of(grapheme: &str) -> Class {
-    match grapheme.chars().next() {
-        Some(c) if c.is_whitespace() => Class::Space,
-        Some(c) if c.is_alphanumeric() || c == '_' => Class::Word,
-        _ => Class::Punct,
     }
 }
 

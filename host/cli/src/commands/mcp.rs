@@ -24,6 +24,14 @@ use crate::output::{clean, error_text, first_line, json_sorted, json_write, out,
 use crate::runtime;
 use crate::shapes::{ImageEntry, McpCall, McpLogin, McpLogout, McpToolEntry};
 
+mod auth;
+mod progress;
+mod tool_call;
+
+use auth::{AuthEntry, add_auth_states, login, logout};
+use progress::{ConnectProgress, live_progress};
+use tool_call::call;
+
 pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
     match command {
         McpCommand::List { connect } => list(ctx, connect),
@@ -35,20 +43,6 @@ pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
             scopes,
         } => login(ctx, &id, no_browser, &scopes),
         McpCommand::Logout { id } => logout(ctx, &id),
-    }
-}
-
-/// The credential store of this run.
-fn credentials(ctx: &Context) -> rho_config::CredentialStore {
-    rho_config::CredentialStore::new(ctx.paths.credentials_dir())
-}
-
-/// The OAuth access of a command: tokens from the store, and a login only where `policy`
-/// allows one.
-fn oauth_access(ctx: &Context, policy: LoginPolicy) -> rho_mcp::oauth::OAuthAccess {
-    rho_mcp::oauth::OAuthAccess {
-        store: credentials(ctx),
-        login: policy,
     }
 }
 
@@ -66,95 +60,6 @@ fn startable(slots: &[ServerSlot], id: &str) -> anyhow::Result<McpServerSpec> {
         );
     };
     Ok(spec)
-}
-
-/// Whether a person is at this run's terminal: stdin to answer, stderr to read what rho says
-/// (and the authorization address when no browser window appears).
-fn person_at_terminal() -> bool {
-    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
-
-/// `rho mcp login <id>`. The system browser opens only where [`LoginPolicy::for_run`] lets a
-/// login start (a person at the terminal, outside CI); elsewhere the command says how instead,
-/// before anything is contacted.
-fn login(ctx: &Context, id: &str, no_browser: bool, scopes: &[String]) -> anyhow::Result<ExitCode> {
-    let slots = load_slots(ctx)?;
-    let spec = startable(&slots, id)?;
-    let browser: Arc<dyn Browser> = if no_browser {
-        Arc::new(PasteBrowser)
-    } else {
-        match LoginPolicy::for_run(person_at_terminal()) {
-            LoginPolicy::Browser(browser) => browser,
-            LoginPolicy::Never => {
-                let why = if std::env::var_os("CI").is_some() {
-                    "CI is set"
-                } else {
-                    "rho is not running on a terminal"
-                };
-                bail!(
-                    "not opening a browser to log in to {id:?}: {why}; run `rho mcp login {id}` \
-                     from a terminal outside CI, or pass --no-browser to open the address \
-                     yourself and paste back where the browser ends up"
-                );
-            }
-        }
-    };
-    let store = credentials(ctx);
-    let report = runtime::run(|_| async {
-        Ok(rho_mcp::oauth::login(
-            &spec,
-            &store,
-            browser.as_ref(),
-            scopes,
-            &rho_mcp::process_ambient,
-        )
-        .await?)
-    })?;
-    if ctx.json {
-        json_sorted(&McpLogin {
-            server: id,
-            issuer: &report.issuer,
-            scopes: &report.scopes,
-            expires_at: report.expires_at,
-            refreshable: report.refreshable,
-        });
-    } else {
-        let scopes = if report.scopes.is_empty() {
-            String::new()
-        } else {
-            format!(" with scopes {}", report.scopes.join(" "))
-        };
-        out(&format!(
-            "logged in to {} at {}{}\n",
-            clean(id),
-            clean(&report.issuer),
-            clean(&scopes)
-        ));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `rho mcp logout <id>`: removes the stored tokens (a file rho cannot read included).
-fn logout(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
-    let slots = load_slots(ctx)?;
-    if !slots.iter().any(|s| s.id == id) {
-        bail!("no MCP server {id:?} (try `rho mcp list`)");
-    }
-    let removed = credentials(ctx).remove(id)?;
-    if ctx.json {
-        json_sorted(&McpLogout {
-            server: id,
-            removed,
-        });
-    } else if removed {
-        out(&format!(
-            "logged out of {}: its tokens are removed\n",
-            clean(id)
-        ));
-    } else {
-        out(&format!("{} has no stored tokens\n", clean(id)));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// One server as inventories show it (documented in docs/cli-json.md).
@@ -208,44 +113,6 @@ fn status_word<S: serde::Serializer>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(status.as_str())
-}
-
-/// An OAuth server's login state (documented in docs/cli-json.md).
-#[derive(Debug, Serialize)]
-struct AuthEntry {
-    /// logged_in | expired | needs_login | address_changed | unbound | unreadable
-    state: &'static str,
-    /// Seconds until the access token expires, when known.
-    expires_in: Option<u64>,
-    /// The state as a person reads it.
-    summary: String,
-}
-
-impl AuthEntry {
-    fn of(state: &rho_mcp::oauth::AuthState) -> Self {
-        Self {
-            state: state.name(),
-            expires_in: match state {
-                rho_mcp::oauth::AuthState::LoggedIn { expires_in } => *expires_in,
-                _ => None,
-            },
-            summary: state.to_string(),
-        }
-    }
-}
-
-/// The login state of every OAuth server among `entries`.
-fn add_auth_states(ctx: &Context, entries: &mut [ServerEntry]) {
-    let store = credentials(ctx);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    for entry in entries.iter_mut() {
-        if let Some(spec) = entry.spec.filter(|s| rho_mcp::oauth::oauth_of(s).is_some()) {
-            let state = rho_mcp::oauth::auth_state(&store, spec, now);
-            entry.auth = Some(AuthEntry::of(&state));
-        }
-    }
 }
 
 impl<'a> ServerEntry<'a> {
@@ -622,12 +489,6 @@ fn section(title: &str, rows: Vec<Vec<String>>) -> String {
     text
 }
 
-/// Whether `--connect` shows progress: only for a person watching (stderr is a terminal) and
-/// never with `--json`, so scripts and logs see nothing new.
-fn live_progress(ctx: &Context) -> bool {
-    !ctx.json && std::io::stderr().is_terminal()
-}
-
 /// What `--connect` reports besides status and tools.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Catalog {
@@ -744,227 +605,4 @@ fn probe(
         entry.status = status;
     }
     Ok(())
-}
-
-/// `--connect` progress on a terminal's stderr, one whole line at a time (logs and server
-/// messages that `tracing` writes to the same stream interleave cleanly, and no terminal
-/// control sequence is needed): a header, one line per server as it finishes, and while any is
-/// pending and nothing else was printed for a while, a line naming them:
-///
-/// ```text
-/// connecting 3 MCP servers…
-///   github ✓ 12 tools (0.4 s)
-///   files ✓ 3 tools (0.9 s)
-///   waiting for web (3 s, startup budget 120 s)
-///   web ✗ no answer within the 120.0 s startup budget (120.0 s)
-/// ```
-///
-/// Every server-supplied string (ids, errors) goes through `clean`, and lines are cut to the
-/// terminal width.
-struct ConnectProgress {
-    started: Instant,
-    /// When the last line was printed, and how long to stay silent after it.
-    last_line: Instant,
-    quiet_for: Duration,
-    /// Every server not finished yet, in listing order.
-    pending: Vec<Pending>,
-    width: usize,
-}
-
-/// A server `ConnectProgress` still waits for.
-struct Pending {
-    /// The id as configured (error messages start with it) and as shown.
-    id: String,
-    shown: String,
-    budget: Duration,
-}
-
-/// Silence before the first "waiting for" line; it doubles after each, up to [`MAX_QUIET`].
-const FIRST_QUIET: Duration = Duration::from_secs(3);
-/// The longest silence while a server is pending.
-const MAX_QUIET: Duration = Duration::from_secs(15);
-
-impl ConnectProgress {
-    fn start(servers: &[&McpServerSpec]) -> Self {
-        let pending: Vec<Pending> = servers
-            .iter()
-            .map(|spec| Pending {
-                id: spec.id.clone(),
-                shown: clean(&spec.id),
-                budget: spec.startup_timeout,
-            })
-            .collect();
-        let total = pending.len();
-        let plural = if total == 1 { "" } else { "s" };
-        error_text(&format!("connecting {total} MCP server{plural}…\n"));
-        let now = Instant::now();
-        Self {
-            started: now,
-            last_line: now,
-            quiet_for: FIRST_QUIET,
-            pending,
-            width: terminal_width(),
-        }
-    }
-
-    /// Prints the line of a server that finished.
-    fn finished(&mut self, report: &StartReport) {
-        let Some(at) = self.pending.iter().position(|p| p.id == report.server) else {
-            return;
-        };
-        let server = self.pending.remove(at);
-        let seconds = format!("({:.1} s)", report.elapsed.as_secs_f64());
-        let head = match &report.outcome {
-            Ok(count) => {
-                let count = *count;
-                let plural = if count == 1 { "" } else { "s" };
-                format!("  {} ✓ {count} tool{plural}", server.shown)
-            }
-            Err(error) => {
-                // The id leads the line already; the table or JSON keeps the whole message.
-                let prefix = format!("server {}: ", server.id);
-                let reason = error.strip_prefix(&prefix).unwrap_or(error);
-                let reason = clean(reason.lines().next().unwrap_or_default());
-                format!("  {} ✗ {reason}", server.shown)
-            }
-        };
-        self.line(&head, &seconds);
-    }
-
-    /// Names the pending servers when nothing was printed for a while (a hung server still
-    /// shows that rho is waiting, on what, and for how long at most).
-    fn tick(&mut self) {
-        if self.pending.is_empty() || self.last_line.elapsed() < self.quiet_for {
-            return;
-        }
-        let names: Vec<&str> = self.pending.iter().map(|p| p.shown.as_str()).collect();
-        let budget = self
-            .pending
-            .iter()
-            .map(|p| p.budget)
-            .max()
-            .unwrap_or_default();
-        let head = format!("  waiting for {}", names.join(", "));
-        let tail = format!(
-            "({} s, startup budget {} s)",
-            self.started.elapsed().as_secs(),
-            budget.as_secs_f64().ceil()
-        );
-        self.line(&head, &tail);
-        self.quiet_for = (self.quiet_for * 2).min(MAX_QUIET);
-    }
-
-    /// Prints `head tail`, cutting `head` so the line fits the terminal.
-    fn line(&mut self, head: &str, tail: &str) {
-        let room = self.width.saturating_sub(tail.chars().count() + 1).max(20);
-        error_text(&format!("{} {tail}\n", truncate(head, room)));
-        self.last_line = Instant::now();
-    }
-}
-
-/// The terminal's width from `COLUMNS` when the shell exports it, else the classic 80.
-fn terminal_width() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|c| *c >= 20)
-        .unwrap_or(80)
-}
-
-fn call(ctx: &Context, id: &str, tool: &str, args: Option<&str>) -> anyhow::Result<ExitCode> {
-    let arguments = match args {
-        None => None,
-        Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(serde_json::Value::Object(map)) => Some(map),
-            Ok(_) => bail!("arguments must be a JSON object"),
-            Err(e) => bail!("arguments are not valid JSON: {e}"),
-        },
-    };
-    let slots = load_slots(ctx)?;
-    let spec = startable(&slots, id)?;
-    let json = ctx.json;
-    // A person at a terminal may log in when the server needs it.
-    let access = oauth_access(ctx, LoginPolicy::for_run(person_at_terminal()));
-    runtime::run(|stop| async move {
-        // A call needs the tools only: the server's prompts and resources stay unlisted.
-        let options = rho_mcp::ClientOptions {
-            skip_offers: true,
-            oauth: Some(access),
-            ..rho_mcp::ClientOptions::default()
-        };
-        // A signal while connecting drops the connection, which stops the server.
-        let connection = tokio::select! {
-            connected = rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &options) => connected?,
-            () = stop.cancelled() => bail!("stopped while connecting"),
-        };
-        let mut names = rho_mcp::ExportedNames::default();
-        let exported: Vec<(String, String)> = connection
-            .tools
-            .iter()
-            .map(|t| (names.assign(&spec.id, &t.name), t.name.clone()))
-            .collect();
-        let Some(raw) = exported
-            .iter()
-            .find(|(e, raw)| e == tool || raw == tool)
-            .map(|(_, raw)| raw.clone())
-        else {
-            connection.close().await;
-            bail!("server {id:?} has no tool {tool:?} (see `rho mcp show {id} --connect`)");
-        };
-        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel::<rho_mcp::Progress>(64);
-        let printer = tokio::spawn(async move {
-            while let Some(p) = progress_rx.recv().await {
-                let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-                let message = p
-                    .message
-                    .map(|m| format!(" {}", clean(&m)))
-                    .unwrap_or_default();
-                crate::output::error_line(&format!("progress {}{total}{message}", p.progress));
-            }
-        });
-        // A signal cancels the call (the server is told), then the connection closes.
-        let cancel = rho_mcp::Cancel::new();
-        let on_signal = cancel.clone();
-        tokio::spawn(async move {
-            stop.cancelled().await;
-            on_signal.cancel();
-        });
-        let result = connection
-            .call_tool(&raw, arguments, Some(progress_tx), cancel)
-            .await;
-        connection.close().await;
-        let _ = printer.await;
-        let result = result?;
-        let rendered = rho_mcp::render_result(&result, spec.max_output_bytes);
-        if json {
-            json_sorted(&McpCall {
-                server: &spec.id,
-                tool: &raw,
-                is_error: rendered.is_error,
-                text: &rendered.text,
-                truncated: rendered.truncated,
-                structured_content: rendered.structured.as_ref(),
-                image: rendered.image.as_ref().map(|i| ImageEntry {
-                    mime_type: &i.mime_type,
-                    bytes: i.data.len(),
-                }),
-            });
-        } else {
-            let mut text = crate::output::clean_block(&rendered.text);
-            text.push('\n');
-            if let Some(image) = &rendered.image {
-                text.push_str(&format!(
-                    "[image kept for display: {}, {} encoded bytes]\n",
-                    image.mime_type,
-                    image.data.len()
-                ));
-            }
-            out(&text);
-        }
-        Ok(if rendered.is_error {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        })
-    })
 }

@@ -2,7 +2,7 @@
 //! both talking to the reference `server-everything` over stdio in the same run.
 //!
 //! rho's path is what a session does with a model's tool call: resolve the exported
-//! `mcp__everything__echo` through [`rho_mcp::ExportedNames`], find the connection of its
+//! `mcp__everything__echo` through [`rho_component::naming::ExportedNames`], find the connection of its
 //! server, [`rho_mcp::Connection::call_tool`] (progress route, cancellation token, call budget,
 //! result as JSON) and [`rho_mcp::render_result`]. The baseline is `rmcp`'s own
 //! `Peer::call_tool` on a session started the same way (same executable, environment and
@@ -23,7 +23,8 @@ use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use rho_component::McpServerSpec;
-use rho_mcp::{Cancel, Connection, ExportedNames, Progress};
+use rho_component::naming::ExportedNames;
+use rho_mcp::{Cancel, Connection, Progress};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, RunningService};
 use rmcp::{RoleClient, serve_client_with_lifecycle};

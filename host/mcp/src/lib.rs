@@ -35,7 +35,6 @@ mod elicitation;
 mod environment;
 mod era;
 mod error;
-mod export_names;
 mod handler;
 mod http;
 mod input;
@@ -64,9 +63,6 @@ pub use connection::{Cancel, Connection, ServerSummary, connect, connect_with, p
 pub use environment::{BASE_VARIABLES, server_environment};
 pub use era::PROBE_ANSWER_WAIT;
 pub use error::McpError;
-pub use export_names::{
-    ENCODED_PREFIX, ExportTarget, ExportedNames, MAX_NAME_LEN, PREFIX, encode_component, full_name,
-};
 pub use handler::Progress;
 pub use instructions::{INSTRUCTIONS_MAX_BYTES, instructions_section};
 pub use options::ClientOptions;

@@ -34,7 +34,7 @@ pub(super) fn call(
             connected = rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &options) => connected?,
             () = stop.cancelled() => bail!("stopped while connecting"),
         };
-        let mut names = rho_mcp::ExportedNames::default();
+        let mut names = rho_component::naming::ExportedNames::default();
         let exported: Vec<(String, String)> = connection
             .tools
             .iter()

@@ -18,6 +18,7 @@ mod servers;
 mod skill_tool;
 mod tool_cache;
 mod tool_set;
+mod trust_question;
 mod wasm_tools;
 
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub use tool_cache::{
     ToolCache,
 };
 pub use tool_set::{MountOptions, ToolSet};
+pub use trust_question::TrustQuestion;
 pub use wasm_tools::{
     BUILTIN_OWNER, LoadOutcome, load_plugin_components, wasm_cache_dir, wasm_tool_risk,
 };

@@ -9,11 +9,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rho_component::Scope;
 use rho_core::Registry;
 use rho_core::host::{SessionHost, SessionStart};
 use rho_mcp::oauth::{Browser, BrowserFuture, Handover, LoginPolicy, SystemBrowser};
-use rho_plugins::PluginRecord;
 use tokio::sync::{mpsc, oneshot};
 
 use super::rpc::host_options;
@@ -38,40 +36,6 @@ impl Browser for ScreenBrowser {
     }
 }
 
-/// The project plugins of `registry` that would run something but are not trusted (never
-/// trusted, or changed since).
-fn untrusted(registry: &Registry) -> Vec<&PluginRecord> {
-    registry
-        .plugins
-        .loaded()
-        .filter(|record| record.scope == Scope::Project)
-        .filter(|record| !registry.trust.state(record).allows_start())
-        .collect()
-}
-
-/// What a plugin would run, for the question: its servers' commands and URLs, its WASM
-/// components' capabilities.
-fn what_it_runs(record: &PluginRecord) -> Vec<String> {
-    let mut lines = vec![format!("from {}", record.path().display())];
-    for spec in &record.package.mcp_servers {
-        lines.push(format!(
-            "MCP server {}: runs {}",
-            spec.id,
-            spec.transport.target()
-        ));
-    }
-    for component in &record.package.tool_components {
-        lines.push(format!(
-            "WASM component {}: workspace {}, env [{}], risk {}",
-            component.name,
-            component.workspace.as_str(),
-            component.env.join(", "),
-            component.risk
-        ));
-    }
-    lines
-}
-
 /// Asks about each untrusted project plugin on screen; trusts those the user says yes to.
 /// Whether any was trusted.
 async fn ask_trust(
@@ -80,14 +44,12 @@ async fn ask_trust(
     confirms: &mpsc::UnboundedSender<rho_tui::Confirm>,
 ) -> bool {
     let mut trusted_any = false;
-    for record in untrusted(registry) {
+    for question in registry.trust_questions() {
+        let record = question.record;
         let (answer, answered) = oneshot::channel();
         let question = rho_tui::Confirm {
-            title: format!(
-                "The project plugin {} is not trusted yet. Trust it, so these run?",
-                record.name
-            ),
-            details: what_it_runs(record),
+            title: question.title,
+            details: question.details,
             answer,
         };
         if confirms.send(question).is_err() || !answered.await.unwrap_or(false) {

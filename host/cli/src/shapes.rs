@@ -8,10 +8,15 @@
 //! at every level (the order these documents have always had); the others
 //! ([`crate::output::json_write`]) keep the declaration order of their fields.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rho_component::{Diagnostic, RiskLevel, Scope, Transport, WorkspaceAccess};
+use rho_component::{
+    Diagnostic, McpServerSpec, RiskLevel, Scope, ServerPrompt, ServerResource, Transport,
+    WorkspaceAccess,
+};
+use rho_core::{ServerSlot, ServerStatus};
 use rho_plugins::{Origin, PluginStatus};
 use serde::Serialize;
 use serde_json::Value;
@@ -512,4 +517,190 @@ pub struct DoctorReport<'a> {
     pub checks: &'a [rho_core::doctor::Check],
     /// False when any check is an error.
     pub ok: bool,
+}
+
+// ---- rho mcp list / show: servers, prompts, resources ----
+
+/// One server as inventories show it (documented in docs/cli-json.md).
+#[derive(Debug, Serialize)]
+pub(crate) struct ServerEntry<'a> {
+    #[serde(skip)]
+    pub(crate) spec: Option<&'a McpServerSpec>,
+    pub(crate) id: Cow<'a, str>,
+    pub(crate) source: &'static str,
+    pub(crate) plugin: Option<&'a str>,
+    pub(crate) transport: Option<Transport>,
+    pub(crate) enabled: bool,
+    /// `configured`, `started`, `failed`, `disabled` or `untrusted` (a probe starts every
+    /// server it can, so `known` and `used` do not occur here).
+    #[serde(serialize_with = "status_word")]
+    pub(crate) status: ServerStatus,
+    pub(crate) error: Option<Cow<'a, str>>,
+    pub(crate) protocol_version: Option<String>,
+    pub(crate) server_info: Option<serde_json::Value>,
+    pub(crate) tools: Vec<McpToolEntry>,
+    /// `--connect` only: tools the server added after the connection was made (a session's
+    /// tool set is fixed when it connects, so they need a restart).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) added_tools: Option<Vec<String>>,
+    /// `show --connect` only: the prompts, as the slash commands a session offers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompts: Option<Vec<PromptEntry>>,
+    /// `show --connect` only: the resources, then the resource templates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) resources: Option<Vec<ResourceEntry>>,
+    pub(crate) instructions: Option<String>,
+    /// Legacy Streamable HTTP sessions are pinged once after connecting: `ok` or the failure.
+    pub(crate) ping: Option<String>,
+    /// `--connect` only: how many times connecting started the server again, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) restarts: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) last_restart: Option<String>,
+    /// What would be started or contacted; never a secret value.
+    pub(crate) target: Option<String>,
+    /// Where the entry is defined.
+    pub(crate) defined_in: Option<Cow<'a, str>>,
+    /// OAuth servers only: the login state from the credential store (never a token).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) auth: Option<AuthEntry>,
+}
+
+/// A server's state as its word (`ServerStatus::as_str`).
+pub(crate) fn status_word<S: serde::Serializer>(
+    status: &ServerStatus,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(status.as_str())
+}
+
+impl<'a> ServerEntry<'a> {
+    /// The entry of one registry slot, borrowing from it.
+    pub(crate) fn from_slot(slot: &'a ServerSlot) -> Self {
+        let status = slot.status();
+        let error = match &slot.state {
+            rho_core::SlotState::Invalid(e) | rho_core::SlotState::Untrusted(e) => {
+                Some(Cow::Borrowed(e.as_str()))
+            }
+            rho_core::SlotState::Configured | rho_core::SlotState::Disabled => None,
+        };
+        let spec = slot.spec.as_ref();
+        Self {
+            spec,
+            id: Cow::Borrowed(&slot.id),
+            source: slot.source.as_str(),
+            plugin: slot.plugin.as_deref(),
+            transport: spec.map(|s| s.transport.kind()),
+            enabled: status != ServerStatus::Disabled,
+            status,
+            error,
+            protocol_version: None,
+            server_info: None,
+            tools: Vec::new(),
+            added_tools: None,
+            prompts: None,
+            resources: None,
+            instructions: None,
+            ping: None,
+            restarts: None,
+            last_restart: None,
+            target: spec.map(|spec| spec.transport.target()),
+            defined_in: slot.defined_in.as_deref().map(Cow::Borrowed),
+            auth: None,
+        }
+    }
+}
+
+/// One prompt of `show --connect` (documented in docs/cli-json.md).
+#[derive(Debug, Serialize)]
+pub(crate) struct PromptEntry {
+    /// The slash command a session offers for it (`/mcp:<server>:<prompt>`).
+    pub(crate) command: String,
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) arguments: Vec<ArgumentEntry>,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Serialize)]
+pub(crate) struct ArgumentEntry {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) required: bool,
+}
+
+impl PromptEntry {
+    pub(crate) fn new(server: &str, prompt: ServerPrompt) -> Self {
+        Self {
+            command: rho_core::host::command_name(server, &prompt.name),
+            name: prompt.name,
+            title: prompt.title,
+            description: prompt.description,
+            arguments: prompt
+                .arguments
+                .into_iter()
+                .map(|a| ArgumentEntry {
+                    name: a.name,
+                    title: a.title,
+                    description: a.description,
+                    required: a.required,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One resource or resource template of `show --connect`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ResourceEntry {
+    pub(crate) uri: String,
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) template: bool,
+}
+
+impl From<ServerResource> for ResourceEntry {
+    fn from(r: ServerResource) -> Self {
+        Self {
+            uri: r.uri,
+            name: r.name,
+            title: r.title,
+            description: r.description,
+            mime_type: r.mime_type,
+            template: r.template,
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub(crate) struct ListOutput<'a> {
+    pub(crate) servers: &'a [ServerEntry<'a>],
+}
+
+/// An OAuth server's login state (documented in docs/cli-json.md).
+#[derive(Debug, Serialize)]
+pub(super) struct AuthEntry {
+    /// logged_in | expired | needs_login | address_changed | unbound | unreadable
+    state: &'static str,
+    /// Seconds until the access token expires, when known.
+    expires_in: Option<u64>,
+    /// The state as a person reads it.
+    pub(super) summary: String,
+}
+
+impl AuthEntry {
+    pub(crate) fn of(state: &rho_mcp::oauth::AuthState) -> Self {
+        Self {
+            state: state.name(),
+            expires_in: match state {
+                rho_mcp::oauth::AuthState::LoggedIn { expires_in } => *expires_in,
+                _ => None,
+            },
+            summary: state.to_string(),
+        }
+    }
 }

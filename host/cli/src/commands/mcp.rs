@@ -13,10 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use rho_component::{McpServerSpec, ServerPrompt, ServerResource, Transport};
-use rho_core::{Registry, ServerSlot, ServerStatus, StartReport};
+use rho_component::{McpServerSpec, Transport};
+use rho_core::{Registry, ServerSlot, StartReport};
 use rho_mcp::oauth::{Browser, LoginPolicy, PasteBrowser};
-use serde::Serialize;
 
 use crate::cli::McpCommand;
 use crate::context::Context;
@@ -28,7 +27,8 @@ mod auth;
 mod progress;
 mod tool_call;
 
-use auth::{AuthEntry, add_auth_states, login, logout};
+use crate::shapes::{AuthEntry, ListOutput, PromptEntry, ResourceEntry, ServerEntry};
+use auth::{add_auth_states, login, logout};
 use progress::{ConnectProgress, live_progress};
 use tool_call::call;
 
@@ -60,161 +60,6 @@ fn startable(slots: &[ServerSlot], id: &str) -> anyhow::Result<McpServerSpec> {
         );
     };
     Ok(spec)
-}
-
-/// One server as inventories show it (documented in docs/cli-json.md).
-#[derive(Debug, Serialize)]
-struct ServerEntry<'a> {
-    #[serde(skip)]
-    spec: Option<&'a McpServerSpec>,
-    id: Cow<'a, str>,
-    source: &'static str,
-    plugin: Option<&'a str>,
-    transport: Option<Transport>,
-    enabled: bool,
-    /// `configured`, `started`, `failed`, `disabled` or `untrusted` (a probe starts every
-    /// server it can, so `known` and `used` do not occur here).
-    #[serde(serialize_with = "status_word")]
-    status: ServerStatus,
-    error: Option<Cow<'a, str>>,
-    protocol_version: Option<String>,
-    server_info: Option<serde_json::Value>,
-    tools: Vec<McpToolEntry>,
-    /// `--connect` only: tools the server added after the connection was made (a session's
-    /// tool set is fixed when it connects, so they need a restart).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    added_tools: Option<Vec<String>>,
-    /// `show --connect` only: the prompts, as the slash commands a session offers.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    prompts: Option<Vec<PromptEntry>>,
-    /// `show --connect` only: the resources, then the resource templates.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resources: Option<Vec<ResourceEntry>>,
-    instructions: Option<String>,
-    /// Legacy Streamable HTTP sessions are pinged once after connecting: `ok` or the failure.
-    ping: Option<String>,
-    /// `--connect` only: how many times connecting started the server again, and why.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    restarts: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    last_restart: Option<String>,
-    /// What would be started or contacted; never a secret value.
-    target: Option<String>,
-    /// Where the entry is defined.
-    defined_in: Option<Cow<'a, str>>,
-    /// OAuth servers only: the login state from the credential store (never a token).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    auth: Option<AuthEntry>,
-}
-
-/// A server's state as its word (`ServerStatus::as_str`).
-fn status_word<S: serde::Serializer>(
-    status: &ServerStatus,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(status.as_str())
-}
-
-impl<'a> ServerEntry<'a> {
-    /// The entry of one registry slot, borrowing from it.
-    fn from_slot(slot: &'a ServerSlot) -> Self {
-        let status = slot.status();
-        let error = match &slot.state {
-            rho_core::SlotState::Invalid(e) | rho_core::SlotState::Untrusted(e) => {
-                Some(Cow::Borrowed(e.as_str()))
-            }
-            rho_core::SlotState::Configured | rho_core::SlotState::Disabled => None,
-        };
-        let spec = slot.spec.as_ref();
-        Self {
-            spec,
-            id: Cow::Borrowed(&slot.id),
-            source: slot.source.as_str(),
-            plugin: slot.plugin.as_deref(),
-            transport: spec.map(|s| s.transport.kind()),
-            enabled: status != ServerStatus::Disabled,
-            status,
-            error,
-            protocol_version: None,
-            server_info: None,
-            tools: Vec::new(),
-            added_tools: None,
-            prompts: None,
-            resources: None,
-            instructions: None,
-            ping: None,
-            restarts: None,
-            last_restart: None,
-            target: spec.map(|spec| spec.transport.target()),
-            defined_in: slot.defined_in.as_deref().map(Cow::Borrowed),
-            auth: None,
-        }
-    }
-}
-
-/// One prompt of `show --connect` (documented in docs/cli-json.md).
-#[derive(Debug, Serialize)]
-struct PromptEntry {
-    /// The slash command a session offers for it (`/mcp:<server>:<prompt>`).
-    command: String,
-    name: String,
-    title: Option<String>,
-    description: Option<String>,
-    arguments: Vec<ArgumentEntry>,
-}
-
-/// One argument of a prompt.
-#[derive(Debug, Serialize)]
-struct ArgumentEntry {
-    name: String,
-    title: Option<String>,
-    description: Option<String>,
-    required: bool,
-}
-
-impl PromptEntry {
-    fn new(server: &str, prompt: ServerPrompt) -> Self {
-        Self {
-            command: rho_core::host::command_name(server, &prompt.name),
-            name: prompt.name,
-            title: prompt.title,
-            description: prompt.description,
-            arguments: prompt
-                .arguments
-                .into_iter()
-                .map(|a| ArgumentEntry {
-                    name: a.name,
-                    title: a.title,
-                    description: a.description,
-                    required: a.required,
-                })
-                .collect(),
-        }
-    }
-}
-
-/// One resource or resource template of `show --connect`.
-#[derive(Debug, Serialize)]
-struct ResourceEntry {
-    uri: String,
-    name: String,
-    title: Option<String>,
-    description: Option<String>,
-    mime_type: Option<String>,
-    template: bool,
-}
-
-impl From<ServerResource> for ResourceEntry {
-    fn from(r: ServerResource) -> Self {
-        Self {
-            uri: r.uri,
-            name: r.name,
-            title: r.title,
-            description: r.description,
-            mime_type: r.mime_type,
-            template: r.template,
-        }
-    }
 }
 
 /// Every server of one command, as the registry lists them (`rho_core::collect_servers`: config
@@ -263,11 +108,6 @@ impl Servers {
 /// One entry per slot, borrowing from `slots`.
 fn collect(slots: &[ServerSlot]) -> Vec<ServerEntry<'_>> {
     slots.iter().map(ServerEntry::from_slot).collect()
-}
-
-#[derive(Serialize)]
-struct ListOutput<'a> {
-    servers: &'a [ServerEntry<'a>],
 }
 
 fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {

@@ -111,30 +111,6 @@ pub(super) fn logout(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// An OAuth server's login state (documented in docs/cli-json.md).
-#[derive(Debug, Serialize)]
-pub(super) struct AuthEntry {
-    /// logged_in | expired | needs_login | address_changed | unbound | unreadable
-    state: &'static str,
-    /// Seconds until the access token expires, when known.
-    expires_in: Option<u64>,
-    /// The state as a person reads it.
-    pub(super) summary: String,
-}
-
-impl AuthEntry {
-    fn of(state: &rho_mcp::oauth::AuthState) -> Self {
-        Self {
-            state: state.name(),
-            expires_in: match state {
-                rho_mcp::oauth::AuthState::LoggedIn { expires_in } => *expires_in,
-                _ => None,
-            },
-            summary: state.to_string(),
-        }
-    }
-}
-
 /// The login state of every OAuth server among `entries`.
 pub(super) fn add_auth_states(ctx: &Context, entries: &mut [ServerEntry]) {
     let store = credentials(ctx);

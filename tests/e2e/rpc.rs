@@ -189,7 +189,7 @@ fn an_approved_destructive_call_runs() {
     let request = rpc.until("approval/request");
     assert_eq!(
         request["params"],
-        json!({"tool": "run_command", "display_name": "run_command", "arguments": "{\"argv\":[\"echo\",\"removed\"]}", "risk": "destructive"})
+        json!({"call_id": "call_1_1", "tool": "run_command", "display_name": "run_command", "arguments": "{\"argv\":[\"echo\",\"removed\"]}", "risk": "destructive"})
     );
     assert_eq!(
         rpc.call(2, "approvalResponse", json!({"approved": true})),

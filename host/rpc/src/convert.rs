@@ -131,6 +131,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             }),
         ),
         SessionEvent::ApprovalRequest {
+            call_id,
             tool,
             display_name,
             arguments,
@@ -138,15 +139,21 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
         } => notification_line(
             Notification::ApprovalRequest.name(),
             Some(&ApprovalRequestParams {
+                call_id: call_id.clone(),
                 tool: tool.clone(),
                 display_name: display_name.clone(),
                 arguments: arguments.clone(),
                 risk: *risk,
             }),
         ),
-        SessionEvent::ToolDenied { name, display_name } => notification_line(
+        SessionEvent::ToolDenied {
+            call_id,
+            name,
+            display_name,
+        } => notification_line(
             Notification::ToolDenied.name(),
             Some(&ToolDeniedParams {
+                call_id: call_id.clone(),
                 name: name.clone(),
                 display_name: display_name.clone(),
             }),

@@ -194,8 +194,6 @@ pub struct App {
     /// A message sent while an attachment was still being read: it goes once they all are.
     waiting_message: Option<String>,
     armed: Option<Armed>,
-    /// Tools the user denied whose `ToolDenied` has not arrived yet.
-    user_denials: Vec<String>,
     /// A resumed conversation arrived and has not been drawn yet.
     conversation_loaded: bool,
     /// The user redirected a call of the running turn (its batch was abandoned).
@@ -263,7 +261,6 @@ impl App {
             attachments: Vec::new(),
             waiting_message: None,
             armed: None,
-            user_denials: Vec::new(),
             conversation_loaded: false,
             redirected: false,
             completions: Vec::new(),

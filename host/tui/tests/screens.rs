@@ -24,7 +24,7 @@ fn awaiting_bash() -> Harness {
     let mut h = Harness::started();
     h.prompt("clean and rebuild");
     h.tool_call("call_1", "bash", BASH_ARGS);
-    h.approval("bash", BASH_ARGS, RiskLevel::Destructive);
+    h.approval("call_1", "bash", BASH_ARGS, RiskLevel::Destructive);
     h
 }
 
@@ -207,6 +207,7 @@ fn card_denied() {
     let mut h = awaiting_bash();
     h.key(KeyCode::Char('n'));
     h.session(SessionEvent::ToolDenied {
+        call_id: "call_1".to_owned(),
         name: "bash".to_owned(),
         display_name: "bash".to_owned(),
     });
@@ -214,6 +215,24 @@ fn card_denied() {
         rho_core::session::LoopState::Thinking,
     ));
     insta::assert_snapshot!("card_denied", h.screen(80, 12));
+}
+
+#[test]
+fn a_denial_lands_on_its_own_call_when_two_calls_look_the_same() {
+    let mut h = Harness::started();
+    h.tool_call("call_1", "bash", BASH_ARGS);
+    h.tool_call("call_2", "bash", BASH_ARGS);
+    // The second of two identical calls is refused; the first one runs.
+    h.session(SessionEvent::ToolDenied {
+        call_id: "call_2".to_owned(),
+        name: "bash".to_owned(),
+        display_name: "bash".to_owned(),
+    });
+    h.tool_result("call_1", "bash", false, "ran once");
+    let screen = h.screen(80, 20);
+    let first = screen.find("ran once").expect("the first call's result");
+    let denied = screen.find("denied").expect("the second call denied");
+    assert!(first < denied, "{screen}");
 }
 
 #[test]
@@ -316,7 +335,7 @@ fn asking(name: &str, arguments: &str, risk: RiskLevel) -> Harness {
     let mut h = with_more_tools();
     h.prompt("do it");
     h.tool_call("call_1", name, arguments);
-    h.approval(name, arguments, risk);
+    h.approval("call_1", name, arguments, risk);
     h
 }
 
@@ -786,7 +805,7 @@ fn tool_and_approval_cards_name_server_and_tool_then_the_exported_name() {
     let header = format!("◦ local-files › get-env  {GET_ENV}");
     let screen = h.screen(100, 12);
     assert!(screen.contains(&header), "{screen}");
-    h.approval(GET_ENV, "{}", RiskLevel::Destructive);
+    h.approval("call_1", GET_ENV, "{}", RiskLevel::Destructive);
     let screen = h.screen(100, 12);
     insta::assert_snapshot!("approval_hyphenated_names", screen);
     assert!(
@@ -1341,7 +1360,7 @@ fn keys_while_an_approval_waits() {
     }
     h.prompt("clean and rebuild");
     h.tool_call("call_1", "bash", BASH_ARGS);
-    h.approval("bash", BASH_ARGS, RiskLevel::Destructive);
+    h.approval("call_1", "bash", BASH_ARGS, RiskLevel::Destructive);
     h.screen(80, 24);
     h.key(KeyCode::PageUp);
     assert!(!h.app.transcript().follows(), "PageUp did not scroll");

@@ -119,6 +119,8 @@ pub enum SessionEvent {
     },
     /// The approval gate needs the user.
     ApprovalRequest {
+        /// The model's id for the call asked about (the one of its [`SessionEvent::ToolCall`]).
+        call_id: String,
         /// The exported tool name.
         tool: String,
         /// The name a person reads (`ToolSpec::display_name`).
@@ -130,6 +132,8 @@ pub enum SessionEvent {
     },
     /// A tool call was refused (by the mode or by the user).
     ToolDenied {
+        /// The model's id for the call refused.
+        call_id: String,
         /// The exported tool name.
         name: String,
         /// The name a person reads (`ToolSpec::display_name`); the exported name when the

@@ -151,6 +151,7 @@ impl Session {
                     // shown, so an answer can never arrive before rho is ready for it.
                     let decision = approver.decide(&call.name, &call.arguments, risk);
                     sink.send(SessionEvent::ApprovalRequest {
+                        call_id: call.id.clone(),
                         tool: call.name.clone(),
                         display_name: tool.spec().display_name(),
                         arguments: call.arguments.clone(),
@@ -221,6 +222,7 @@ impl Session {
             let outcome = match verdict {
                 Verdict::Deny(_) => {
                     sink.send(SessionEvent::ToolDenied {
+                        call_id: call.id.clone(),
                         name: call.name.clone(),
                         display_name: self.display_name(&call.name),
                     })

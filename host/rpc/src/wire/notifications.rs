@@ -95,6 +95,8 @@ pub struct ToolsChangedParams {
 /// `tool/denied`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolDeniedParams {
+    /// The model's id for the call (as in its `tool/call`; rho's addition).
+    pub call_id: String,
     /// The exported tool name.
     pub name: String,
     /// What a person reads (`docs/mcp.md`, "What people see").
@@ -104,6 +106,8 @@ pub struct ToolDeniedParams {
 /// `approval/request`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ApprovalRequestParams {
+    /// The model's id for the call asked about (as in its `tool/call`; rho's addition).
+    pub call_id: String,
     /// The exported tool name.
     pub tool: String,
     /// What a person reads (`docs/mcp.md`, "What people see").

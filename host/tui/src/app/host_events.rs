@@ -76,15 +76,13 @@ impl App {
                 self.transcript.push(Cell::Tool(Box::new(card)));
             }
             SessionEvent::ApprovalRequest {
+                call_id,
                 tool,
                 arguments,
                 risk,
                 ..
             } => {
-                let card = self.transcript.first_card_mut(|c| {
-                    c.state == CardState::Requested && c.name == tool && c.arguments == arguments
-                });
-                if let Some(card) = card {
+                if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
                     card.state = CardState::AwaitingApproval { risk };
                     self.approval = Some(card.call_id.clone());
                 } else {
@@ -96,15 +94,9 @@ impl App {
                 }
                 self.transcript.scroll_to_bottom();
             }
-            SessionEvent::ToolDenied { name, .. } => {
-                // A denial the user just gave is already on its card; any other (the
-                // permission mode's) goes on the first undecided card of that tool.
-                if let Some(at) = self.user_denials.iter().position(|n| *n == name) {
-                    self.user_denials.remove(at);
-                } else if let Some(card) = self
-                    .transcript
-                    .first_card_mut(|c| c.name == name && c.state == CardState::Requested)
-                {
+            SessionEvent::ToolDenied { call_id, .. } => {
+                // The call's own card (a denial the user just gave is on it already).
+                if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
                     card.state = CardState::Denied;
                 }
             }

@@ -156,9 +156,6 @@ impl App {
 
     pub(super) fn decide(&mut self, call_id: &str, decision: ApprovalDecision) {
         if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
-            if decision == ApprovalDecision::Deny {
-                self.user_denials.push(card.name.clone());
-            }
             if matches!(decision, ApprovalDecision::Redirect(_)) {
                 self.redirected = true;
             }

@@ -307,11 +307,12 @@ impl Harness {
         });
     }
 
-    /// The gate asks about `name` with `arguments`.
-    pub fn approval(&mut self, name: &str, arguments: &str, risk: RiskLevel) {
+    /// The gate asks about the call `call_id` of `name` with `arguments`.
+    pub fn approval(&mut self, call_id: &str, name: &str, arguments: &str, risk: RiskLevel) {
         self.sessions([
             SessionEvent::StateChange(LoopState::AwaitingApproval),
             SessionEvent::ApprovalRequest {
+                call_id: call_id.to_owned(),
                 tool: name.to_owned(),
                 display_name: name.to_owned(),
                 arguments: arguments.to_owned(),

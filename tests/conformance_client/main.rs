@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use rho_component::OAuthSpec;
 use rho_component::{
-    AskFuture, Asker, Form, FormAnswer, HttpServerSpec, McpServerOrigin, McpServerSpec,
-    McpTransport, SamplingAnswer, SamplingRequest,
+    AskFuture, Asker, Form, HttpServerSpec, McpServerOrigin, McpServerSpec, McpTransport,
+    QuestionAnswer, SamplingAnswer, SamplingRequest,
 };
 use rho_mcp::oauth::{Browser, BrowserFuture, Handover, LoginPolicy, OAuthAccess};
 use rho_mcp::{ClientOptions, Connection, ServerTool};
@@ -56,7 +56,7 @@ enum Plan {
 struct Defaults;
 
 impl Asker for Defaults {
-    fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, FormAnswer> {
+    fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer> {
         Box::pin(async move {
             eprintln!("form from {server}: {:?}", form.message);
             let answers = form
@@ -64,7 +64,7 @@ impl Asker for Defaults {
                 .into_iter()
                 .filter_map(|field| Some((field.name, field.default?)))
                 .collect();
-            FormAnswer::Accept(answers)
+            QuestionAnswer::Accept(answers)
         })
     }
 

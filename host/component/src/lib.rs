@@ -44,7 +44,7 @@ pub use mcp_server::{
 pub use naming::display_name as tool_display_name;
 pub use permission::{Gate, PermissionMode};
 pub use question::{
-    AskFuture, Asker, Choice, FieldKind, Form, FormAnswer, FormField, SamplingAnswer,
+    AskFuture, Asker, Choice, FieldKind, Form, FormField, QuestionAnswer, SamplingAnswer,
     SamplingMessage, SamplingRequest, SamplingRole,
 };
 pub use regular_file::{FileError, FileKind, OpenRegular, RegularFile, format_size, read_regular};

@@ -71,10 +71,13 @@ pub struct Form {
     pub fields: Vec<FormField>,
 }
 
-/// How the user answered a form.
+/// How the user answered a server's question: a form (elicitation) or a request to spend
+/// the model (sampling). The one answer type from the front-end through the session to the
+/// server's connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FormAnswer {
-    /// Filled in: answers as text, by field name (fields left out are unanswered).
+pub enum QuestionAnswer {
+    /// Accepted: a form's answers as text, by field name (fields left out are unanswered;
+    /// empty for sampling).
     Accept(BTreeMap<String, String>),
     /// Refused to answer; the server carries on without the information.
     Decline,
@@ -140,7 +143,7 @@ pub type AskFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// call runs on the asking server.
 pub trait Asker: Send + Sync {
     /// Shows `form` from `server` and waits for the answer. An asker that cannot ask declines.
-    fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, FormAnswer>;
+    fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer>;
 
     /// Asks the user whether `server` may use the model for `request`, then runs it.
     fn sample<'a>(

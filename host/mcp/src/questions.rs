@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rho_component::{Asker, FormAnswer, SamplingAnswer};
+use rho_component::{Asker, QuestionAnswer, SamplingAnswer};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -207,15 +207,15 @@ impl Questions {
             () = request_cancel.cancelled() => None,
         };
         Ok(match answer {
-            Some(FormAnswer::Accept(answers)) => match plan.content(&answers) {
+            Some(QuestionAnswer::Accept(answers)) => match plan.content(&answers) {
                 Ok(content) => json!({ "action": "accept", "content": content }),
                 Err(why) => {
                     tracing::info!(target: "rho::mcp", server, "elicitation declined: {why}");
                     decline()
                 }
             },
-            Some(FormAnswer::Cancel) => json!({ "action": "cancel" }),
-            Some(FormAnswer::Decline) => decline(),
+            Some(QuestionAnswer::Cancel) => json!({ "action": "cancel" }),
+            Some(QuestionAnswer::Decline) => decline(),
             None => {
                 tracing::info!(target: "rho::mcp", server, "elicitation declined: no answer within the call budget");
                 decline()
@@ -278,7 +278,7 @@ mod tests {
     struct Away;
 
     impl Asker for Away {
-        fn ask_form<'a>(&'a self, _: &'a str, _: Form) -> AskFuture<'a, FormAnswer> {
+        fn ask_form<'a>(&'a self, _: &'a str, _: Form) -> AskFuture<'a, QuestionAnswer> {
             Box::pin(std::future::pending())
         }
 

@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rho_component::{
-    AskFuture, Asker, CancelSignal, Form, FormAnswer, SamplingAnswer, SamplingRequest, SamplingRole,
+    AskFuture, Asker, CancelSignal, Form, QuestionAnswer, SamplingAnswer, SamplingRequest,
+    SamplingRole,
 };
 
-use super::events::{QuestionAnswer, QuestionKind, QuestionRequest};
+use super::events::{QuestionKind, QuestionRequest};
 use crate::provider::{ChatMessage, ChatRequest, FinishReason, Provider, ProviderError, Usage};
 
 /// How long one sampling request may use the model.
@@ -40,7 +41,7 @@ pub(super) struct CallAsker {
 }
 
 impl Asker for CallAsker {
-    fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, FormAnswer> {
+    fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer> {
         Box::pin(async move {
             let question = QuestionRequest {
                 id: 0,
@@ -52,14 +53,11 @@ impl Asker for CallAsker {
                 messages: Vec::new(),
                 max_tokens: None,
             };
-            match self.desk.ask(question).await {
-                QuestionAnswer::Accept(answers) => FormAnswer::Accept(answers),
-                QuestionAnswer::Decline => FormAnswer::Decline,
-                QuestionAnswer::Cancel => {
-                    self.turn.cancel();
-                    FormAnswer::Cancel
-                }
+            let answer = self.desk.ask(question).await;
+            if answer == QuestionAnswer::Cancel {
+                self.turn.cancel();
             }
+            answer
         })
     }
 

@@ -267,16 +267,7 @@ pub struct QuestionRequest {
     pub max_tokens: Option<u32>,
 }
 
-/// How the user answered a question.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum QuestionAnswer {
-    /// Accepted: a form's answers as text by field name (empty for sampling).
-    Accept(std::collections::BTreeMap<String, String>),
-    /// Refused: the server carries on without it.
-    Decline,
-    /// Dismissed: the server is told, and the turn ends.
-    Cancel,
-}
+pub use rho_component::QuestionAnswer;
 
 /// The future an [`EventSink`] returns.
 pub type SinkFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;

@@ -3,17 +3,17 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rho_component::{AskFuture, Asker, Form, FormAnswer, SamplingAnswer, SamplingRequest};
+use rho_component::{AskFuture, Asker, Form, QuestionAnswer, SamplingAnswer, SamplingRequest};
 
 /// Answers forms with `form`, sampling with a fixed reply, and records what it was asked.
 pub(crate) struct TestAsker {
-    pub(crate) form: Box<dyn Fn(&Form) -> FormAnswer + Send + Sync>,
+    pub(crate) form: Box<dyn Fn(&Form) -> QuestionAnswer + Send + Sync>,
     pub(crate) forms: Mutex<Vec<(String, Form)>>,
     pub(crate) samples: Mutex<Vec<(String, SamplingRequest)>>,
 }
 
 impl TestAsker {
-    pub(crate) fn new(form: impl Fn(&Form) -> FormAnswer + Send + Sync + 'static) -> Arc<Self> {
+    pub(crate) fn new(form: impl Fn(&Form) -> QuestionAnswer + Send + Sync + 'static) -> Arc<Self> {
         Arc::new(Self {
             form: Box::new(form),
             forms: Mutex::default(),
@@ -27,7 +27,7 @@ impl TestAsker {
 }
 
 impl Asker for TestAsker {
-    fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, FormAnswer> {
+    fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer> {
         Box::pin(async move {
             let answer = (self.form)(&form);
             self.forms.lock().unwrap().push((server.to_owned(), form));
@@ -54,8 +54,8 @@ impl Asker for TestAsker {
     }
 }
 
-pub(crate) fn accept(pairs: &[(&str, &str)]) -> FormAnswer {
-    FormAnswer::Accept(
+pub(crate) fn accept(pairs: &[(&str, &str)]) -> QuestionAnswer {
+    QuestionAnswer::Accept(
         pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -69,7 +69,7 @@ pub(crate) struct SlowAsker {
 }
 
 impl Asker for SlowAsker {
-    fn ask_form<'a>(&'a self, _server: &'a str, _form: Form) -> AskFuture<'a, FormAnswer> {
+    fn ask_form<'a>(&'a self, _server: &'a str, _form: Form) -> AskFuture<'a, QuestionAnswer> {
         Box::pin(async move {
             match self.delay {
                 Some(delay) => tokio::time::sleep(delay).await,

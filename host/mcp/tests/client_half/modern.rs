@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use rho_component::{FieldKind, FormAnswer, SamplingPolicy};
+use rho_component::{FieldKind, QuestionAnswer, SamplingPolicy};
 use rho_mcp::{Cancel, ClientOptions};
 use serde_json::json;
 
@@ -47,13 +47,13 @@ async fn modern_questions(wire: Wire) {
     assert_eq!(subscribe.kind, FieldKind::Boolean);
     assert_eq!(subscribe.default.as_deref(), Some("false"));
 
-    let decliner = TestAsker::new(|_| FormAnswer::Decline);
+    let decliner = TestAsker::new(|_| QuestionAnswer::Decline);
     let result = call(&connection, "profile", json!({}), Some(decliner)).await;
     assert_eq!(text_of(&result), "not accepted: decline", "{wire:?}");
     let result = call(&connection, "profile", json!({}), None).await;
     assert_eq!(text_of(&result), "not accepted: decline", "{wire:?}");
 
-    let sampler = TestAsker::new(|_| FormAnswer::Decline);
+    let sampler = TestAsker::new(|_| QuestionAnswer::Decline);
     let result = call(
         &connection,
         "summarize",

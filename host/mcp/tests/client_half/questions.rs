@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rho_component::{FieldKind, FormAnswer, SamplingPolicy};
+use rho_component::{FieldKind, QuestionAnswer, SamplingPolicy};
 use rho_mcp::ClientOptions;
 use serde_json::json;
 
@@ -91,7 +91,7 @@ async fn roots_and_questions(wire: Wire) {
     assert_eq!(titled.kind, FieldKind::MultiChoice);
     assert_eq!(titled.choices[0].title.as_deref(), Some("Tuna"));
 
-    let decliner = TestAsker::new(|_| FormAnswer::Decline);
+    let decliner = TestAsker::new(|_| QuestionAnswer::Decline);
     let result = call(
         &connection,
         "trigger-elicitation-request",
@@ -113,7 +113,7 @@ async fn roots_and_questions(wire: Wire) {
     assert!(text_of(&result).contains("declined"), "{wire:?}: {result}");
 
     // Cancel is the server's to hear.
-    let dismisser = TestAsker::new(|_| FormAnswer::Cancel);
+    let dismisser = TestAsker::new(|_| QuestionAnswer::Cancel);
     let result = call(
         &connection,
         "trigger-elicitation-request",
@@ -127,7 +127,7 @@ async fn roots_and_questions(wire: Wire) {
     let result = call(&connection, "trigger-elicitation-request", json!({}), None).await;
     assert!(text_of(&result).contains("declined"), "{wire:?}: {result}");
 
-    let sampler = TestAsker::new(|_| FormAnswer::Decline);
+    let sampler = TestAsker::new(|_| QuestionAnswer::Decline);
     let result = call(
         &connection,
         "trigger-sampling-request",

@@ -10,33 +10,63 @@ fn quote(text: &str) -> String {
     format!("{:?}", text.chars().take(200).collect::<String>())
 }
 
+/// Why a remote URL breaks the rules of [`check_remote_url`]. Its message never holds the URL
+/// itself (it may carry a password in its user information).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlProblem {
+    /// Not an absolute URL (the parser's reason).
+    NotAbsolute(String),
+    /// A scheme other than `http`/`https` (quoted, cut to 200 characters).
+    Scheme(String),
+    /// User information (`user:password@`).
+    UserInfo,
+    /// A fragment (`#...`).
+    Fragment,
+    /// No host.
+    NoHost,
+    /// `http` to a host that is not loopback (quoted).
+    PlaintextRemote(String),
+}
+
+impl std::fmt::Display for UrlProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotAbsolute(why) => write!(f, "url is not an absolute URL ({why})"),
+            Self::Scheme(scheme) => write!(f, "url scheme must be http or https, not {scheme}"),
+            Self::UserInfo => f.write_str("url must not contain user information"),
+            Self::Fragment => f.write_str("url must not contain a fragment"),
+            Self::NoHost => f.write_str("url has no host"),
+            Self::PlaintextRemote(host) => write!(
+                f,
+                "url must use https for the non-loopback host {host} (http is allowed only for \
+                 localhost and loopback addresses)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for UrlProblem {}
+
 /// The remote URL rules (§7.2.1): absolute `http`/`https`, no user information, no fragment,
 /// and plaintext only for `localhost` or a loopback IP literal. The URL text itself never
 /// appears in a message (it may carry a password in its user information).
-pub fn check_remote_url(raw: &str) -> Result<(), String> {
-    let url = url::Url::parse(raw).map_err(|e| format!("url is not an absolute URL ({e})"))?;
+pub fn check_remote_url(raw: &str) -> Result<(), UrlProblem> {
+    let url = url::Url::parse(raw).map_err(|e| UrlProblem::NotAbsolute(e.to_string()))?;
     let scheme = url.scheme();
     if scheme != "http" && scheme != "https" {
-        return Err(format!(
-            "url scheme must be http or https, not {}",
-            quote(scheme)
-        ));
+        return Err(UrlProblem::Scheme(quote(scheme)));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("url must not contain user information".into());
+        return Err(UrlProblem::UserInfo);
     }
     if url.fragment().is_some() {
-        return Err("url must not contain a fragment".into());
+        return Err(UrlProblem::Fragment);
     }
     let Some(host) = url.host() else {
-        return Err("url has no host".into());
+        return Err(UrlProblem::NoHost);
     };
     if scheme == "http" && !is_loopback_host(&host) {
-        return Err(format!(
-            "url must use https for the non-loopback host {} (http is allowed only for \
-             localhost and loopback addresses)",
-            quote(&host.to_string())
-        ));
+        return Err(UrlProblem::PlaintextRemote(quote(&host.to_string())));
     }
     Ok(())
 }
@@ -135,7 +165,8 @@ mod tests {
             assert!(check_remote_url(bad).is_err(), "{bad}");
         }
         let e = check_remote_url("https://user:hunter2@h/").unwrap_err();
-        assert!(!e.contains("hunter2"));
+        assert_eq!(e, UrlProblem::UserInfo);
+        assert!(!e.to_string().contains("hunter2"));
     }
 
     #[test]

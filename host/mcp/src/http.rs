@@ -40,7 +40,7 @@ pub(crate) fn client(
         server: spec.id.clone(),
         message,
     };
-    check_remote_url(&http.url).map_err(fail)?;
+    check_remote_url(&http.url).map_err(|problem| fail(problem.to_string()))?;
     let mut headers: HashMap<HeaderName, HeaderValue> = HashMap::new();
     let mut put = |name: &str, value: &str| -> Result<(), McpError> {
         let name = HeaderName::from_bytes(name.as_bytes())

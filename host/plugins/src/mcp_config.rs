@@ -490,7 +490,7 @@ fn http_server(fields: &Map<String, Value>) -> Result<HttpServerSpec, Vec<String
     let mut problems = Vec::new();
     let raw_url = str_field(fields, "url").unwrap_or_default();
     if let Err(problem) = check_remote_url(raw_url) {
-        problems.push(problem);
+        problems.push(problem.to_string());
     }
     let headers = string_map(fields, "headers");
     problems.extend(check_headers(&headers));

@@ -131,7 +131,7 @@ impl std::fmt::Debug for OpenAiCompatible {
 
 /// The chat and models URLs for a configured endpoint.
 fn endpoint_urls(raw: &str) -> Result<(Url, Url), String> {
-    check_remote_url(raw)?;
+    check_remote_url(raw).map_err(|problem| problem.to_string())?;
     let mut chat = Url::parse(raw).map_err(|e| format!("url is not an absolute URL ({e})"))?;
     let path = chat.path().trim_end_matches('/').to_owned();
     let base = path

@@ -55,7 +55,7 @@ impl OAuthHttpClient for GuardedHttp {
             check_endpoint(&url).map_err(|reason| {
                 boxed(GuardError::Plaintext {
                     url: url.clone(),
-                    reason,
+                    reason: reason.to_string(),
                 })
             })?;
             let mut request = reqwest::Request::try_from(request).map_err(boxed)?;
@@ -78,7 +78,7 @@ impl OAuthHttpClient for GuardedHttp {
 }
 
 /// `url` may carry an OAuth leg: `https`, or `http` to a loopback host.
-pub(crate) fn check_endpoint(url: &str) -> Result<(), String> {
+pub(crate) fn check_endpoint(url: &str) -> Result<(), rho_component::endpoint::UrlProblem> {
     check_remote_url(url)
 }
 

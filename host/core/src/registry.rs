@@ -160,12 +160,32 @@ impl Registry {
 
     /// The instructions of skill `name`: built-ins from the binary, plugin skills re-opened
     /// under their plugin's containment rules, loose skills from disk.
-    pub fn skill_body(&self, name: &str) -> Result<String, String> {
+    pub fn skill_body(&self, name: &str) -> Result<String, SkillBodyError> {
         let Some(skill) = self.skills.skills.get(name) else {
-            return Err(format!("no skill named {name:?}"));
+            return Err(SkillBodyError::Unknown(name.to_owned()));
         };
         skill_body(skill, &self.plugins)
     }
+}
+
+/// Why a skill's instructions could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SkillBodyError {
+    /// No skill has that name.
+    #[error("no skill named {0:?}")]
+    Unknown(String),
+    /// A built-in skill without a body (a build defect).
+    #[error("built-in skill {0:?} has no body")]
+    NoBuiltinBody(String),
+    /// The plugin that offered the skill is gone.
+    #[error("plugin {0:?} is no longer loaded")]
+    PluginGone(String),
+    /// The plugin's skill file could not be read under its containment rules.
+    #[error(transparent)]
+    Plugin(#[from] rho_plugins::PluginError),
+    /// A loose skill's file could not be read.
+    #[error(transparent)]
+    Skill(#[from] rho_skills::SkillError),
 }
 
 /// One plugin as inventories list it.
@@ -208,23 +228,19 @@ pub fn plugin_locations(paths: &RhoPaths) -> PluginLocations {
     }
 }
 
-fn skill_body(skill: &SkillMeta, plugins: &PluginInventory) -> Result<String, String> {
+fn skill_body(skill: &SkillMeta, plugins: &PluginInventory) -> Result<String, SkillBodyError> {
     match &skill.source {
         SkillSource::BuiltIn => rho_builtin_plugins::builtin_skill_body(&skill.name)
             .map(str::to_owned)
-            .ok_or_else(|| format!("built-in skill {:?} has no body", skill.name)),
+            .ok_or_else(|| SkillBodyError::NoBuiltinBody(skill.name.clone())),
         SkillSource::Plugin { plugin, .. } => {
             let record = plugins
                 .loaded()
                 .find(|r| &r.name == plugin)
-                .ok_or_else(|| format!("plugin {plugin:?} is no longer loaded"))?;
-            record
-                .read_skill_body(&skill.name)
-                .map_err(|e| e.to_string())
+                .ok_or_else(|| SkillBodyError::PluginGone(plugin.clone()))?;
+            Ok(record.read_skill_body(&skill.name)?)
         }
-        SkillSource::User | SkillSource::Project => {
-            rho_skills::read_body(skill).map_err(|e| e.to_string())
-        }
+        SkillSource::User | SkillSource::Project => Ok(rho_skills::read_body(skill)?),
     }
 }
 

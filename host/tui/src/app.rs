@@ -28,7 +28,7 @@ use rho_core::session::{
 
 use crate::arguments::{ArgumentsView, ViewKey};
 use crate::composer::{Composer, Outcome, TokenKind};
-use crate::images::{CardImage, Graphics, ImageState};
+use crate::images::{CardImage, Graphics, ImageError, ImageState};
 use crate::palette::{self, Entry, EntryKind, Palette};
 use crate::text::width_of;
 use crate::theme::{Role, Theme};
@@ -229,7 +229,7 @@ pub struct ImageJob {
 
 impl ImageJob {
     /// Decodes and encodes the image: the call id and the image or why not.
-    pub fn run(self) -> (String, Result<CardImage, String>) {
+    pub fn run(self) -> (String, Result<CardImage, ImageError>) {
         let result = self.graphics.encode(&self.image, self.columns);
         (self.call_id, result)
     }
@@ -289,11 +289,11 @@ impl App {
     }
 
     /// An image job finished: the card draws the image, or says why not.
-    pub fn image_done(&mut self, call_id: &str, result: Result<CardImage, String>) {
+    pub fn image_done(&mut self, call_id: &str, result: Result<CardImage, ImageError>) {
         if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
             card.image = Some(match result {
                 Ok(image) => ImageState::Ready(image),
-                Err(reason) => ImageState::Failed(reason),
+                Err(reason) => ImageState::Failed(reason.to_string()),
             });
         }
     }

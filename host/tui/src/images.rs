@@ -202,34 +202,63 @@ impl Graphics {
 
     /// Decodes `image` and encodes it to fit `columns` (at most [`MAX_IMAGE_COLUMNS`]) by
     /// [`MAX_IMAGE_ROWS`]; the reason when it cannot.
-    pub fn encode(&self, image: &ToolImage, columns: u16) -> Result<CardImage, String> {
+    pub fn encode(&self, image: &ToolImage, columns: u16) -> Result<CardImage, ImageError> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(image.data.trim())
-            .map_err(|e| format!("the image is not valid base64 ({e})"))?;
+            .map_err(|e| ImageError::Base64(e.to_string()))?;
         let format = image::ImageFormat::from_mime_type(&image.mime_type)
             .or_else(|| image::guess_format(&bytes).ok())
-            .ok_or_else(|| format!("{} is not an image format rho reads", image.mime_type))?;
+            .ok_or_else(|| ImageError::Format(image.mime_type.clone()))?;
         let mut reader = image::ImageReader::with_format(std::io::Cursor::new(&bytes), format);
         let mut limits = image::Limits::default();
         limits.max_alloc = Some(MAX_PIXELS * 4);
         reader.limits(limits);
         let decoded = reader
             .decode()
-            .map_err(|e| format!("the image could not be decoded ({e})"))?;
+            .map_err(|e| ImageError::Decode(e.to_string()))?;
         if u64::from(decoded.width()) * u64::from(decoded.height()) > MAX_PIXELS {
-            return Err("the image is too large to draw".to_owned());
+            return Err(ImageError::TooLarge);
         }
         let area = Size::new(columns.clamp(1, MAX_IMAGE_COLUMNS), MAX_IMAGE_ROWS);
         let protocol = self
             .picker
             .new_protocol(decoded, area, Resize::Fit(None))
-            .map_err(|e| format!("the image could not be encoded ({e})"))?;
+            .map_err(|e| ImageError::Encode(e.to_string()))?;
         Ok(CardImage {
             size: protocol.size(),
             protocol: Arc::new(protocol),
         })
     }
 }
+
+/// Why a tool's image cannot be drawn on its card (shown there instead).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageError {
+    /// Its data is not base64 (the decoder's reason).
+    Base64(String),
+    /// Its MIME type (given) is no format rho reads, nor do its bytes say one.
+    Format(String),
+    /// Its bytes do not decode (the decoder's reason).
+    Decode(String),
+    /// More pixels than rho draws.
+    TooLarge,
+    /// The terminal's protocol could not encode it (the reason).
+    Encode(String),
+}
+
+impl std::fmt::Display for ImageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Base64(why) => write!(f, "the image is not valid base64 ({why})"),
+            Self::Format(mime) => write!(f, "{mime} is not an image format rho reads"),
+            Self::Decode(why) => write!(f, "the image could not be decoded ({why})"),
+            Self::TooLarge => f.write_str("the image is too large to draw"),
+            Self::Encode(why) => write!(f, "the image could not be encoded ({why})"),
+        }
+    }
+}
+
+impl std::error::Error for ImageError {}
 
 /// An image encoded for the terminal, ready to draw.
 #[derive(Clone)]
@@ -549,7 +578,7 @@ mod tests {
             mime_type: "image/png".into(),
             data: "not base64!".into(),
         };
-        assert!(g.encode(&bad, 40).unwrap_err().contains("base64"));
+        assert!(matches!(g.encode(&bad, 40), Err(ImageError::Base64(_))));
         let truncated = ToolImage {
             mime_type: "image/png".into(),
             data: PNG[..40].into(),
@@ -562,6 +591,7 @@ mod tests {
         assert!(
             g.encode(&unknown, 40)
                 .unwrap_err()
+                .to_string()
                 .contains("image/x-nothing")
         );
     }

@@ -4,21 +4,20 @@ use rho_component::{Diagnostic, ToolOrigin, ToolSpec};
 use rho_core::host::{Extensions, HostState, ModelEntry, ProviderReport, SessionInfo};
 use rho_core::provider::{ChatMessage, Usage};
 use rho_core::session::{
-    CallOutcome, CallRecord, ContextSnapshot, QuestionRequest, SessionEvent, SessionStats,
-    SessionSummary, TurnResult,
+    CallOutcome, CallRecord, QuestionRequest, SessionEvent, SessionStats, SessionSummary,
+    TurnResult,
 };
 
 use crate::jsonrpc::notification_line;
 use crate::methods::Notification;
 use crate::wire::{
     AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, CheckWire, ChoiceWire,
-    ContextWire, DeltaParams, DiagnosticWire, DoctorResult, ExtensionsResult, FieldWire,
-    MessageWire, ModelWire, ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire,
-    ProvidersResult, QuestionRequestParams, SamplingMessageWire, ServerRestartParams,
-    ServerToolWire, ServerWire, SessionResult, SessionWire, SessionsResult, SkillWire,
-    StateChangeParams, StateResult, StatsResult, ToolCallParams, ToolCallWire, ToolDeniedParams,
-    ToolProgressParams, ToolResultParams, ToolWire, ToolsChangedParams, UsageByPurposeWire,
-    UsageParams, UsageWire,
+    DeltaParams, DiagnosticWire, DoctorResult, ExtensionsResult, FieldWire, MessageWire, ModelWire,
+    ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire, ProvidersResult,
+    QuestionRequestParams, SamplingMessageWire, ServerRestartParams, ServerToolWire, ServerWire,
+    SessionResult, SessionWire, SessionsResult, SkillWire, StateChangeParams, StateResult,
+    StatsResult, ToolCallParams, ToolCallWire, ToolDeniedParams, ToolProgressParams,
+    ToolResultParams, ToolWire, ToolsChangedParams, UsageByPurposeWire, UsageParams, UsageWire,
 };
 
 pub(crate) fn usage(u: &Usage) -> UsageWire {
@@ -28,15 +27,6 @@ pub(crate) fn usage(u: &Usage) -> UsageWire {
         total_tokens: u.total_tokens,
         total_cost: u.total_cost,
         request_count: u.request_count,
-    }
-}
-
-pub(crate) fn context(c: &ContextSnapshot) -> ContextWire {
-    ContextWire {
-        tokens: c.tokens,
-        window: c.window,
-        percent: c.percent,
-        messages: c.messages,
     }
 }
 
@@ -198,7 +188,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             Some(&UsageParams {
                 iteration: *iteration,
                 usage: usage(u),
-                context: context(c),
+                context: *c,
             }),
         ),
         SessionEvent::AgentEnd(turn) => {
@@ -330,7 +320,7 @@ pub(crate) fn stats(s: &SessionStats) -> StatsResult {
             turns: usage(&s.usage),
             mcp_sampling: usage(&s.sampling_usage),
         },
-        context: context(&s.context),
+        context: s.context,
         messages: s.messages,
     }
 }

@@ -25,7 +25,7 @@ pub enum LoopState {
 }
 
 /// How full the context is, after a model request.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextSnapshot {
     /// Tokens the last request's prompt used.

@@ -126,7 +126,7 @@ pub struct UsageParams {
     /// Its tokens.
     pub usage: UsageWire,
     /// The context after it.
-    pub context: ContextWire,
+    pub context: rho_core::session::ContextSnapshot,
 }
 
 /// What happened to one call.

@@ -44,22 +44,6 @@ pub struct UsageWire {
     pub request_count: u64,
 }
 
-/// How full the context is.
-#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextWire {
-    /// Tokens of the last request.
-    pub tokens: u64,
-    /// The context window, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub window: Option<u64>,
-    /// Percentage of the window used, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub percent: Option<f64>,
-    /// Messages in the conversation.
-    pub messages: usize,
-}
-
 /// `getState` result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -203,7 +187,7 @@ pub struct StatsResult {
     /// sampling.
     pub usage_by_purpose: UsageByPurposeWire,
     /// The context after the last request.
-    pub context: ContextWire,
+    pub context: rho_core::session::ContextSnapshot,
     /// Messages in the conversation.
     pub messages: usize,
 }

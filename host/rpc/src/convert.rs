@@ -2,7 +2,7 @@
 
 use rho_component::{Diagnostic, ToolOrigin, ToolSpec};
 use rho_core::host::{Extensions, HostState, ModelEntry, ProviderReport, SessionInfo};
-use rho_core::provider::{ChatMessage, Usage};
+use rho_core::provider::ChatMessage;
 use rho_core::session::{
     CallOutcome, CallRecord, QuestionRequest, SessionEvent, SessionStats, SessionSummary,
     TurnResult,
@@ -17,18 +17,8 @@ use crate::wire::{
     QuestionRequestParams, SamplingMessageWire, ServerRestartParams, ServerToolWire, ServerWire,
     SessionResult, SessionWire, SessionsResult, SkillWire, StateChangeParams, StateResult,
     StatsResult, ToolCallParams, ToolCallWire, ToolDeniedParams, ToolProgressParams,
-    ToolResultParams, ToolWire, ToolsChangedParams, UsageByPurposeWire, UsageParams, UsageWire,
+    ToolResultParams, ToolWire, ToolsChangedParams, UsageByPurposeWire, UsageParams,
 };
-
-pub(crate) fn usage(u: &Usage) -> UsageWire {
-    UsageWire {
-        input_tokens: u.input_tokens,
-        output_tokens: u.output_tokens,
-        total_tokens: u.total_tokens,
-        total_cost: u.total_cost,
-        request_count: u.request_count,
-    }
-}
 
 pub(crate) fn message(m: &ChatMessage) -> MessageWire {
     MessageWire {
@@ -79,7 +69,7 @@ pub(crate) fn agent_end(t: &TurnResult) -> AgentEndParams {
     AgentEndParams {
         reply: t.reply.clone(),
         iterations: t.iterations,
-        usage: usage(&t.usage),
+        usage: t.usage,
         tool_calls: t.tool_calls.iter().map(call_record).collect(),
         duration_ms: t.duration_ms,
         finish_reason: t.finish_reason.clone(),
@@ -187,7 +177,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
             Notification::Usage.name(),
             Some(&UsageParams {
                 iteration: *iteration,
-                usage: usage(u),
+                usage: *u,
                 context: *c,
             }),
         ),
@@ -315,10 +305,10 @@ pub(crate) fn stats(s: &SessionStats) -> StatsResult {
     StatsResult {
         session_id: s.session_id.clone(),
         session_file: s.session_file.clone(),
-        usage: usage(&s.usage),
+        usage: s.usage,
         usage_by_purpose: UsageByPurposeWire {
-            turns: usage(&s.usage),
-            mcp_sampling: usage(&s.sampling_usage),
+            turns: s.usage,
+            mcp_sampling: s.sampling_usage,
         },
         context: s.context,
         messages: s.messages,

@@ -155,7 +155,7 @@ pub struct ChatRequest<'a> {
 }
 
 /// Token counts of one or more model requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Prompt tokens.

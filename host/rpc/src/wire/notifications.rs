@@ -124,7 +124,7 @@ pub struct UsageParams {
     /// The model request's number within the prompt.
     pub iteration: u32,
     /// Its tokens.
-    pub usage: UsageWire,
+    pub usage: rho_core::provider::Usage,
     /// The context after it.
     pub context: rho_core::session::ContextSnapshot,
 }
@@ -162,7 +162,7 @@ pub struct AgentEndParams {
     /// Model requests made.
     pub iterations: u32,
     /// Tokens of this prompt.
-    pub usage: UsageWire,
+    pub usage: rho_core::provider::Usage,
     /// Every tool call.
     pub tool_calls: Vec<CallRecordWire>,
     /// Wall time.

@@ -28,22 +28,6 @@ pub enum PromptAnswer {
     Steered(Empty),
 }
 
-/// Token counts.
-#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct UsageWire {
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Completion tokens.
-    pub output_tokens: u64,
-    /// Their sum.
-    pub total_tokens: u64,
-    /// Cost as the endpoint reports it (0 when it reports none).
-    pub total_cost: f64,
-    /// Model requests covered.
-    pub request_count: u64,
-}
-
 /// `getState` result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -182,7 +166,7 @@ pub struct StatsResult {
     /// The session file.
     pub session_file: Option<PathBuf>,
     /// Tokens over the session's life (the user's turns and compactions).
-    pub usage: UsageWire,
+    pub usage: rho_core::provider::Usage,
     /// The usage ledger by purpose: the user's turns, and what servers spent through
     /// sampling.
     pub usage_by_purpose: UsageByPurposeWire,
@@ -196,9 +180,9 @@ pub struct StatsResult {
 #[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
 pub struct UsageByPurposeWire {
     /// The user's turns and compactions.
-    pub turns: UsageWire,
+    pub turns: rho_core::provider::Usage,
     /// Servers' `sampling/createMessage` requests the user allowed.
-    pub mcp_sampling: UsageWire,
+    pub mcp_sampling: rho_core::provider::Usage,
 }
 
 /// One saved session.

@@ -85,6 +85,9 @@ async fn a_probe_fills_the_tool_cache_a_lazy_session_then_mounts() {
             .map(|text| text.lines().count())
             .unwrap_or(0)
     };
+    // Nothing cached yet: the plain listing says configured.
+    let plain = sandbox.rho(&["mcp", "list", "--json"]).ok().json();
+    assert_eq!(rho_e2e::mcp_server(&plain, "fake")["status"], "configured");
     let list = sandbox
         .rho(&["mcp", "list", "--connect", "--json"])
         .ok()
@@ -94,6 +97,10 @@ async fn a_probe_fills_the_tool_cache_a_lazy_session_then_mounts() {
         listed["status"], "started",
         "a probe starts lazy servers too"
     );
+    assert_eq!(starts(), 1);
+    // Now the plain listing (which starts nothing) says what a session would find: known.
+    let plain = sandbox.rho(&["mcp", "list", "--json"]).ok().json();
+    assert_eq!(rho_e2e::mcp_server(&plain, "fake")["status"], "known");
     assert_eq!(starts(), 1);
     let echo = listed["tools"]
         .as_array()

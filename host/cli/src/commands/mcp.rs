@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use rho_component::{McpServerSpec, Transport};
-use rho_core::{Registry, ServerSlot, StartReport};
+use rho_core::{Registry, ServerSlot, ServerStatus, StartReport};
 use rho_mcp::oauth::{Browser, LoginPolicy, PasteBrowser};
 
 use crate::cli::McpCommand;
@@ -64,20 +64,28 @@ fn startable(slots: &[ServerSlot], id: &str) -> anyhow::Result<McpServerSpec> {
 
 /// Every server of one command, as the registry lists them (`rho_core::collect_servers`: config
 /// entries first, then plugin servers in plugin precedence order, untrusted project plugins'
-/// servers marked), read from configuration alone: nothing is started.
-fn load_slots(ctx: &Context) -> anyhow::Result<Vec<ServerSlot>> {
+/// servers marked), read from configuration alone: nothing is started. Beside each, the state
+/// a session would find it in before starting anything (`known` for a lazy server the tool
+/// cache holds).
+fn load_slots(ctx: &Context) -> anyhow::Result<(Vec<ServerSlot>, Vec<ServerStatus>)> {
     let config = ctx.config()?;
     // Each command exits right after: freeing thousands of plugin records would only cost time.
     let inventory = std::mem::ManuallyDrop::new(ctx.plugins.discover());
     // An unreadable store trusts nothing.
     let trust = rho_plugins::TrustStore::load(&ctx.paths.trust_file()).unwrap_or_default();
-    Ok(rho_core::collect_servers(&config, &inventory, &trust))
+    let slots = rho_core::collect_servers(&config, &inventory, &trust);
+    let cache = rho_core::ToolCache::new(ctx.paths.mcp_cache_dir());
+    let statuses = slots
+        .iter()
+        .map(|slot| slot.status_before_start(&inventory, &cache))
+        .collect();
+    Ok((slots, statuses))
 }
 
 /// Where the servers of `rho mcp list` and `show` come from: the configuration alone, or with
 /// `--connect` the registry, whose probe starts them.
 enum Servers {
-    Slots(Vec<ServerSlot>),
+    Slots(Vec<ServerSlot>, Vec<ServerStatus>),
     Registry(Box<Registry>),
 }
 
@@ -86,34 +94,43 @@ impl Servers {
         Ok(if connect {
             Self::Registry(Box::new(ctx.registry()?))
         } else {
-            Self::Slots(load_slots(ctx)?)
+            let (slots, statuses) = load_slots(ctx)?;
+            Self::Slots(slots, statuses)
         })
     }
 
     fn slots(&self) -> &[ServerSlot] {
         match self {
-            Self::Slots(slots) => slots,
+            Self::Slots(slots, _) => slots,
             Self::Registry(registry) => &registry.servers,
         }
     }
 
     fn registry(&self) -> Option<&Registry> {
         match self {
-            Self::Slots(_) => None,
+            Self::Slots(..) => None,
             Self::Registry(registry) => Some(registry),
         }
     }
-}
 
-/// One entry per slot, borrowing from `slots`.
-fn collect(slots: &[ServerSlot]) -> Vec<ServerEntry<'_>> {
-    slots.iter().map(ServerEntry::from_slot).collect()
+    /// One entry per server, borrowing from the slots; without `--connect`, each in the state
+    /// a session would find it in before starting anything.
+    fn entries(&self) -> Vec<ServerEntry<'_>> {
+        let mut entries: Vec<ServerEntry> =
+            self.slots().iter().map(ServerEntry::from_slot).collect();
+        if let Self::Slots(_, statuses) = self {
+            for (entry, status) in entries.iter_mut().zip(statuses) {
+                entry.status = status.clone();
+            }
+        }
+        entries
+    }
 }
 
 fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
     // The process exits right after printing: freeing thousands of records would only cost time.
     let servers = std::mem::ManuallyDrop::new(Servers::load(ctx, connect)?);
-    let mut entries = std::mem::ManuallyDrop::new(collect(servers.slots()));
+    let mut entries = std::mem::ManuallyDrop::new(servers.entries());
     if let Some(registry) = servers.registry() {
         probe(ctx, registry, &mut entries, None, Catalog::ToolsOnly)?;
     }
@@ -165,7 +182,8 @@ fn list(ctx: &Context, connect: bool) -> anyhow::Result<ExitCode> {
 
 fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
     let servers = std::mem::ManuallyDrop::new(Servers::load(ctx, connect)?);
-    let mut entries: Vec<ServerEntry> = collect(servers.slots())
+    let mut entries: Vec<ServerEntry> = servers
+        .entries()
         .into_iter()
         .filter(|e| e.id == id)
         .collect();

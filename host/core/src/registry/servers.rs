@@ -71,6 +71,26 @@ impl ServerSlot {
         }
     }
 
+    /// The state a session would give the server before starting anything: `known` for a
+    /// lazy server whose tools `cache` holds (under the key `plugins` help compute), else what
+    /// the configuration says. Reads the cache entry; starts nothing.
+    pub fn status_before_start(
+        &self,
+        plugins: &PluginInventory,
+        cache: &super::ToolCache,
+    ) -> ServerStatus {
+        let known = self
+            .startable()
+            .filter(|spec| spec.startup == rho_component::Startup::Lazy)
+            .and_then(|_| super::CacheKey::of(self, plugins))
+            .is_some_and(|key| cache.load(&key).is_some());
+        if known {
+            ServerStatus::Known
+        } else {
+            self.status()
+        }
+    }
+
     /// The spec of a valid, enabled entry.
     pub fn startable(&self) -> Option<&McpServerSpec> {
         match self.state {

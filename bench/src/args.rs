@@ -11,6 +11,8 @@ const DEFAULT_SIZES: [usize; 4] = [250, 500, 1000, 2000];
 const DEFAULT_SERVERS: usize = 10;
 /// Servers of each `soak` session when `--servers` is not given (the 3).
 const SOAK_SERVERS: usize = 3;
+/// Lazy servers of `lazy-ready` when `--servers` is not given (the 50).
+const LAZY_SERVERS: usize = 50;
 /// Milliseconds between typed keys in `tui-keys` when `--key-ms` is not given (the 15).
 const DEFAULT_KEY_MS: u64 = 15;
 /// Messages in the resumed session of `tui-resume` when `--messages` is not given.
@@ -55,6 +57,12 @@ pub enum Command {
     /// A healthy server's calls in a session beside 24 misbehaving servers, against a session
     /// with the healthy server alone.
     Misbehaving(Options),
+    /// `rho rpc`'s `ready` with N lazy servers known from the tool cache, against no server
+    /// (and N eager servers, for reference).
+    LazyReady(Options),
+    /// The first call of a lazy stdio server's tool through `rho rpc`, against a bare
+    /// client's spawn, handshake and call.
+    LazyFirstCall(Options),
     /// Hidden baseline mode: read every file under a root, print the byte count.
     ReadFiles(PathBuf),
     /// Hidden baseline mode: start and exit.
@@ -260,6 +268,33 @@ pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
             },
         )
         .map(Command::Misbehaving),
+        // A run is one start of each configuration; the eager one starts N servers, tens of
+        // milliseconds.
+        "lazy-ready" => options(
+            argv,
+            51,
+            Accepts {
+                fake: true,
+                servers: true,
+                servers_default: Some(LAZY_SERVERS),
+                warmup: Some(5),
+                ..Accepts::default()
+            },
+        )
+        .map(Command::LazyReady),
+        // A run is one rho session with two calls and one bare client's process, a few
+        // milliseconds each.
+        "lazy-first-call" => options(
+            argv,
+            101,
+            Accepts {
+                fake: true,
+                fake_model: true,
+                warmup: Some(5),
+                ..Accepts::default()
+            },
+        )
+        .map(Command::LazyFirstCall),
         "read-files" => {
             let root = argv
                 .next()
@@ -552,6 +587,40 @@ mod tests {
         );
         assert!(matches!(
             parse_str(&["misbehaving", "--servers", "2"]),
+            Err(Error::Usage(_))
+        ));
+    }
+
+    #[test]
+    fn lazy_commands_take_their_options() {
+        let Ok(Command::LazyReady(o)) = parse_str(&["lazy-ready"]) else {
+            panic!("expected lazy-ready");
+        };
+        assert_eq!((o.runs, o.warmup, o.servers, o.fake), (51, 5, 50, None));
+        let Ok(Command::LazyReady(o)) =
+            parse_str(&["lazy-ready", "--servers=8", "--fake", "/x/fake-mcp"])
+        else {
+            panic!("expected lazy-ready");
+        };
+        assert_eq!((o.servers, o.fake), (8, Some(PathBuf::from("/x/fake-mcp"))));
+        assert!(matches!(
+            parse_str(&["lazy-ready", "--fake-model", "/x"]),
+            Err(Error::Usage(_))
+        ));
+        let Ok(Command::LazyFirstCall(o)) = parse_str(&[
+            "lazy-first-call",
+            "--fake-model=/x/fake-model",
+            "--runs",
+            "9",
+        ]) else {
+            panic!("expected lazy-first-call");
+        };
+        assert_eq!(
+            (o.runs, o.warmup, o.fake_model),
+            (9, 5, Some(PathBuf::from("/x/fake-model")))
+        );
+        assert!(matches!(
+            parse_str(&["lazy-first-call", "--servers", "2"]),
             Err(Error::Usage(_))
         ));
     }

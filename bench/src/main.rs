@@ -21,7 +21,12 @@
 //! hardening: `soak` (500 `rho rpc` session start/stop cycles with 3 stdio servers, leaked
 //! processes, descriptors and zombies counted from `/proc` (`processes`), against the same
 //! cycles with none) and `misbehaving` (a healthy server's call latency in a session beside 24
-//! misbehaving servers, against a session with the healthy server alone).
+//! misbehaving servers, against a session with the healthy server alone); for lazy MCP
+//! servers (the shared pieces in `lazy`): `lazy-ready` (`rho rpc`'s `ready` with 50 lazy
+//! servers known from the tool cache against none, and 50 eager ones for reference; fails if a
+//! lazy server is spawned) and `lazy-first-call` (the first call of a lazy stdio server's tool
+//! through `rho rpc` against the bench as a bare client spawning the server, doing the
+//! handshake and calling).
 //! `read-files`, `noop` and `ready-line` are the hidden baseline modes the bench re-executes
 //! itself in.
 //! Results are recorded in `docs/benchmarks.md`; the MCP `tools/call` benchmark is a bench
@@ -37,6 +42,9 @@ mod complete_cached;
 mod corpus;
 mod fakes;
 mod json;
+mod lazy;
+mod lazy_first_call;
+mod lazy_ready;
 mod machine;
 mod mcp_list;
 mod mcp_startup;
@@ -120,6 +128,14 @@ commands:
   misbehaving    p50/p99 latency of 200 calls of a healthy fake-mcp server's tool in a `rho rpc`
                  session (turns scripted by fake-model) beside 24 misbehaving servers, against
                  a session with the healthy server alone; fails if p99 > 200 ms
+  lazy-ready     median time from spawning `rho rpc` to its `ready` line with 50 fake-mcp
+                 servers with startup = lazy and known from the tool cache (filled first by one
+                 session), against the same with no server (and 50 eager servers, for
+                 reference); fails if a lazy server is spawned (pid file, /proc)
+  lazy-first-call
+                 median time of the first call of a lazy fake-mcp server's tool in a `rho rpc`
+                 session (tool/call to tool/result: spawn, handshake, call), against the bench
+                 spawning fake-mcp and doing initialize + tools/call itself over pipes
   corpus DIR N   write a corpus of N plugins to DIR/home (and an empty DIR/project), for
                  profiling by hand with HOME=DIR/home rho --cwd DIR/project plugins list --json
   help           print this text
@@ -127,22 +143,23 @@ commands:
 options:
   --rho PATH     the rho binary (default: `rho` next to this binary, i.e. target/release/rho)
   --runs N       timed runs per measurement (default: 21 for plugins-list and mcp-list, 51 for
-                 startup and rpc-ready, 31 for mcp-startup, 200 turns for rpc-turn, 200
-                 questions for question-round-trip, 1000 requests of each kind for
+                 startup, rpc-ready and lazy-ready, 31 for mcp-startup, 200 turns for rpc-turn,
+                 200 questions for question-round-trip, 1000 requests of each kind for
                  complete-cached, 21 for tui-first-frame, 3 sessions for tui-keys, 11
                  resumes of each session for tui-resume, 500 cycles for soak, 200 calls for
-                 misbehaving)
-  --warmup N     untimed runs before them (default: 3; 5 for rpc-ready, 10 turns for rpc-turn,
-                 20 questions for question-round-trip, 100 for complete-cached, 1 session for
-                 tui-keys, 2 for tui-resume, 10 calls for misbehaving)
+                 misbehaving, 101 sessions for lazy-first-call)
+  --warmup N     untimed runs before them (default: 3; 5 for rpc-ready, lazy-ready and
+                 lazy-first-call, 10 turns for rpc-turn, 20 questions for question-round-trip,
+                 100 for complete-cached, 1 session for tui-keys, 2 for tui-resume, 10 calls
+                 for misbehaving)
   --sizes LIST   plugins-list only: comma-separated plugin counts (default: 250,500,1000,2000)
-  --fake PATH    mcp-startup, question-round-trip, complete-cached, soak and misbehaving: the
-                 fake-mcp server (default: `fake-mcp` next to rho)
+  --fake PATH    mcp-startup, question-round-trip, complete-cached, soak, misbehaving and the
+                 lazy-* commands: the fake-mcp server (default: `fake-mcp` next to rho)
   --servers N    mcp-startup: servers started in parallel (default: 10); soak: servers in
-                 each session (default: 3)
+                 each session (default: 3); lazy-ready: lazy servers (default: 50)
   --fake-model PATH
-                 rpc-turn, question-round-trip, tui-keys, tui-resume and misbehaving: the
-                 fake-model server
+                 rpc-turn, question-round-trip, tui-keys, tui-resume, misbehaving and
+                 lazy-first-call: the fake-model server
                  (default: `fake-model` next to rho)
   --browser PATH oauth-connect only: the rho-test-browser that logs in (default: next to rho)
   --key-ms N     tui-keys only: milliseconds between typed keys (default: 15)
@@ -152,8 +169,8 @@ build the binaries first: cargo build --release -p rho-cli -p rho-bench
 (mcp-startup and complete-cached also need: cargo build --release -p rho-e2e --bin fake-mcp;
 rpc-turn: cargo build --release -p rho-e2e --bin fake-model; question-round-trip: both;
 oauth-connect: cargo build --release -p rho-e2e --bin rho-test-browser, and the OAuth peers;
-tui-keys and tui-resume: fake-model; soak: fake-mcp; misbehaving: both; the tui-* commands
-need /usr/bin/script from util-linux)
+tui-keys and tui-resume: fake-model; soak and lazy-ready: fake-mcp; misbehaving and
+lazy-first-call: both; the tui-* commands need /usr/bin/script from util-linux)
 ";
 
 fn main() -> ExitCode {
@@ -232,6 +249,14 @@ fn run(argv: Vec<std::ffi::OsString>) -> Result<(), Error> {
         Command::Misbehaving(options) => {
             warn_if_debug_build();
             misbehaving::run(&resolve(options)?)
+        }
+        Command::LazyReady(options) => {
+            warn_if_debug_build();
+            lazy_ready::run(&resolve(options)?)
+        }
+        Command::LazyFirstCall(options) => {
+            warn_if_debug_build();
+            lazy_first_call::run(&resolve(options)?)
         }
         Command::ReadFiles(root) => baseline::read_files(&root),
         Command::Noop => Ok(()),

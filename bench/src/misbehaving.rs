@@ -197,17 +197,21 @@ struct Setup<'a> {
     crash: PathBuf,
 }
 
-/// The parts of one turn the bench reads.
-struct TurnLines {
-    call: Option<Instant>,
-    result: Option<(Instant, String)>,
-    response: String,
-    restarts: usize,
+/// The parts of one turn the bench reads (shared with `lazy-first-call`).
+pub struct TurnLines {
+    /// When the watched tool's `tool/call` line was read.
+    pub call: Option<Instant>,
+    /// When its `tool/result` line was read, and the line.
+    pub result: Option<(Instant, String)>,
+    /// The `prompt` response line.
+    pub response: String,
+    /// `server/restart` notifications seen.
+    pub restarts: usize,
 }
 
-/// Sends prompt `id` and reads to its response, noting when the healthy call's `tool/call` and
+/// Sends prompt `id` and reads to its response, noting when `tool`'s `tool/call` and
 /// `tool/result` lines arrived. Parsing waits until the response is in.
-fn turn(rpc: &mut LineChild, id: usize) -> Result<(Duration, TurnLines), String> {
+pub fn turn(rpc: &mut LineChild, id: usize, tool: &str) -> Result<(Duration, TurnLines), String> {
     let prompt = format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"prompt","params":{{"message":"Step {id}."}}}}"#
     );
@@ -227,7 +231,7 @@ fn turn(rpc: &mut LineChild, id: usize) -> Result<(Duration, TurnLines), String>
             seen.response = std::mem::take(&mut line);
             return Ok((now - start, seen));
         }
-        let healthy = line.contains(HEALTHY_TOOL);
+        let healthy = line.contains(tool);
         if healthy && line.contains(r#""method":"tool/call""#) {
             seen.call = Some(now);
         } else if healthy && line.contains(r#""method":"tool/result""#) {
@@ -257,7 +261,7 @@ fn check_call(n: usize, seen: &TurnLines) -> Result<Duration, String> {
 }
 
 /// Checks that a `prompt` response carries `expected` as its reply.
-fn check_reply(line: &str, expected: &str) -> Result<(), String> {
+pub fn check_reply(line: &str, expected: &str) -> Result<(), String> {
     let response = json::rpc_line(line)?;
     let reply = response
         .get("result")
@@ -323,7 +327,7 @@ impl Setup<'_> {
             leaked: 0,
         };
         for (id, step) in (1..).zip(&steps) {
-            let (elapsed, seen) = turn(&mut rpc, id)?;
+            let (elapsed, seen) = turn(&mut rpc, id, HEALTHY_TOOL)?;
             session.restarts += seen.restarts;
             match step {
                 Step::Provoke => check_reply(&seen.response, "Provoked.")

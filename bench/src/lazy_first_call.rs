@@ -1,0 +1,447 @@
+//! `rho-bench lazy-first-call`: the first call of a lazy stdio server's tool in a `rho rpc`
+//! session, which spawns the server, does the handshake and makes the call, against the bench
+//! as a bare client doing the same to the same server over pipes.
+//!
+//! - **through rho:** a `rho rpc` session per run whose one server, `fake-mcp --mode ok`, is
+//!   `startup = "lazy"` and known from the tool cache (filled once before timing by a session
+//!   that started it in the background), with every tool call allowed. `fake-model` answers
+//!   the first prompt with one call of `mcp__lazy__echo`; the call's time is from reading its
+//!   `tool/call` line to reading its `tool/result` (as in `misbehaving`): the gate, the
+//!   server's start (spawn, handshake, listing), the call, the result and its event, as a
+//!   client sees them. A second prompt calls the tool again on the running server, for
+//!   reference.
+//! - **baseline:** the bench spawns the same `fake-mcp` and writes `initialize`, reads its
+//!   answer, writes `notifications/initialized` and `tools/call echo`, and reads the result:
+//!   from just before `spawn` to reading the result. A second `tools/call` on the same
+//!   process is timed too, for reference, and so is a bare run that sends what rho sends this
+//!   server before its call (the era probe `server/discover`, refused; `initialize`;
+//!   `notifications/initialized`; `tools/list`), which separates the protocol's share of the
+//!   difference from the implementation's.
+//!
+//! rho and the baseline alternate (which goes first alternates too). Each server start appends
+//! its pid to a file: every rho session must start the server exactly once, on the first call
+//! (none at `ready`), or the bench stops.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary};
+use crate::json::{self, Value, json_string, member_span};
+use crate::lazy::{check_statuses, fill_cache, server_statuses, server_table, starts};
+use crate::misbehaving::{TurnLines, check_reply, turn};
+use crate::rpc_ready::{LineChild, LineCommand, UNREACHABLE_ENDPOINT, rpc_args};
+use crate::scratch::Scratch;
+use crate::stats::Summary;
+use crate::{Error, Resolved, machine};
+
+/// The issue's goal: rho's first call of a lazy server within this multiple of a bare client's
+/// spawn, handshake and call.
+const GOAL_RATIO: f64 = 1.2;
+
+/// The lazy server's identity.
+const SERVER: &str = "lazy";
+
+/// Its tool as rho exports it to the model.
+const TOOL: &str = "mcp__lazy__echo";
+
+/// The bare client's `initialize` (the era fake-mcp speaks, no client capabilities).
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rho-bench","version":"0"}}}"#;
+
+/// The bare client's `notifications/initialized`.
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// The era probe rho sends first (a 2025-11-25 server such as fake-mcp refuses it, and rho
+/// falls back to `initialize`), in the [`Wire::Rho`] reference.
+const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":100,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":false}},"io.modelcontextprotocol/clientInfo":{"name":"rho-bench","version":"0"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+
+/// The listing rho makes after the handshake, in the [`Wire::Rho`] reference.
+const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":101,"method":"tools/list","params":{}}"#;
+
+/// What the bare client sends before its first call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    /// The least a client needs: `initialize`, `notifications/initialized`.
+    Minimal,
+    /// What rho sends to this server (as fake-mcp `--record` shows): the era probe
+    /// `server/discover` (refused), `initialize`, `notifications/initialized`, `tools/list`.
+    Rho,
+}
+
+/// The scripted answer after call `call` (1 or 2) of run `run`.
+fn reply_of(run: usize, call: usize) -> String {
+    format!("Run {run} call {call} answered.")
+}
+
+/// The model's script: per run, two prompts, each answered with one call of [`TOOL`], then a
+/// sentence.
+fn script_text(runs: usize) -> String {
+    let items: Vec<String> = (0..runs)
+        .flat_map(|run| [1, 2].map(|call| (run, call)))
+        .map(|(run, call)| {
+            format!(
+                "{{\"tool_calls\":[{{\"name\":\"{TOOL}\",\"arguments\":{{\"run\":{run},\"call\":{call}}}}}]}},\n\
+                 {{\"content\":{}}}",
+                json_string(&reply_of(run, call))
+            )
+        })
+        .collect();
+    format!("[\n{}\n]\n", items.join(",\n"))
+}
+
+/// The configuration: every tool call allowed and the lazy server recording its starts in
+/// `pids`.
+fn config_text(fake: &Path, pids: &Path) -> String {
+    format!(
+        "[agent]\npermission_mode = \"allow-all\"\n\n{}",
+        server_table(SERVER, fake, pids, "lazy")
+    )
+}
+
+/// Checks one call's `tool/call` and `tool/result` lines and the turn's reply; returns the
+/// call's latency.
+fn check_call(run: usize, call: usize, seen: &TurnLines) -> Result<Duration, String> {
+    let (Some(called), Some((result, line))) = (seen.call, &seen.result) else {
+        return Err(format!(
+            "run {run} call {call}: no tool/call and tool/result of {TOOL} before the response"
+        ));
+    };
+    let message = json::rpc_line(line)?;
+    let param = |key: &str| message.get("params").and_then(|p| p.get(key));
+    let output = param("output").and_then(Value::as_str).unwrap_or("");
+    if param("is_error") != Some(&Value::Bool(false)) || !output.starts_with("called echo") {
+        return Err(format!("run {run} call {call}: the call failed: {line}"));
+    }
+    check_reply(&seen.response, &reply_of(run, call))?;
+    Ok(result.saturating_duration_since(called))
+}
+
+/// Reads from the bare client's server up to the response with `id` (skipping notifications
+/// and requests; fake-mcp writes its members in any order).
+fn read_response(server: &mut LineChild, id: u64, line: &mut String) -> Result<(), String> {
+    let id = id.to_string();
+    loop {
+        server.read_line(line)?;
+        if is_response(line, &id) {
+            return Ok(());
+        }
+    }
+}
+
+/// Whether `line` is the response with `id` (its `id` member, no `method`).
+fn is_response(line: &str, id: &str) -> bool {
+    let bytes = line.as_bytes();
+    member_span(bytes, "method").is_none() && member_span(bytes, "id") == Some(id.as_bytes())
+}
+
+/// The `tools/call echo` request `id` of the bare client.
+fn call_request(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"call":{id}}}}}}}"#
+    )
+}
+
+/// Fails unless `line` is a successful result of the bare client's `tools/call`.
+fn check_bare_result(line: &str) -> Result<(), String> {
+    let message =
+        json::parse(line.as_bytes()).map_err(|e| format!("fake-mcp printed {line:?}: {e}"))?;
+    let result = message.get("result");
+    let text = result
+        .and_then(|r| r.get("content"))
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .and_then(|c| c.get("text"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !text.starts_with("called echo") || result.and_then(|r| r.get("isError")).is_some() {
+        return Err(format!("bare client: the call failed: {line}"));
+    }
+    Ok(())
+}
+
+/// One bare run: (spawn + handshake + first call, second call on the same process).
+fn bare_run(
+    command: &mut LineCommand,
+    wire: Wire,
+    line: &mut String,
+) -> Result<(Duration, Duration), String> {
+    let start = Instant::now();
+    let mut server = command.spawn()?;
+    if wire == Wire::Rho {
+        server.write_line(DISCOVER)?;
+        read_response(&mut server, 100, line)?;
+    }
+    server.write_line(INITIALIZE)?;
+    read_response(&mut server, 0, line)?;
+    server.write_line(INITIALIZED)?;
+    if wire == Wire::Rho {
+        server.write_line(TOOLS_LIST)?;
+        read_response(&mut server, 101, line)?;
+    }
+    server.write_line(&call_request(1))?;
+    read_response(&mut server, 1, line)?;
+    let first = start.elapsed();
+    check_bare_result(line)?;
+    let start = Instant::now();
+    server.write_line(&call_request(2))?;
+    read_response(&mut server, 2, line)?;
+    let second = start.elapsed();
+    check_bare_result(line)?;
+    server.finish()?;
+    Ok((first, second))
+}
+
+/// One rho run: a session with the server known, two prompts each calling its tool; returns
+/// (first call, second call). `pids` must gain exactly one start, during the first call.
+fn rho_run(
+    command: &mut LineCommand,
+    run: usize,
+    pids: &Path,
+) -> Result<(Duration, Duration), String> {
+    let before = starts(pids)?;
+    let mut rpc = command.spawn_ready()?;
+    let at_ready = starts(pids)?;
+    if at_ready != before {
+        return Err(format!(
+            "run {run}: the lazy server started before its first call ({} holds {at_ready} \
+             pids, {before} before the session)",
+            pids.display()
+        ));
+    }
+    let mut calls = [Duration::ZERO; 2];
+    for (call, slot) in (1..).zip(&mut calls) {
+        let (_, seen) = turn(&mut rpc, call, TOOL)?;
+        *slot = check_call(run, call, &seen)?;
+        let now = starts(pids)?;
+        if now != before + 1 {
+            return Err(format!(
+                "run {run}: after call {call} the server has started {} times in this \
+                 session, expected once",
+                now - before
+            ));
+        }
+    }
+    rpc.finish()?;
+    Ok((calls[0], calls[1]))
+}
+
+/// Times both paths and prints the comparison.
+pub fn run(resolved: &Resolved) -> Result<(), Error> {
+    let o = &resolved.options;
+    let fake = fake_mcp_binary(resolved)?;
+    let model_binary = fake_model_binary(resolved)?;
+    let load_at_start = machine::load();
+    let scratch = Scratch::new("lazy-first-call")?;
+    let home = scratch.dir("home")?;
+    let project = scratch.dir("project")?;
+    let rho_home = home.join(".rho");
+    let env = [("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())];
+    let pids = scratch.path().join("lazy.pids");
+    let bare_pids = scratch.path().join("bare.pids");
+    let config = scratch.path().join("config.toml");
+    std::fs::write(&config, config_text(&fake, &pids))
+        .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
+
+    // Fill the tool cache, then check that a session knows the server without starting it.
+    let mut filler = LineCommand::new(
+        "rho rpc (filling the cache)",
+        &resolved.rho,
+        &rpc_args(&project, Some(&config), &[], UNREACHABLE_ENDPOINT),
+        &env,
+        &project,
+        scratch.path().join("rho-fill.stderr"),
+    )?;
+    eprintln!(
+        "rho-bench: filling the tool cache: `{}`",
+        filler.command_line()
+    );
+    fill_cache(&mut filler, &rho_home, 1)?;
+    {
+        let mut rpc = filler.spawn_ready()?;
+        let statuses = server_statuses(&mut rpc, 1)?;
+        check_statuses(&statuses, 1, "known").map_err(|e| format!("after the fill: {e}"))?;
+        rpc.finish()?;
+    }
+    let filled = starts(&pids)?;
+    if filled != 1 {
+        return Err(Error::Failed(format!(
+            "filling the cache started the server {filled} times, expected once"
+        )));
+    }
+
+    let total = o.warmup + o.runs;
+    let script = scratch.path().join("script.json");
+    std::fs::write(&script, script_text(total))
+        .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+    let model = FakeModel::start(&model_binary, scratch.path(), "model", &script, None)?;
+    let endpoint = model.endpoint();
+    let mut rho = LineCommand::new(
+        "rho rpc",
+        &resolved.rho,
+        &rpc_args(&project, Some(&config), &[], &endpoint),
+        &env,
+        &project,
+        scratch.path().join("rho.stderr"),
+    )?;
+    let bare_args = [
+        OsStr::new("--mode"),
+        OsStr::new("ok"),
+        OsStr::new("--pid-file"),
+        bare_pids.as_os_str(),
+    ];
+    let mut bare = LineCommand::new(
+        "bare client's fake-mcp",
+        &fake,
+        &bare_args,
+        &env,
+        &project,
+        scratch.path().join("bare.stderr"),
+    )?;
+    eprintln!("rho-bench: timing `{}`", rho.command_line());
+
+    let mut line = String::new();
+    let (mut rho_first, mut rho_second) = (Vec::new(), Vec::new());
+    let (mut bare_first, mut bare_second) = (Vec::new(), Vec::new());
+    let mut wire_first = Vec::new();
+    for i in 0..total {
+        // Alternating which goes first keeps a slow drift in the machine from favouring either.
+        // The reference with rho's wire sequence runs between the two.
+        let (r, b, w) = if i % 2 == 0 {
+            let r = rho_run(&mut rho, i, &pids)?;
+            let w = bare_run(&mut bare, Wire::Rho, &mut line)?;
+            (r, bare_run(&mut bare, Wire::Minimal, &mut line)?, w)
+        } else {
+            let b = bare_run(&mut bare, Wire::Minimal, &mut line)?;
+            let w = bare_run(&mut bare, Wire::Rho, &mut line)?;
+            (rho_run(&mut rho, i, &pids)?, b, w)
+        };
+        if i >= o.warmup {
+            rho_first.push(r.0);
+            rho_second.push(r.1);
+            bare_first.push(b.0);
+            bare_second.push(b.1);
+            wire_first.push(w.0);
+        }
+    }
+    drop(model);
+    let summary =
+        |runs: &[Duration]| Summary::of(runs).ok_or_else(|| Error::Failed("no timed runs".into()));
+    let (rf, rs, bf, bs, wf) = (
+        summary(&rho_first)?,
+        summary(&rho_second)?,
+        summary(&bare_first)?,
+        summary(&bare_second)?,
+        summary(&wire_first)?,
+    );
+
+    println!("first call of a lazy stdio server's tool: rho rpc against a bare client");
+    println!("machine:  {}", machine::describe());
+    println!("load avg: {load_at_start} (at start)");
+    println!("rho:      {}", resolved.rho.display());
+    println!(
+        "server:   {} --mode ok --pid-file <file> (one tool, `echo`)",
+        fake.display()
+    );
+    println!(
+        "rho:      one rho rpc session per run, the server startup = \"lazy\" and known from the \
+         tool cache; fake-model calls {TOOL} in two prompts; a call is timed from reading \
+         tool/call to reading tool/result"
+    );
+    println!(
+        "baseline: the bench spawns fake-mcp; initialize, notifications/initialized, tools/call \
+         over pipes; timed from just before spawn to reading the result"
+    );
+    println!(
+        "reference: the same with what rho sends this server before its call: server/discover \
+         (refused), initialize, notifications/initialized, tools/list"
+    );
+    println!(
+        "runs:     {} timed after {} warm-up; rho and the baseline alternate (the reference \
+         between them); every rho session started the server once, at its first call",
+        o.runs, o.warmup
+    );
+    println!();
+    println!(
+        "{:<34} {:>9} {:>7} {:>7}",
+        "path", "median ms", "min", "p90"
+    );
+    for (name, s) in [
+        ("rho: first call (starts the server)", rf),
+        ("bare: spawn + handshake + call", bf),
+        ("  bare with rho's requests", wf),
+        ("rho: second call", rs),
+        ("bare: second call", bs),
+    ] {
+        println!("{name:<34} {:>9.2} {:>7.2} {:>7.2}", s.median, s.min, s.p90);
+    }
+    println!();
+    let ratio = rf.median / bf.median;
+    println!(
+        "rho first/bare first: {ratio:.2}x ({:+.2} ms); rho's start alone (first − second \
+         call): {:.2} ms; rho's extra requests in the bare client: {:+.2} ms",
+        rf.median - bf.median,
+        rf.median - rs.median,
+        wf.median - bf.median
+    );
+    let verdict = if ratio <= GOAL_RATIO {
+        "met"
+    } else {
+        "NOT met"
+    };
+    println!(
+        "goal: first call ≤ {GOAL_RATIO:.1}x a bare client's spawn + handshake + call \
+         (median): {verdict} ({ratio:.2}x; p90 {:.2}x)",
+        rf.p90 / bf.p90
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_calls_the_tool_twice_per_run() {
+        let text = script_text(2);
+        assert_eq!(text.matches(TOOL).count(), 4);
+        assert!(text.contains(r#""arguments":{"run":1,"call":2}"#));
+        assert!(text.contains(r#"{"content":"Run 1 call 2 answered."}"#));
+        assert!(text.trim_end().ends_with(']'));
+        assert!(json::parse(text.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn config_allows_calls_and_starts_the_server_lazily() {
+        let text = config_text(Path::new("/x/fake-mcp"), Path::new("/tmp/p"));
+        assert!(text.starts_with("[agent]\npermission_mode = \"allow-all\"\n"));
+        assert!(text.contains("[mcp.servers.lazy]\n"));
+        assert!(text.contains("startup = \"lazy\""));
+    }
+
+    #[test]
+    fn the_bare_requests_are_json_rpc_with_their_ids() {
+        for (request, id) in [(INITIALIZE, "0"), (DISCOVER, "100"), (TOOLS_LIST, "101")] {
+            let message = json::rpc_line(request).unwrap();
+            assert!(message.get("method").is_some(), "{request}");
+            assert_eq!(member_span(request.as_bytes(), "id"), Some(id.as_bytes()));
+        }
+        assert!(json::rpc_line(INITIALIZED).unwrap().get("id").is_none());
+    }
+
+    #[test]
+    fn bare_results_must_be_echoes() {
+        let ok = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"called echo with {}"}]}}"#;
+        assert_eq!(check_bare_result(ok), Ok(()));
+        let failed = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"called echo"}],"isError":true}}"#;
+        assert!(check_bare_result(failed).is_err());
+        assert!(check_bare_result(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#).is_err());
+        assert!(call_request(3).contains(r#""id":3,"method":"tools/call""#));
+        assert!(is_response(ok, "1"));
+        assert!(!is_response(ok, "12"));
+        assert!(!is_response(
+            r#"{"id":1,"jsonrpc":"2.0","method":"ping"}"#,
+            "1"
+        ));
+        assert!(is_response(r#"{"id":0,"jsonrpc":"2.0","result":{}}"#, "0"));
+    }
+}

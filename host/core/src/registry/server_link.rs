@@ -385,9 +385,13 @@ impl ServerLink {
                 wait.as_secs_f64()
             ));
         }
-        tokio::select! {
-            () = tokio::time::sleep(wait) => {}
-            () = cancel.cancelled() => return Err("cancelled".to_owned()),
+        // No backoff, no timer: tokio rounds a sleep up to the next millisecond, which a first
+        // start would otherwise always wait.
+        if !wait.is_zero() {
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = cancel.cancelled() => return Err("cancelled".to_owned()),
+            }
         }
         tokio::select! {
             started = rho_mcp::connect_with(&self.spec, &rho_mcp::process_ambient, &self.options) => Ok(started),

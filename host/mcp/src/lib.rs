@@ -21,8 +21,9 @@
 //! budget from when it starts; the first start raises the open-file limit
 //! ([`raise_open_file_limit`]).
 //!
-//! [`render_result`] turns a tool result into what the model reads, and [`ExportedNames`]
-//! assigns `mcp__<server>__<tool>` names. `rmcp` types never leave this crate: results cross as
+//! [`render_result`] turns a tool result into what the model reads (the exported
+//! `mcp__<server>__<tool>` names are `rho_component::naming`'s). `rmcp` types never leave this
+//! crate: results cross as
 //! JSON or as `rho_component` types. It does not own sessions, approvals or the person being
 //! asked: those are the session host's.
 

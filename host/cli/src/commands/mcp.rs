@@ -64,21 +64,30 @@ fn startable(slots: &[ServerSlot], id: &str) -> anyhow::Result<McpServerSpec> {
 
 /// Every server of one command, as the registry lists them (`rho_core::collect_servers`: config
 /// entries first, then plugin servers in plugin precedence order, untrusted project plugins'
-/// servers marked), read from configuration alone: nothing is started. Beside each, the state
-/// a session would find it in before starting anything (`known` for a lazy server the tool
-/// cache holds).
-fn load_slots(ctx: &Context) -> anyhow::Result<(Vec<ServerSlot>, Vec<ServerStatus>)> {
+/// servers marked), read from configuration alone: nothing is started.
+fn load_slots(ctx: &Context) -> anyhow::Result<Vec<ServerSlot>> {
+    Ok(load(ctx, false)?.0)
+}
+
+/// [`load_slots`], and beside each server the state a session would find it in before
+/// starting anything (`known` for a lazy server the tool cache holds) when `statuses`; only
+/// inventories need those, and they read a cache entry per lazy server.
+fn load(ctx: &Context, statuses: bool) -> anyhow::Result<(Vec<ServerSlot>, Vec<ServerStatus>)> {
     let config = ctx.config()?;
     // Each command exits right after: freeing thousands of plugin records would only cost time.
     let inventory = std::mem::ManuallyDrop::new(ctx.plugins.discover());
     // An unreadable store trusts nothing.
     let trust = rho_plugins::TrustStore::load(&ctx.paths.trust_file()).unwrap_or_default();
     let slots = rho_core::collect_servers(&config, &inventory, &trust);
-    let cache = rho_core::ToolCache::new(ctx.paths.mcp_cache_dir());
-    let statuses = slots
-        .iter()
-        .map(|slot| slot.status_before_start(&inventory, &cache))
-        .collect();
+    let statuses = if statuses {
+        let cache = rho_core::ToolCache::new(ctx.paths.mcp_cache_dir());
+        slots
+            .iter()
+            .map(|slot| slot.status_before_start(&inventory, &cache))
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok((slots, statuses))
 }
 
@@ -94,7 +103,7 @@ impl Servers {
         Ok(if connect {
             Self::Registry(Box::new(ctx.registry()?))
         } else {
-            let (slots, statuses) = load_slots(ctx)?;
+            let (slots, statuses) = load(ctx, true)?;
             Self::Slots(slots, statuses)
         })
     }

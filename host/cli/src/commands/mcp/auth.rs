@@ -32,7 +32,7 @@ pub(super) fn login(
     no_browser: bool,
     scopes: &[String],
 ) -> anyhow::Result<ExitCode> {
-    let (slots, _) = load_slots(ctx)?;
+    let slots = load_slots(ctx)?;
     let spec = startable(&slots, id)?;
     let browser: Arc<dyn Browser> = if no_browser {
         Arc::new(PasteBrowser)
@@ -90,7 +90,7 @@ pub(super) fn login(
 
 /// `rho mcp logout <id>`: removes the stored tokens (a file rho cannot read included).
 pub(super) fn logout(ctx: &Context, id: &str) -> anyhow::Result<ExitCode> {
-    let (slots, _) = load_slots(ctx)?;
+    let slots = load_slots(ctx)?;
     if !slots.iter().any(|s| s.id == id) {
         bail!("no MCP server {id:?} (try `rho mcp list`)");
     }

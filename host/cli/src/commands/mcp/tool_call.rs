@@ -17,7 +17,7 @@ pub(super) fn call(
             Err(e) => bail!("arguments are not valid JSON: {e}"),
         },
     };
-    let (slots, _) = load_slots(ctx)?;
+    let slots = load_slots(ctx)?;
     let spec = startable(&slots, id)?;
     let json = ctx.json;
     // A person at a terminal may log in when the server needs it.

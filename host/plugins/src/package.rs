@@ -219,25 +219,33 @@ fn load_skills(beneath: &Beneath, plugin: &str, scope: Scope) -> (Vec<SkillMeta>
         match beneath.open_regular(&rel, u64::MAX) {
             // No path named SKILL.md at all: not a skill, skipped silently.
             Err(ContainError::Missing) if std::fs::symlink_metadata(&skill_md).is_err() => {}
-            Ok((mut file, _)) => match rho_skills::read_skill_head(&mut file) {
-                Ok(head) => {
-                    match rho_skills::parse_skill(&head, dir_str, skill_md.clone(), source.clone())
-                    {
-                        Ok(skill) => skills.push(skill),
-                        Err(e) => diags.push(invalid(
-                            DiagnosticCode::SkillInvalid,
-                            format!("skill {} skipped: {e}", quote(dir_str)),
-                        )),
+            // Read up to the length the open descriptor reported, like every package file:
+            // the read stops there without asking the kernel again for the end of the file.
+            Ok((file, len)) => {
+                match rho_skills::read_skill_head(&mut std::io::Read::take(file, len)) {
+                    Ok(head) => {
+                        match rho_skills::parse_skill(
+                            &head,
+                            dir_str,
+                            skill_md.clone(),
+                            source.clone(),
+                        ) {
+                            Ok(skill) => skills.push(skill),
+                            Err(e) => diags.push(invalid(
+                                DiagnosticCode::SkillInvalid,
+                                format!("skill {} skipped: {e}", quote(dir_str)),
+                            )),
+                        }
                     }
+                    Err(e) => diags.push(invalid(
+                        DiagnosticCode::SkillInvalid,
+                        format!(
+                            "skill {} skipped: SKILL.md cannot be read: {e}",
+                            quote(dir_str)
+                        ),
+                    )),
                 }
-                Err(e) => diags.push(invalid(
-                    DiagnosticCode::SkillInvalid,
-                    format!(
-                        "skill {} skipped: SKILL.md cannot be read: {e}",
-                        quote(dir_str)
-                    ),
-                )),
-            },
+            }
             Err(ContainError::Escape(target)) => diags.push(invalid(
                 DiagnosticCode::PathEscape,
                 format!(

@@ -75,6 +75,12 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         "plugin:   plugin.json, {SKILLS_PER_PLUGIN} skills (SKILL.md ~2 KB), mcp.json \
          ({SERVERS_PER_PLUGIN} servers), bin/server"
     );
+    // VT Code resolves every path component by component, so its cost grows with the depth of
+    // the root; TMPDIR moves it.
+    println!(
+        "root:     {}/rho-bench-plugins-<N>-<id>/home/.agents/plugins",
+        std::env::temp_dir().display()
+    );
     println!();
     println!(
         "{:>7} {:>6} {:>7} | {:>10} {:>7} {:>7} | {:>10} {:>7} {:>7} | {:>8} | {:>9} {:>8} | {:>9} {:>10}",

@@ -104,6 +104,9 @@ pub struct Options {
     pub key_ms: u64,
     /// `--messages`: messages in the resumed session (tui-resume only).
     pub messages: usize,
+    /// `--vtcode`: the VT Code loader peer (plugins-list only; default: its build under
+    /// `bench/peers/vtcode-loader/`).
+    pub vtcode: Option<PathBuf>,
 }
 
 /// The command-specific options a command accepts (all take `--rho`, `--runs`, `--warmup`).
@@ -116,6 +119,7 @@ struct Accepts {
     browser: bool,
     key_ms: bool,
     messages: bool,
+    vtcode: bool,
     /// The `--warmup` default when it is not 3.
     warmup: Option<usize>,
     /// The `--servers` default when it is not [`DEFAULT_SERVERS`].
@@ -145,6 +149,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Command, Error> {
             21,
             Accepts {
                 sizes: true,
+                vtcode: true,
                 ..Accepts::default()
             },
         )
@@ -335,6 +340,7 @@ fn options(
         browser: None,
         key_ms: DEFAULT_KEY_MS,
         messages: DEFAULT_MESSAGES,
+        vtcode: None,
     };
     let mut argv = argv.peekable();
     while let Some(arg) = argv.next() {
@@ -361,6 +367,7 @@ fn options(
             "--browser" if accepts.browser => options.browser = Some(PathBuf::from(value()?)),
             "--key-ms" if accepts.key_ms => options.key_ms = positive(&name, value()?)? as u64,
             "--messages" if accepts.messages => options.messages = positive(&name, value()?)?,
+            "--vtcode" if accepts.vtcode => options.vtcode = Some(PathBuf::from(value()?)),
             "--fake-model" if accepts.fake_model => {
                 options.fake_model = Some(PathBuf::from(value()?));
             }
@@ -418,11 +425,17 @@ mod tests {
             "10, 20",
             "--rho",
             "/x/rho",
+            "--vtcode=/x/vtcode-loader",
         ]) else {
             panic!("expected plugins-list");
         };
         assert_eq!((o.runs, o.sizes), (5, vec![10, 20]));
         assert_eq!(o.rho, Some(PathBuf::from("/x/rho")));
+        assert_eq!(o.vtcode, Some(PathBuf::from("/x/vtcode-loader")));
+        assert!(matches!(
+            parse_str(&["mcp-list", "--vtcode", "/x"]),
+            Err(Error::Usage(_))
+        ));
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! drained through a pipe) and report each figure next to a baseline measured in the same run,
 //! because these machines are too noisy for absolute numbers alone.
 //!
-//! Subcommands: `plugins-list` (discovery over generated corpora of 250..2000 plugins against a
-//! process that only reads the same files), `startup` (`rho plugins list` with nothing installed
+//! Subcommands: `plugins-list` (discovery over generated corpora of 250..2000 plugins against
+//! VT Code's loader, built from `peers/vtcode-loader/`, and a process that only reads the same
+//! files), `startup` (`rho plugins list` with nothing installed
 //! against a process that does nothing), `mcp-startup` (`rho mcp list --connect` with 10 stdio
 //! servers against one), `mcp-list` (`rho mcp list` without connecting against
 //! `rho plugins list` on the same corpus), `rpc-turn` (one `rho rpc` turn with one tool call
@@ -90,7 +91,8 @@ usage: rho-bench <command> [options]
 
 commands:
   plugins-list   median wall time of `rho plugins list --json` over generated plugin roots,
-                 against a process that only reads the same files
+                 against VT Code's Agent Plugins loader (vtcode-agent-plugins, driven as
+                 `vtcode plugins list` drives it) and a process that only reads the same files
   startup        median wall time of `rho plugins list` with nothing installed, against a
                  process that does nothing
   mcp-startup    median wall time of `rho mcp list --connect --json` with 10 fake-mcp stdio
@@ -153,6 +155,8 @@ options:
                  100 for complete-cached, 1 session for tui-keys, 2 for tui-resume, 10 calls
                  for misbehaving)
   --sizes LIST   plugins-list only: comma-separated plugin counts (default: 250,500,1000,2000)
+  --vtcode PATH  plugins-list only: the VT Code loader peer (default: its build in
+                 bench/peers/vtcode-loader/target/release/vtcode-loader)
   --fake PATH    mcp-startup, question-round-trip, complete-cached, soak, misbehaving and the
                  lazy-* commands: the fake-mcp server (default: `fake-mcp` next to rho)
   --servers N    mcp-startup: servers started in parallel (default: 10); soak: servers in
@@ -166,7 +170,9 @@ options:
   --messages N   tui-resume only: messages in the resumed session (default: 2000)
 
 build the binaries first: cargo build --release -p rho-cli -p rho-bench
-(mcp-startup and complete-cached also need: cargo build --release -p rho-e2e --bin fake-mcp;
+(plugins-list also needs the peer: cargo build --release --locked --ignore-rust-version
+--manifest-path bench/peers/vtcode-loader/Cargo.toml;
+mcp-startup and complete-cached also need: cargo build --release -p rho-e2e --bin fake-mcp;
 rpc-turn: cargo build --release -p rho-e2e --bin fake-model; question-round-trip: both;
 oauth-connect: cargo build --release -p rho-e2e --bin rho-test-browser, and the OAuth peers;
 tui-keys and tui-resume: fake-model; soak and lazy-ready: fake-mcp; misbehaving and

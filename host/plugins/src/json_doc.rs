@@ -41,13 +41,9 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Parses `bytes` (a leading BOM is ignored) into a value, recording duplicate keys.
 pub(crate) fn parse(bytes: &[u8]) -> Result<JsonDoc, JsonSyntaxError> {
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
-    let duplicates = RefCell::new(Vec::new());
+    let walk = Walk::default();
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let seed = ValueSeed {
-        duplicates: &duplicates,
-        pointer: String::new(),
-    };
-    let value = seed
+    let value = ValueSeed { walk: &walk }
         .deserialize(&mut de)
         .and_then(|v| de.end().map(|()| v))
         .map_err(|e| JsonSyntaxError {
@@ -57,7 +53,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<JsonDoc, JsonSyntaxError> {
         })?;
     Ok(JsonDoc {
         value,
-        duplicates: duplicates.into_inner(),
+        duplicates: walk.duplicates.into_inner(),
     })
 }
 
@@ -74,9 +70,45 @@ pub(crate) fn pointer_token(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
+/// The state of one parse: the pointer of the value being read, kept as one string that grows
+/// and shrinks with the depth (a pointer is only copied out when a key repeats, so a document
+/// without duplicates costs no pointer allocations), and the duplicates found so far.
+#[derive(Default)]
+struct Walk {
+    pointer: RefCell<String>,
+    duplicates: RefCell<Vec<String>>,
+}
+
+impl Walk {
+    /// Appends `/token` to the pointer and returns the length to truncate back to.
+    fn enter(&self, token: impl fmt::Display) -> usize {
+        use std::fmt::Write as _;
+        let mut pointer = self.pointer.borrow_mut();
+        let len = pointer.len();
+        let _ = write!(pointer, "/{token}");
+        len
+    }
+
+    fn leave(&self, len: usize) {
+        self.pointer.borrow_mut().truncate(len);
+    }
+}
+
+/// A key as a pointer token, escaped only when it needs to be.
+struct Token<'a>(&'a str);
+
+impl fmt::Display for Token<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.contains(['~', '/']) {
+            f.write_str(&pointer_token(self.0))
+        } else {
+            f.write_str(self.0)
+        }
+    }
+}
+
 struct ValueSeed<'a> {
-    duplicates: &'a RefCell<Vec<String>>,
-    pointer: String,
+    walk: &'a Walk,
 }
 
 impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
@@ -124,12 +156,12 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
+        // After an error the parse is over, so the pointer need not be restored on that path.
         loop {
-            let seed = ValueSeed {
-                duplicates: self.duplicates,
-                pointer: format!("{}/{}", self.pointer, items.len()),
-            };
-            match seq.next_element_seed(seed)? {
+            let len = self.walk.enter(items.len());
+            let item = seq.next_element_seed(ValueSeed { walk: self.walk })?;
+            self.walk.leave(len);
+            match item {
                 Some(item) => items.push(item),
                 None => break,
             }
@@ -140,17 +172,15 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let pointer = format!("{}/{}", self.pointer, pointer_token(&key));
-            let seed = ValueSeed {
-                duplicates: self.duplicates,
-                pointer: pointer.clone(),
-            };
-            let value = map.next_value_seed(seed)?;
+            let len = self.walk.enter(Token(&key));
+            let value = map.next_value_seed(ValueSeed { walk: self.walk })?;
             if object.contains_key(&key) {
-                self.duplicates.borrow_mut().push(pointer);
+                let pointer = self.walk.pointer.borrow().clone();
+                self.walk.duplicates.borrow_mut().push(pointer);
             } else {
                 object.insert(key, value);
             }
+            self.walk.leave(len);
         }
         Ok(Value::Object(object))
     }
@@ -165,6 +195,13 @@ mod tests {
         let doc = parse(br#"{"a":1,"a":2,"b":{"c":[{"d":1,"d":2}]},"e/f":{"x":0,"x":1}}"#).unwrap();
         assert_eq!(doc.duplicates, vec!["/a", "/b/c/0/d", "/e~1f/x"]);
         assert_eq!(doc.value["a"], 1, "the first occurrence is kept");
+    }
+
+    #[test]
+    fn pointers_are_restored_between_siblings() {
+        let doc =
+            parse(br#"{"a":[1,{"b":0,"b":1}],"c":{"d":0,"d":0},"~":[[],{"/":1,"/":2}]}"#).unwrap();
+        assert_eq!(doc.duplicates, vec!["/a/1/b", "/c/d", "/~0/1/~1"]);
     }
 
     #[test]

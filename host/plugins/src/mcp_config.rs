@@ -326,9 +326,10 @@ fn stdio_server(
         }
     };
 
-    let expand = |text: &str, what: &str, problems: &mut Vec<String>| -> String {
+    // `what` names the field in a problem; it is only rendered when there is one.
+    let expand = |text: &str, what: &dyn Fn() -> String, problems: &mut Vec<String>| -> String {
         if text.contains('\0') {
-            problems.push(format!("{what} contains a NUL character"));
+            problems.push(format!("{} contains a NUL character", what()));
         }
         if !has_placeholder(text) {
             return text.to_owned();
@@ -337,7 +338,8 @@ fn stdio_server(
             (Some(root), Some(data)) => expand_placeholders(text, root, data),
             _ => {
                 problems.push(format!(
-                    "{what} uses a placeholder but the plugin path is not valid UTF-8"
+                    "{} uses a placeholder but the plugin path is not valid UTF-8",
+                    what()
                 ));
                 text.to_owned()
             }
@@ -349,7 +351,7 @@ fn stdio_server(
             .iter()
             .filter_map(Value::as_str)
             .enumerate()
-            .map(|(i, a)| expand(a, &format!("args[{i}]"), &mut problems))
+            .map(|(i, a)| expand(a, &|| format!("args[{i}]"), &mut problems))
             .collect(),
         _ => Vec::new(),
     };
@@ -369,7 +371,7 @@ fn stdio_server(
             problems.push(format!("env must not set the reserved variable {key}"));
             continue;
         }
-        let value = expand(&value, &format!("env {}", quote(&key)), &mut problems);
+        let value = expand(&value, &|| format!("env {}", quote(&key)), &mut problems);
         env.push((key, value));
     }
 
@@ -377,7 +379,7 @@ fn stdio_server(
         // §7.2.1: without `cwd` the plugin root is the working directory.
         None => Some(ctx.root.to_path_buf()),
         Some(raw) => {
-            let expanded = expand(raw, "cwd", &mut problems);
+            let expanded = expand(raw, &|| "cwd".into(), &mut problems);
             match resolve_cwd(raw, &expanded, ctx) {
                 Ok(cwd) => Some(cwd),
                 Err(problem) => {

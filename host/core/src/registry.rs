@@ -33,8 +33,8 @@ pub use server_state::{MountedServer, MountedTool, ServerStatus};
 pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
 pub use tool_cache::{
-    CacheKey, CachedCatalog, MAX_TOOL_CACHE_FILE_BYTES, MAX_TOOL_CACHE_FILES, TOOL_CACHE_FORMAT,
-    ToolCache,
+    CacheKey, CacheKeys, CacheReader, CachedCatalog, MAX_TOOL_CACHE_FILE_BYTES,
+    MAX_TOOL_CACHE_FILES, TOOL_CACHE_FORMAT, ToolCache,
 };
 pub use tool_set::{MountOptions, ToolSet};
 pub use trust_question::TrustQuestion;

@@ -26,7 +26,7 @@ use super::server_link::{Remember, ServerHealth, ServerLink, Unstarted};
 use super::server_state::{MountedServer, MountedTool, ServerStatus, SharedLive, lock};
 use super::skill_tool::ActivateSkill;
 use super::tool_set::{MountOptions, ToolSet};
-use super::{CacheKey, CachedCatalog, ToolCache};
+use super::{CacheKey, CacheKeys, CachedCatalog, ToolCache};
 
 /// How one startable server joins the session.
 enum Plan {
@@ -71,7 +71,25 @@ pub(super) struct ServerStarts {
     plans: Vec<(usize, McpServerSpec, Plan)>,
     started: tokio::task::JoinSet<Start>,
     task_index: HashMap<tokio::task::Id, usize>,
+    /// The lazy servers whose tool cache entries are being read, off the session's task.
+    lazy: Option<LazyLoads>,
     writes: CacheWrites,
+}
+
+/// Lazy servers' keys and cache entries, read on a blocking thread while the WASM components
+/// load (`ServerStarts::join` waits for them), and the servers themselves in case that thread
+/// fails.
+struct LazyLoads {
+    servers: Vec<(usize, McpServerSpec)>,
+    read: tokio::task::JoinHandle<Vec<LazyEntry>>,
+}
+
+/// One lazy server as the tool cache knows it.
+struct LazyEntry {
+    index: usize,
+    spec: McpServerSpec,
+    key: Option<CacheKey>,
+    cached: Option<CachedCatalog>,
 }
 
 impl Registry {
@@ -154,12 +172,15 @@ impl Registry {
             plans: Vec::new(),
             started: tokio::task::JoinSet::new(),
             task_index: HashMap::new(),
+            lazy: None,
             // A probe ends right after its servers close: it waits for their cache writes.
             writes: match starting {
                 Starting::Probe { .. } => CacheWrites::kept(),
                 Starting::Nothing | Starting::Session => CacheWrites::default(),
             },
         };
+        let mut keys = CacheKeys::new(&self.plugins, &rho_mcp::process_ambient);
+        let mut lazy = Vec::new();
         for (index, slot) in self.servers.iter().enumerate() {
             let mut server = MountedServer::new(
                 slot.id.clone(),
@@ -184,17 +205,12 @@ impl Registry {
             let Some(spec) = slot.startable() else {
                 continue;
             };
-            let key = CacheKey::of(slot, &self.plugins);
-            let lazy = lazy_from_cache && spec.startup == rho_component::Startup::Lazy;
-            if lazy {
-                let cached = key.as_ref().and_then(|key| starts.cache.load(key));
-                starts.plans.push((index, spec.clone(), Plan::Lazy(cached)));
-            }
-            if let Some(key) = key {
-                starts.keys.insert(index, key);
-            }
-            if lazy {
+            if lazy_from_cache && spec.startup == rho_component::Startup::Lazy {
+                lazy.push((index, slot.clone()));
                 continue;
+            }
+            if let Some(key) = keys.key(slot) {
+                starts.keys.insert(index, key);
             }
             let spec = spec.clone();
             let client = starts.client.clone();
@@ -211,7 +227,48 @@ impl Registry {
             });
             starts.task_index.insert(handle.id(), index);
         }
+        if !lazy.is_empty() {
+            starts.lazy = Some(read_lazy(lazy, self.plugins.clone(), starts.cache.clone()));
+        }
         starts
+    }
+}
+
+/// Reads the keys and cache entries of the lazy `servers` on a blocking thread, so the session
+/// task goes on (loading the WASM components) meanwhile: one batch of keys (each file `stat`ed
+/// once) and one check of the cache directory for all of them.
+fn read_lazy(
+    servers: Vec<(usize, super::ServerSlot)>,
+    plugins: Arc<rho_plugins::PluginInventory>,
+    cache: ToolCache,
+) -> LazyLoads {
+    let specs = servers
+        .iter()
+        .filter_map(|(index, slot)| Some((*index, slot.spec.clone()?)))
+        .collect();
+    let read = tokio::task::spawn_blocking(move || {
+        let mut keys = CacheKeys::new(&plugins, &rho_mcp::process_ambient);
+        let reader = cache.reader();
+        servers
+            .into_iter()
+            .filter_map(|(index, slot)| {
+                let key = keys.key(&slot);
+                let cached = reader
+                    .as_ref()
+                    .zip(key.as_ref())
+                    .and_then(|(reader, key)| reader.load(key));
+                Some(LazyEntry {
+                    index,
+                    spec: slot.spec?,
+                    key,
+                    cached,
+                })
+            })
+            .collect()
+    });
+    LazyLoads {
+        servers: specs,
+        read,
     }
 }
 
@@ -224,6 +281,25 @@ impl ServerStarts {
         set: &mut ToolSet,
         watch: Option<&tokio::sync::mpsc::Sender<StartReport>>,
     ) {
+        if let Some(lazy) = self.lazy.take() {
+            match lazy.read.await {
+                Ok(entries) => {
+                    for entry in entries {
+                        if let Some(key) = entry.key {
+                            self.keys.insert(entry.index, key);
+                        }
+                        self.plans
+                            .push((entry.index, entry.spec, Plan::Lazy(entry.cached)));
+                    }
+                }
+                // A read that panicked only costs the cache: the servers start on first use.
+                Err(_) => {
+                    for (index, spec) in lazy.servers {
+                        self.plans.push((index, spec, Plan::Lazy(None)));
+                    }
+                }
+            }
+        }
         // Zero-server fast path: with nothing startable the join set is empty and no task,
         // process or socket exists.
         while let Some(joined) = self.started.join_next().await {

@@ -18,6 +18,7 @@
 //! Files hold no secret: no environment or header value, no token (the key holds only a digest
 //! of the literal values).
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::fs;
@@ -70,25 +71,20 @@ pub struct CacheKey {
 impl CacheKey {
     /// The key of `slot`'s server, `None` when the slot has no spec (an invalid entry).
     /// `plugins` is the inventory the slot was collected from (a plugin server's package
-    /// digests and version come from its record).
+    /// digests and version come from its record). Keys of many servers: [`CacheKeys`].
     pub fn of(slot: &ServerSlot, plugins: &PluginInventory) -> Option<CacheKey> {
-        Self::with_ambient(slot, plugins, &rho_mcp::process_ambient)
+        CacheKeys::new(plugins, &rho_mcp::process_ambient).key(slot)
     }
 
-    /// [`CacheKey::of`] with rho's environment looked up through `ambient`. Only `PATH` is
-    /// looked up (to find a bare command); no other ambient value is ever read.
-    pub(crate) fn with_ambient(
-        slot: &ServerSlot,
-        plugins: &PluginInventory,
-        ambient: &dyn Fn(&str) -> Option<OsString>,
-    ) -> Option<CacheKey> {
+    /// The key itself, from the file system facts `scan` gathers (once per batch).
+    fn derive(slot: &ServerSlot, scan: &mut CacheKeys<'_>) -> Option<CacheKey> {
         let spec = slot.spec.as_ref()?;
         let mut key = Fingerprint::default();
         key.field("format", &TOOL_CACHE_FORMAT.to_le_bytes());
         key.field("server", spec.id.as_bytes());
         key.field("transport", spec.transport.name().as_bytes());
         match &spec.transport {
-            McpTransport::Stdio(stdio) => stdio_fields(&mut key, spec, stdio, ambient),
+            McpTransport::Stdio(stdio) => stdio_fields(&mut key, spec, stdio, scan),
             McpTransport::StreamableHttp(http) => {
                 key.field("url", http.url.as_bytes());
                 key.pairs("header", &http.headers);
@@ -133,7 +129,7 @@ impl CacheKey {
             ..
         } = &spec.origin
         {
-            plugin_fields(&mut key, spec, plugins, plugin, root, data_dir);
+            plugin_fields(&mut key, spec, scan.plugins, plugin, root, data_dir);
         }
         Some(CacheKey {
             digest: key.finish(),
@@ -155,6 +151,81 @@ impl CacheKey {
 impl fmt::Display for CacheKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.digest)
+    }
+}
+
+/// Keys of the servers of one mount, computed together: each distinct file (an executable, a
+/// package's script) is `stat`ed once, a bare command is looked up once per `PATH`, and rho's
+/// working directory is read once. A batch is computed at one instant, so what it remembers
+/// is what each key would have seen on its own.
+pub struct CacheKeys<'a> {
+    plugins: &'a PluginInventory,
+    ambient: &'a dyn Fn(&str) -> Option<OsString>,
+    stats: HashMap<PathBuf, Option<fs::Metadata>>,
+    found: HashMap<(String, Option<OsString>), Option<PathBuf>>,
+    cwd: Option<Option<PathBuf>>,
+}
+
+impl<'a> CacheKeys<'a> {
+    /// Keys of servers collected from `plugins`, with rho's environment looked up through
+    /// `ambient` (only `PATH`, to find a bare command).
+    pub fn new(
+        plugins: &'a PluginInventory,
+        ambient: &'a dyn Fn(&str) -> Option<OsString>,
+    ) -> Self {
+        Self {
+            plugins,
+            ambient,
+            stats: HashMap::new(),
+            found: HashMap::new(),
+            cwd: None,
+        }
+    }
+
+    /// The key of `slot`'s server, `None` when the slot has no spec (an invalid entry).
+    pub fn key(&mut self, slot: &ServerSlot) -> Option<CacheKey> {
+        CacheKey::derive(slot, self)
+    }
+
+    /// What `stat` says of `path` (following links), `None` when it cannot be read. Its
+    /// bytes are never read: this runs for every server at every start.
+    fn stat(&mut self, path: &Path) -> Option<&fs::Metadata> {
+        if !self.stats.contains_key(path) {
+            self.stats
+                .insert(path.to_path_buf(), fs::metadata(path).ok());
+        }
+        self.stats.get(path).and_then(Option::as_ref)
+    }
+
+    /// Where a bare command would be found: on the `PATH` the server gets (its
+    /// `env_from_env`, else its literal `env`, else rho's own), as the process start looks it
+    /// up.
+    fn find_on_path(&mut self, name: &str, stdio: &StdioServerSpec) -> Option<PathBuf> {
+        let search = match stdio.env_from_env.iter().rev().find(|(n, _)| n == "PATH") {
+            Some((_, from)) => (self.ambient)(from),
+            None => match stdio.env.iter().rev().find(|(n, _)| n == "PATH") {
+                Some((_, value)) => Some(OsString::from(value)),
+                None => (self.ambient)("PATH"),
+            },
+        };
+        let memo = (name.to_owned(), search);
+        if let Some(found) = self.found.get(&memo) {
+            return found.clone();
+        }
+        let found = memo.1.as_ref().and_then(|search| {
+            std::env::split_paths(search)
+                .map(|dir| dir.join(name))
+                .find(|candidate| self.stat(candidate).is_some_and(is_executable))
+        });
+        self.found.insert(memo, found.clone());
+        found
+    }
+
+    /// rho's own working directory, `None` when it cannot be read.
+    fn cwd(&mut self) -> Option<&Path> {
+        self.cwd
+            .get_or_insert_with(|| std::env::current_dir().ok())
+            .as_deref()
     }
 }
 
@@ -201,15 +272,6 @@ impl Fingerprint {
         }
     }
 
-    /// What `stat` says of `path` (following links): a replaced, rebuilt or touched file is
-    /// another key. Its bytes are never read: this runs for every server at every start.
-    fn stat(&mut self, label: &str, path: &Path) {
-        match fs::metadata(path) {
-            Ok(meta) => self.field(label, &stat_bytes(&meta)),
-            Err(_) => self.field(&format!("{label}.missing"), b""),
-        }
-    }
-
     fn finish(self) -> String {
         hex(&self.0.finalize())
     }
@@ -249,12 +311,12 @@ fn stdio_fields(
     key: &mut Fingerprint,
     spec: &McpServerSpec,
     stdio: &StdioServerSpec,
-    ambient: &dyn Fn(&str) -> Option<OsString>,
+    scan: &mut CacheKeys<'_>,
 ) {
     let resolved = match &stdio.command {
         StdioCommand::Bare(name) => {
             key.field("command.bare", name.as_bytes());
-            find_on_path(name, stdio, ambient)
+            scan.find_on_path(name, stdio)
         }
         StdioCommand::Path(path) => {
             key.path("command.path", path);
@@ -264,7 +326,11 @@ fn stdio_fields(
     match &resolved {
         Some(path) => {
             key.path("command.resolved", path);
-            key.stat("command.stat", path);
+            // A replaced, rebuilt or touched executable is another key.
+            match scan.stat(path) {
+                Some(meta) => key.field("command.stat", &stat_bytes(meta)),
+                None => key.field("command.stat.missing", b""),
+            }
         }
         None => key.field("command.unresolved", b""),
     }
@@ -274,9 +340,9 @@ fn stdio_fields(
     match &stdio.cwd {
         Some(cwd) => key.path("cwd", cwd),
         // rho's own working directory: a server started elsewhere may offer other tools.
-        None => match std::env::current_dir() {
-            Ok(dir) => key.path("cwd.process", &dir),
-            Err(_) => key.field("cwd.unknown", b""),
+        None => match scan.cwd() {
+            Some(dir) => key.path("cwd.process", dir),
+            None => key.field("cwd.unknown", b""),
         },
     }
     key.pairs("env", &stdio.env);
@@ -296,39 +362,15 @@ fn stdio_fields(
             if !path.starts_with(root) {
                 continue;
             }
-            if let Ok(meta) = fs::metadata(&path)
-                && meta.is_file()
-            {
+            if let Some(meta) = scan.stat(&path).filter(|meta| meta.is_file()) {
                 key.path("package.file", &path);
-                key.field("package.file.stat", &stat_bytes(&meta));
+                key.field("package.file.stat", &stat_bytes(meta));
             }
         }
     }
 }
 
-/// Where a bare command would be found: on the `PATH` the server gets (its `env_from_env`,
-/// else its literal `env`, else rho's own), as the process start looks it up.
-fn find_on_path(
-    name: &str,
-    stdio: &StdioServerSpec,
-    ambient: &dyn Fn(&str) -> Option<OsString>,
-) -> Option<PathBuf> {
-    let path = match stdio.env_from_env.iter().rev().find(|(n, _)| n == "PATH") {
-        Some((_, from)) => ambient(from),
-        None => match stdio.env.iter().rev().find(|(n, _)| n == "PATH") {
-            Some((_, value)) => Some(OsString::from(value)),
-            None => ambient("PATH"),
-        },
-    }?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    let Ok(meta) = fs::metadata(path) else {
-        return false;
-    };
+fn is_executable(meta: &fs::Metadata) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
@@ -463,60 +505,26 @@ impl ToolCache {
     /// The entry for `key`, when one exists and is intact: a missing, corrupt, oversized,
     /// foreign (another format version, another key inside) or unreadable file (a link, a FIFO,
     /// a device, another user's) is `None`, logged at debug level and never an error to the
-    /// caller; the next store replaces it.
+    /// caller; the next store replaces it. Entries of many keys: [`ToolCache::reader`].
     pub fn load(&self, key: &CacheKey) -> Option<CachedCatalog> {
-        let path = self.path_for(key);
-        let miss = |why: &dyn fmt::Display| {
-            tracing::debug!(target: "rho::mcp::cache", path = %path.display(), "tool cache miss: {why}");
-        };
-        if let Err(why) = private_dir(&self.dir) {
-            miss(&why);
-            return None;
-        }
-        let opened = match RegularFile::options(self.max_file_bytes)
-            .no_follow()
-            .open(&path)
-        {
-            Ok(opened) => opened,
-            Err(e) if e.is_not_found() => {
-                miss(&"no entry");
-                return None;
-            }
-            Err(e) => {
-                miss(&e.problem());
+        self.reader()?.load(key)
+    }
+
+    /// A reader of entries, the directory checked once for all of them: `None` (logged at
+    /// debug level) when the directory is missing or not one rho trusts (a link, writable by
+    /// others).
+    pub fn reader(&self) -> Option<CacheReader<'_>> {
+        let meta = match private_dir(&self.dir) {
+            Ok(meta) => meta,
+            Err(why) => {
+                tracing::debug!(target: "rho::mcp::cache", path = %self.dir.display(), "tool cache not read: {why}");
                 return None;
             }
         };
-        if let Err(why) = same_owner(opened.metadata(), &self.dir) {
-            miss(&why);
-            return None;
-        }
-        let bytes = match opened.read_all() {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                miss(&e.problem());
-                return None;
-            }
-        };
-        let file: CacheFile = match serde_json::from_slice(&bytes) {
-            Ok(file) => file,
-            Err(e) => {
-                miss(&format_args!("not an entry rho can read ({e})"));
-                return None;
-            }
-        };
-        if file.format != TOOL_CACHE_FORMAT {
-            miss(&format_args!(
-                "format {} (rho reads {TOOL_CACHE_FORMAT})",
-                file.format
-            ));
-            return None;
-        }
-        if file.key != key.as_str() {
-            miss(&"the entry was written for another key");
-            return None;
-        }
-        Some(file.catalog)
+        Some(CacheReader {
+            cache: self,
+            dir: meta,
+        })
     }
 
     /// Stores `catalog` as the entry for `key`: written atomically (a
@@ -608,6 +616,67 @@ impl ToolCache {
 }
 
 /// `now` as `YYYY-MM-DDTHH:MM:SSZ`.
+/// Reads entries of a [`ToolCache`] whose directory was checked once ([`ToolCache::reader`]).
+pub struct CacheReader<'a> {
+    cache: &'a ToolCache,
+    /// What the directory was when checked (its owner is every entry's).
+    dir: fs::Metadata,
+}
+
+impl CacheReader<'_> {
+    /// The entry for `key` ([`ToolCache::load`] says which files are `None`).
+    pub fn load(&self, key: &CacheKey) -> Option<CachedCatalog> {
+        let path = self.cache.path_for(key);
+        let miss = |why: &dyn fmt::Display| {
+            tracing::debug!(target: "rho::mcp::cache", path = %path.display(), "tool cache miss: {why}");
+        };
+        let opened = match RegularFile::options(self.cache.max_file_bytes)
+            .no_follow()
+            .open(&path)
+        {
+            Ok(opened) => opened,
+            Err(e) if e.is_not_found() => {
+                miss(&"no entry");
+                return None;
+            }
+            Err(e) => {
+                miss(&e.problem());
+                return None;
+            }
+        };
+        if !same_owner(opened.metadata(), &self.dir) {
+            miss(&"another user owns the entry");
+            return None;
+        }
+        let bytes = match opened.read_all() {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                miss(&e.problem());
+                return None;
+            }
+        };
+        let file: CacheFile = match serde_json::from_slice(&bytes) {
+            Ok(file) => file,
+            Err(e) => {
+                miss(&format_args!("not an entry rho can read ({e})"));
+                return None;
+            }
+        };
+        if file.format != TOOL_CACHE_FORMAT {
+            miss(&format_args!(
+                "format {} (rho reads {TOOL_CACHE_FORMAT})",
+                file.format
+            ));
+            return None;
+        }
+        if file.key != key.as_str() {
+            miss(&"the entry was written for another key");
+            return None;
+        }
+        Some(file.catalog)
+    }
+}
+
 fn utc_now() -> String {
     let secs = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -622,7 +691,7 @@ fn utc_now() -> String {
 
 /// Why `dir` cannot hold cache entries rho trusts (entries become tool definitions the model
 /// reads): not a real directory, or others may write to it. `Ok` when it is fine.
-fn private_dir(dir: &Path) -> Result<(), String> {
+fn private_dir(dir: &Path) -> Result<fs::Metadata, String> {
     let meta = fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
     if !meta.is_dir() {
         return Err(format!(
@@ -640,22 +709,21 @@ fn private_dir(dir: &Path) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    Ok(meta)
 }
 
-/// Whether the entry belongs to whoever owns the directory (rho's user, who created it).
-fn same_owner(file: &fs::Metadata, dir: &Path) -> Result<(), String> {
+/// Whether an entry belongs to whoever owns the directory (rho's user, who created it).
+fn same_owner(file: &fs::Metadata, dir: &fs::Metadata) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;
-        let dir = fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
-        if dir.uid() != file.uid() {
-            return Err("another user owns the entry".into());
-        }
+        dir.uid() == file.uid()
     }
     #[cfg(not(unix))]
-    let _ = (file, dir);
-    Ok(())
+    {
+        let _ = (file, dir);
+        true
+    }
 }
 
 /// Creates `dir` owner-only if needed (its parents as usual) and checks it.
@@ -678,7 +746,7 @@ fn ensure_private_dir(dir: &Path) -> Result<(), String> {
             Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
         }
     }
-    private_dir(dir)
+    private_dir(dir).map(drop)
 }
 
 /// Replaces `path` with `bytes` so that a reader, or a crash, sees the old file or the new one

@@ -29,7 +29,9 @@ fn no_ambient(_: &str) -> Option<OsString> {
 }
 
 fn key_with(spec: &McpServerSpec, ambient: &dyn Fn(&str) -> Option<OsString>) -> CacheKey {
-    CacheKey::with_ambient(&slot(spec.clone()), &PluginInventory::default(), ambient).unwrap()
+    CacheKeys::new(&PluginInventory::default(), ambient)
+        .key(&slot(spec.clone()))
+        .unwrap()
 }
 
 fn key(spec: &McpServerSpec) -> CacheKey {
@@ -321,6 +323,43 @@ fn a_bare_command_is_fingerprinted_where_path_finds_it() {
 }
 
 #[test]
+fn keys_computed_in_one_batch_are_the_keys_computed_alone() {
+    let bins = tempfile::tempdir().unwrap();
+    let (first, second) = (bins.path().join("a"), bins.path().join("b"));
+    fs::create_dir_all(&first).unwrap();
+    fs::create_dir_all(&second).unwrap();
+    executable(&first.join("srv"));
+    executable(&second.join("srv"));
+    let search = std::env::join_paths([&first, &second]).unwrap();
+    let ambient = move |name: &str| (name == "PATH").then(|| search.clone());
+    // Servers that share an executable, one found on PATH, one with its own PATH, another
+    // with other arguments: a batch remembers what it stat'ed and found, never across them.
+    let mut shared = stdio_spec(bins.path());
+    shared.id = "shared".into();
+    let mut other_args = shared.clone();
+    other_args.id = "other-args".into();
+    stdio_mut(&mut other_args).args = vec!["--port".into(), "2".into()];
+    let mut bare = stdio_spec(bins.path());
+    bare.id = "bare".into();
+    stdio_mut(&mut bare).command = StdioCommand::Bare("srv".into());
+    let mut own_path = bare.clone();
+    own_path.id = "own-path".into();
+    stdio_mut(&mut own_path)
+        .env
+        .push(("PATH".into(), second.to_string_lossy().into_owned()));
+    let specs = [shared, other_args, bare.clone(), own_path, bare];
+    let inventory = PluginInventory::default();
+    let mut batch = CacheKeys::new(&inventory, &ambient);
+    let batched: Vec<CacheKey> = specs
+        .iter()
+        .map(|spec| batch.key(&slot(spec.clone())).unwrap())
+        .collect();
+    let alone: Vec<CacheKey> = specs.iter().map(|spec| key_with(spec, &ambient)).collect();
+    assert_eq!(batched, alone);
+    assert_eq!(batched[2], batched[4]);
+}
+
+#[test]
 fn every_input_of_an_http_servers_fingerprint_changes_the_key() {
     let base = http_spec();
     let base_key = key(&base);
@@ -409,7 +448,7 @@ fn plugin_slot(root: &Path) -> (PluginInventory, ServerSlot) {
 
 fn plugin_key(root: &Path) -> CacheKey {
     let (inventory, slot) = plugin_slot(root);
-    CacheKey::with_ambient(&slot, &inventory, &no_ambient).unwrap()
+    CacheKeys::new(&inventory, &no_ambient).key(&slot).unwrap()
 }
 
 #[test]
@@ -441,8 +480,10 @@ fn a_plugin_servers_key_follows_its_package() {
 
     // The same slot against an inventory that lacks its plugin is another key.
     let (inventory, slot) = plugin_slot(root.path());
-    let with = CacheKey::with_ambient(&slot, &inventory, &no_ambient).unwrap();
-    let without = CacheKey::with_ambient(&slot, &PluginInventory::default(), &no_ambient).unwrap();
+    let with = CacheKeys::new(&inventory, &no_ambient).key(&slot).unwrap();
+    let without = CacheKeys::new(&PluginInventory::default(), &no_ambient)
+        .key(&slot)
+        .unwrap();
     assert_ne!(with, without);
 }
 
@@ -456,9 +497,9 @@ fn a_script_the_package_ships_is_part_of_the_key() {
     if let Some(spec) = &mut slot.spec {
         stdio_mut(spec).args = vec![script.to_string_lossy().into_owned()];
     }
-    let before = CacheKey::with_ambient(&slot, &inventory, &no_ambient).unwrap();
+    let before = CacheKeys::new(&inventory, &no_ambient).key(&slot).unwrap();
     fs::write(&script, "// version 2").unwrap();
-    let after = CacheKey::with_ambient(&slot, &inventory, &no_ambient).unwrap();
+    let after = CacheKeys::new(&inventory, &no_ambient).key(&slot).unwrap();
     assert_ne!(before, after);
 }
 

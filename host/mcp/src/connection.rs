@@ -128,6 +128,20 @@ pub async fn connect_with(
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
     options: &ClientOptions,
 ) -> Result<Connection, McpError> {
+    connect_knowing(spec, ambient, options, None).await
+}
+
+/// [`connect_with`] for a server known to have spoken protocol version `known` at its last
+/// start (a tool cache remembers it): the handshake of that era straight away, without the
+/// era probe's round trip. A server that refuses it (it changed era since) is started once
+/// more and probed as usual. A version the configuration pins wins over `known`.
+pub async fn connect_knowing(
+    spec: &McpServerSpec,
+    ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
+    options: &ClientOptions,
+    known: Option<&str>,
+) -> Result<Connection, McpError> {
+    let era = known.map_or(Handshaking::Probe, Handshaking::of_version);
     // An OAuth server's token (stored, refreshed, or from a login) comes first, outside the
     // startup budget: the flow has its own bounds, and a person logging in is not a slow server.
     let authorizer = match crate::oauth::oauth_of(spec) {
@@ -143,34 +157,48 @@ pub async fn connect_with(
     let started = Instant::now();
     let budget = spec.startup_timeout;
     let authorizer_ref = authorizer.as_ref();
-    let mut connection =
-        match handshake_by(spec, ambient, options, authorizer_ref, started + budget).await {
-            Ok(connection) => connection,
-            Err(Handshake::Failed(error) | Handshake::LateModern(error)) => return Err(error),
-            // The server refused the token even after a refresh: one new login, one more try.
-            Err(Handshake::Unauthorized(challenge)) => {
-                let Some(authorizer) = &authorizer else {
-                    return Err(crate::oauth::needs_login(
+    let mut connection = match handshake_by(
+        spec,
+        ambient,
+        options,
+        authorizer_ref,
+        started + budget,
+        era,
+    )
+    .await
+    {
+        Ok(connection) => connection,
+        Err(
+            Handshake::Failed(error) | Handshake::LateModern(error) | Handshake::EraRefused(error),
+        ) => return Err(error),
+        // The server refused the token even after a refresh: one new login, one more try.
+        Err(Handshake::Unauthorized(challenge)) => {
+            let Some(authorizer) = &authorizer else {
+                return Err(crate::oauth::needs_login(
+                    spec,
+                    "the server asks for a login",
+                ));
+            };
+            authorizer.relogin(spec, challenge.as_deref()).await?;
+            let deadline = Instant::now() + budget;
+            match handshake_by(spec, ambient, options, authorizer_ref, deadline, era).await {
+                Ok(connection) => connection,
+                Err(
+                    Handshake::Failed(error)
+                    | Handshake::LateModern(error)
+                    | Handshake::EraRefused(error),
+                ) => {
+                    return Err(error);
+                }
+                Err(Handshake::Unauthorized(_)) => {
+                    return Err(connect_error(
                         spec,
-                        "the server asks for a login",
+                        "the server refused the token of a fresh OAuth login",
                     ));
-                };
-                authorizer.relogin(spec, challenge.as_deref()).await?;
-                let deadline = Instant::now() + budget;
-                match handshake_by(spec, ambient, options, authorizer_ref, deadline).await {
-                    Ok(connection) => connection,
-                    Err(Handshake::Failed(error) | Handshake::LateModern(error)) => {
-                        return Err(error);
-                    }
-                    Err(Handshake::Unauthorized(_)) => {
-                        return Err(connect_error(
-                            spec,
-                            "the server refused the token of a fresh OAuth login",
-                        ));
-                    }
                 }
             }
-        };
+        }
+    };
     let remaining = budget.saturating_sub(started.elapsed());
     match tokio::time::timeout(remaining, connection.discover_tools()).await {
         Ok(Ok(())) => {}
@@ -209,18 +237,49 @@ pub async fn connect_with(
     Ok(connection)
 }
 
+/// How a start picks its handshake when the configuration pins no protocol version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handshaking {
+    /// rho's era probe decides (`crate::era`).
+    Probe,
+    /// `initialize`: the server spoke a revision up to 2025-11-25 last time.
+    Initialize,
+    /// `server/discover` (2026-07-28): the server spoke it last time, or answered the era
+    /// probe only after the fallback to `initialize`.
+    Discover,
+}
+
+impl Handshaking {
+    /// The handshake of the era `version` belongs to (the probe for a version rho does not
+    /// know).
+    fn of_version(version: &str) -> Self {
+        match ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .find(|v| v.as_str() == version)
+        {
+            Some(v) if v.has_initialize() => Self::Initialize,
+            Some(_) => Self::Discover,
+            None => Self::Probe,
+        }
+    }
+}
+
 /// The handshake to run: pinned by `spec.protocol_version` when the revision is known (the
-/// `initialize` handshake up to 2025-11-25, `server/discover` from 2026-07-28), the 2026-07-28
-/// one when `modern` (a server found modern after all), otherwise `None`: rho's era probe
-/// decides (`crate::era`). Also returns the version `initialize` carries.
+/// `initialize` handshake up to 2025-11-25, `server/discover` from 2026-07-28), otherwise the
+/// one `era` names, or `None` for rho's era probe to decide. Also returns the version
+/// `initialize` carries.
 fn lifecycle(
     spec: &McpServerSpec,
-    modern: bool,
+    era: Handshaking,
 ) -> Result<(Option<ClientLifecycleMode>, ProtocolVersion), McpError> {
     let Some(pinned) = &spec.protocol_version else {
-        let mode = modern.then(|| ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        });
+        let mode = match era {
+            Handshaking::Probe => None,
+            Handshaking::Initialize => Some(ClientLifecycleMode::Initialize),
+            Handshaking::Discover => Some(ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            }),
+        };
         return Ok((mode, ProtocolVersion::V_2025_11_25));
     };
     let Some(version) = ProtocolVersion::KNOWN_VERSIONS
@@ -296,27 +355,33 @@ async fn serve<T: Transport<RoleClient> + 'static>(
         })
 }
 
-/// The handshake by `deadline`; started once more, in the 2026-07-28 era, when the era probe's
-/// late answer showed a modern server whose `initialize` fallback then failed.
+/// The handshake by `deadline`, in the `era` given. Started once more when that fails in a
+/// way another era may not: probed as usual when the server refused the era it spoke last
+/// time, in the 2026-07-28 era when the era probe's late answer showed a modern server whose
+/// `initialize` fallback then failed.
 async fn handshake_by(
     spec: &McpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
     options: &ClientOptions,
     authorizer: Option<&crate::oauth::Authorizer>,
     deadline: Instant,
+    era: Handshaking,
 ) -> Result<Connection, Handshake> {
     let deadline = tokio::time::Instant::from_std(deadline);
-    let attempt = |modern| {
-        tokio::time::timeout_at(
-            deadline,
-            handshake(spec, ambient, options, authorizer, modern),
-        )
+    let attempt =
+        |era| tokio::time::timeout_at(deadline, handshake(spec, ambient, options, authorizer, era));
+    let first = match attempt(era).await {
+        Ok(Err(Handshake::EraRefused(error))) => {
+            tracing::info!(target: "rho::mcp", server = spec.id.as_str(), "the server refused the protocol era it spoke last time ({error}); starting it again to probe its era");
+            attempt(Handshaking::Probe).await
+        }
+        first => first,
     };
-    match attempt(false).await {
+    match first {
         Err(_) => Err(Handshake::Failed(startup_timeout(spec))),
         Ok(Err(Handshake::LateModern(error))) => {
             tracing::info!(target: "rho::mcp", server = spec.id.as_str(), "the server answered server/discover only after the fallback to initialize, which failed ({error}); starting it again in the 2026-07-28 era");
-            match attempt(true).await {
+            match attempt(Handshaking::Discover).await {
                 Err(_) => Err(Handshake::Failed(startup_timeout(spec))),
                 Ok(Ok(mut connection)) => {
                     connection.restarts = 1;
@@ -340,6 +405,9 @@ enum Handshake {
     /// With this error, after a late answer to the era probe showed a modern server: a start
     /// in the 2026-07-28 era may succeed.
     LateModern(McpError),
+    /// With this error, in the era the server spoke last time: a start that probes its era
+    /// may succeed.
+    EraRefused(McpError),
     /// The server answered 401 to the token (after rmcp's one silent refresh); its
     /// `WWW-Authenticate` challenge, when it sent one.
     Unauthorized(Option<String>),
@@ -351,25 +419,41 @@ impl From<McpError> for Handshake {
     }
 }
 
-/// Transport and handshake (in the 2026-07-28 era when `modern`); the connection comes back
-/// with nothing discovered yet.
+/// Whether `error` is the server refusing the handshake it was offered (an error answer, or
+/// one of another shape or version), not the server failing (gone, silent).
+fn refuses_handshake(error: &ClientInitializeError) -> bool {
+    matches!(
+        error,
+        ClientInitializeError::JsonRpcError(_)
+            | ClientInitializeError::NoCompatibleProtocolVersion { .. }
+            | ClientInitializeError::ExpectedInitResponse(_)
+            | ClientInitializeError::ExpectedInitResult(_)
+    )
+}
+
+/// Transport and handshake in `era`; the connection comes back with nothing discovered yet.
 async fn handshake(
     spec: &McpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
     options: &ClientOptions,
     authorizer: Option<&crate::oauth::Authorizer>,
-    modern: bool,
+    era: Handshaking,
 ) -> Result<Connection, Handshake> {
-    let (lifecycle, handshake_version) = lifecycle(spec, modern)?;
+    let (lifecycle, handshake_version) = lifecycle(spec, era)?;
+    // A refusal of the era remembered from last time (not one the configuration pins) may be
+    // the server having changed era: the caller probes it.
+    let remembered = era != Handshaking::Probe && spec.protocol_version.is_none();
     let catalog = Catalog::new(&spec.id, spec.call_timeout);
     let declared = Declared::new(options, spec);
     let client = RhoClient::new(&spec.id, handshake_version, declared, catalog.clone());
     let mut standalone = StandaloneStream::default();
     let probe_wait = PROBE_ANSWER_WAIT.min(spec.startup_timeout / 2);
-    let failed = |message: String, late_modern: bool| {
+    let failed = |message: String, refused: &Refused| {
         let error = connect_error(spec, message);
-        if late_modern {
+        if refused.late_modern {
             Handshake::LateModern(error)
+        } else if remembered && refuses_handshake(&refused.error) {
+            Handshake::EraRefused(error)
         } else {
             Handshake::Failed(error)
         }
@@ -392,11 +476,11 @@ async fn handshake(
             let transport = AsyncRwTransport::new_client(stdout, stdin);
             match serve(client.clone(), transport, lifecycle, liveness, probe_wait).await {
                 Ok(service) => (service, Some(process)),
-                Err(Refused { error, late_modern }) => {
+                Err(refused) => {
                     // "connection closed" says nothing; the server's own last words usually do.
                     let tail = process.stderr_tail().await;
-                    let message = with_tail(format!("handshake failed: {error}"), &tail);
-                    return Err(failed(message, late_modern));
+                    let message = with_tail(format!("handshake failed: {}", refused.error), &tail);
+                    return Err(failed(message, &refused));
                 }
             }
         }
@@ -436,8 +520,11 @@ async fn handshake(
                         error.auth_challenge().map(str::to_owned),
                     ));
                 }
-                Err(Refused { error, late_modern }) => {
-                    return Err(failed(format!("handshake failed: {error}"), late_modern));
+                Err(refused) => {
+                    return Err(failed(
+                        format!("handshake failed: {}", refused.error),
+                        &refused,
+                    ));
                 }
             };
             (service, None)

@@ -22,7 +22,7 @@ use tokio::sync::RwLock;
 use super::Registry;
 use super::mcp_tool::McpTool;
 use super::probe::StartReport;
-use super::server_link::{Remember, ServerHealth, ServerLink, Unstarted};
+use super::server_link::{Remember, ServerHealth, ServerLink};
 use super::server_state::{MountedServer, MountedTool, ServerStatus, SharedLive, lock};
 use super::skill_tool::ActivateSkill;
 use super::tool_set::{MountOptions, ToolSet};
@@ -71,25 +71,7 @@ pub(super) struct ServerStarts {
     plans: Vec<(usize, McpServerSpec, Plan)>,
     started: tokio::task::JoinSet<Start>,
     task_index: HashMap<tokio::task::Id, usize>,
-    /// The lazy servers whose tool cache entries are being read, off the session's task.
-    lazy: Option<LazyLoads>,
     writes: CacheWrites,
-}
-
-/// Lazy servers' keys and cache entries, read on a blocking thread while the WASM components
-/// load (`ServerStarts::join` waits for them), and the servers themselves in case that thread
-/// fails.
-struct LazyLoads {
-    servers: Vec<(usize, McpServerSpec)>,
-    read: tokio::task::JoinHandle<Vec<LazyEntry>>,
-}
-
-/// One lazy server as the tool cache knows it.
-struct LazyEntry {
-    index: usize,
-    spec: McpServerSpec,
-    key: Option<CacheKey>,
-    cached: Option<CachedCatalog>,
 }
 
 impl Registry {
@@ -172,7 +154,6 @@ impl Registry {
             plans: Vec::new(),
             started: tokio::task::JoinSet::new(),
             task_index: HashMap::new(),
-            lazy: None,
             // A probe ends right after its servers close: it waits for their cache writes.
             writes: match starting {
                 Starting::Probe { .. } => CacheWrites::kept(),
@@ -180,7 +161,10 @@ impl Registry {
             },
         };
         let mut keys = CacheKeys::new(&self.plugins, &rho_mcp::process_ambient);
-        let mut lazy = Vec::new();
+        // Lazy servers' entries are read here, on the session's task, one after another:
+        // measured, that is faster than a thread of their own (its start alone costs about as
+        // much as reading ten entries), and the directory is checked once for all of them.
+        let mut reader = None;
         for (index, slot) in self.servers.iter().enumerate() {
             let mut server = MountedServer::new(
                 slot.id.clone(),
@@ -205,11 +189,20 @@ impl Registry {
             let Some(spec) = slot.startable() else {
                 continue;
             };
+            let key = keys.key(slot);
             if lazy_from_cache && spec.startup == rho_component::Startup::Lazy {
-                lazy.push((index, slot.clone()));
+                let reader = reader.get_or_insert_with(|| starts.cache.reader());
+                let cached = reader
+                    .as_ref()
+                    .zip(key.as_ref())
+                    .and_then(|(reader, key)| reader.load(key));
+                if let Some(key) = key {
+                    starts.keys.insert(index, key);
+                }
+                starts.plans.push((index, spec.clone(), Plan::Lazy(cached)));
                 continue;
             }
-            if let Some(key) = keys.key(slot) {
+            if let Some(key) = key {
                 starts.keys.insert(index, key);
             }
             let spec = spec.clone();
@@ -227,48 +220,7 @@ impl Registry {
             });
             starts.task_index.insert(handle.id(), index);
         }
-        if !lazy.is_empty() {
-            starts.lazy = Some(read_lazy(lazy, self.plugins.clone(), starts.cache.clone()));
-        }
         starts
-    }
-}
-
-/// Reads the keys and cache entries of the lazy `servers` on a blocking thread, so the session
-/// task goes on (loading the WASM components) meanwhile: one batch of keys (each file `stat`ed
-/// once) and one check of the cache directory for all of them.
-fn read_lazy(
-    servers: Vec<(usize, super::ServerSlot)>,
-    plugins: Arc<rho_plugins::PluginInventory>,
-    cache: ToolCache,
-) -> LazyLoads {
-    let specs = servers
-        .iter()
-        .filter_map(|(index, slot)| Some((*index, slot.spec.clone()?)))
-        .collect();
-    let read = tokio::task::spawn_blocking(move || {
-        let mut keys = CacheKeys::new(&plugins, &rho_mcp::process_ambient);
-        let reader = cache.reader();
-        servers
-            .into_iter()
-            .filter_map(|(index, slot)| {
-                let key = keys.key(&slot);
-                let cached = reader
-                    .as_ref()
-                    .zip(key.as_ref())
-                    .and_then(|(reader, key)| reader.load(key));
-                Some(LazyEntry {
-                    index,
-                    spec: slot.spec?,
-                    key,
-                    cached,
-                })
-            })
-            .collect()
-    });
-    LazyLoads {
-        servers: specs,
-        read,
     }
 }
 
@@ -281,25 +233,6 @@ impl ServerStarts {
         set: &mut ToolSet,
         watch: Option<&tokio::sync::mpsc::Sender<StartReport>>,
     ) {
-        if let Some(lazy) = self.lazy.take() {
-            match lazy.read.await {
-                Ok(entries) => {
-                    for entry in entries {
-                        if let Some(key) = entry.key {
-                            self.keys.insert(entry.index, key);
-                        }
-                        self.plans
-                            .push((entry.index, entry.spec, Plan::Lazy(entry.cached)));
-                    }
-                }
-                // A read that panicked only costs the cache: the servers start on first use.
-                Err(_) => {
-                    for (index, spec) in lazy.servers {
-                        self.plans.push((index, spec, Plan::Lazy(None)));
-                    }
-                }
-            }
-        }
         // Zero-server fast path: with nothing startable the join set is empty and no task,
         // process or socket exists.
         while let Some(joined) = self.started.join_next().await {
@@ -394,17 +327,13 @@ impl ServerStarts {
                                 .with_component(spec.id.clone()),
                             );
                         }
-                        if let Some(remember) = &remember {
-                            remember(&connection);
-                        }
                         let tools = connection.tools.clone();
                         let link =
                             ServerLink::started(connection, live, set.restarts.clone(), remember);
-                        (Arc::new(link), tools)
+                        (Arc::new(link), Some(tools))
                     }
                 },
                 Plan::Lazy(Some(catalog)) => {
-                    let tools = catalog.tools.clone();
                     {
                         // Until it starts, inventories show what the cache remembers.
                         let mut live = lock(&live);
@@ -414,31 +343,36 @@ impl ServerStarts {
                         live.instructions = catalog.instructions.clone();
                     }
                     let link = ServerLink::unstarted(
-                        spec.clone(),
+                        spec,
                         client.clone(),
-                        Unstarted::from(catalog),
+                        Some(catalog),
                         live,
                         set.restarts.clone(),
                         remember,
                     );
-                    (Arc::new(link), tools)
+                    // Its tools are the cache entry's, which the link now holds.
+                    (Arc::new(link), None)
                 }
                 Plan::Lazy(None) => {
                     let link = Arc::new(ServerLink::unstarted(
-                        spec.clone(),
+                        spec,
                         client.clone(),
-                        Unstarted::default(),
+                        None,
                         live,
                         set.restarts.clone(),
                         remember,
                     ));
                     fill_in_background(&link, &set.stop);
-                    (link, Vec::new())
+                    (link, Some(Vec::new()))
                 }
             };
+            let spec = link.spec();
             set.output_caps
                 .insert(spec.id.clone(), spec.max_output_bytes);
-            mount_tools(set, &spec, &link, &tools);
+            match tools {
+                Some(tools) => mount_tools(set, &link, &tools),
+                None => link.with_cached_tools(|tools| mount_tools(set, &link, tools)),
+            }
             if let (true, Some(interval)) = (http, keep_alive) {
                 spawn_keep_alive(
                     Arc::downgrade(link.connection()),
@@ -494,8 +428,7 @@ impl CacheWrites {
 /// for it.
 fn remember_in(cache: &ToolCache, key: CacheKey, writes: CacheWrites) -> Remember {
     let cache = cache.clone();
-    Box::new(move |connection| {
-        let catalog = CachedCatalog::of(connection);
+    Box::new(move |catalog| {
         let (cache, key) = (cache.clone(), key.clone());
         writes.add(tokio::task::spawn_blocking(move || {
             if cache.load(&key).as_ref() != Some(&catalog) {
@@ -505,14 +438,10 @@ fn remember_in(cache: &ToolCache, key: CacheKey, writes: CacheWrites) -> Remembe
     })
 }
 
-/// Mounts `tools` of `spec`'s server behind `link` while mounting (name collisions become
+/// Mounts `tools` of the server behind `link` while mounting (name collisions become
 /// diagnostics).
-fn mount_tools(
-    set: &mut ToolSet,
-    spec: &McpServerSpec,
-    link: &Arc<ServerLink>,
-    tools: &[rho_mcp::ServerTool],
-) {
+fn mount_tools(set: &mut ToolSet, link: &Arc<ServerLink>, tools: &[rho_mcp::ServerTool]) {
+    let spec = link.spec();
     let mut contributed = Vec::new();
     for tool in tools {
         let exported = set.names().assign(&spec.id, &tool.name);

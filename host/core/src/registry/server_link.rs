@@ -12,6 +12,7 @@ use rho_component::{CancelSignal, McpServerSpec, ServerPrompt, ServerResource};
 use rho_mcp::{ClientOptions, Connection, Restarts, ServerTool};
 use tokio::sync::{RwLock, RwLockReadGuard};
 
+use super::CachedCatalog;
 use super::server_state::{ServerStatus, SharedLive, lock};
 
 /// What a session's inventories show of a server's life since it started.
@@ -43,30 +44,10 @@ pub struct ServerRestart {
 /// Restarts waiting for the session to report them (shared by every link of a tool set).
 pub(crate) type RestartNotices = Arc<Mutex<Vec<ServerRestart>>>;
 
-/// What a session has of a server before its first start: the tools it mounted for it (the
-/// tool cache's list; none when nothing was cached) and the prompts and resources the cache
-/// remembers.
-#[derive(Debug, Default)]
-pub(crate) struct Unstarted {
-    pub(crate) tools: Vec<ServerTool>,
-    pub(crate) prompts: Vec<ServerPrompt>,
-    pub(crate) resources: Vec<ServerResource>,
-}
-
-impl From<super::CachedCatalog> for Unstarted {
-    fn from(catalog: super::CachedCatalog) -> Self {
-        Self {
-            tools: catalog.tools,
-            prompts: catalog.prompts,
-            resources: catalog.resources,
-        }
-    }
-}
-
-/// Called with a link's connection whenever what the server offers may have changed (its
-/// first start, each start again, a reconciled tool list): the registry remembers it (the
-/// tool cache).
-pub(crate) type Remember = Box<dyn Fn(&Connection) + Send + Sync>;
+/// Called with what a link's server offers whenever that changed from what the tool cache is
+/// known to hold (at its first start, a start again, a reconciled tool list): the registry
+/// remembers it (the tool cache).
+pub(crate) type Remember = Box<dyn Fn(CachedCatalog) + Send + Sync>;
 
 /// A server shared by its tools, its prompts and resources, and the keep-alive.
 pub(crate) struct ServerLink {
@@ -77,8 +58,10 @@ pub(crate) struct ServerLink {
     call_budget: std::time::Duration,
     /// `None` until the server first starts.
     connection: Arc<RwLock<Option<Connection>>>,
-    /// Until the first start: what the session has of the server without it.
-    unstarted: Mutex<Option<Unstarted>>,
+    /// What the tool cache holds for the server, as far as this session knows: the entry it
+    /// was mounted from (its tools are the ones mounted before the first start), then what
+    /// each start or reconciliation remembered. A start that finds the same writes nothing.
+    cached: Mutex<Option<CachedCatalog>>,
     restarts: Mutex<Restarts>,
     /// Held while the server is being started, so concurrent calls start it once.
     starting: tokio::sync::Mutex<()>,
@@ -107,19 +90,20 @@ impl ServerLink {
         }
         let spec = connection.spec().clone();
         let options = connection.options().clone();
-        let mut link =
-            Self::unstarted(spec, options, Unstarted::default(), live, notices, remember);
-        link.unstarted = Mutex::new(None);
+        let mut link = Self::unstarted(spec, options, None, live, notices, remember);
+        link.remember(&connection);
         link.connection = Arc::new(RwLock::new(Some(connection)));
         link
     }
 
     /// A link to a server that has not started: the first call (or
-    /// [`ServerLink::start_first`]) starts it with `options`.
+    /// [`ServerLink::start_first`]) starts it with `options`. `cached` is its tool cache
+    /// entry, when there is one: the tools mounted for it, its prompts and resources until it
+    /// starts, and the protocol version its first start speaks without probing the era.
     pub(crate) fn unstarted(
         spec: McpServerSpec,
         options: ClientOptions,
-        unstarted: Unstarted,
+        cached: Option<CachedCatalog>,
         live: SharedLive,
         notices: RestartNotices,
         remember: Option<Remember>,
@@ -130,7 +114,7 @@ impl ServerLink {
             spec,
             options,
             connection: Arc::new(RwLock::new(None)),
-            unstarted: Mutex::new(Some(unstarted)),
+            cached: Mutex::new(cached),
             restarts: Mutex::new(Restarts::default()),
             starting: tokio::sync::Mutex::new(()),
             first_failures: Mutex::new((0, None)),
@@ -140,11 +124,32 @@ impl ServerLink {
         }
     }
 
-    /// Remembers what the server behind `connection` offers now (the tool cache).
+    /// Remembers what the server behind `connection` offers now (the tool cache), unless the
+    /// cache is known to hold just that already.
     pub(crate) fn remember(&self, connection: &Connection) {
-        if let Some(remember) = &self.remember {
-            remember(connection);
+        let Some(remember) = &self.remember else {
+            return;
+        };
+        let catalog = CachedCatalog::of(connection);
+        {
+            let mut cached = self.cached();
+            if cached.as_ref() == Some(&catalog) {
+                return;
+            }
+            *cached = Some(catalog.clone());
         }
+        remember(catalog);
+    }
+
+    /// The server's entry.
+    pub(crate) fn spec(&self) -> &McpServerSpec {
+        &self.spec
+    }
+
+    /// Runs `mount` on the tools the tool cache entry lists (none without an entry): what a
+    /// server that has not started is mounted with.
+    pub(crate) fn with_cached_tools<T>(&self, mount: impl FnOnce(&[ServerTool]) -> T) -> T {
+        mount(self.cached().as_ref().map_or(&[], |c| c.tools.as_slice()))
     }
 
     /// The server identity.
@@ -173,7 +178,7 @@ impl ServerLink {
         if let Some(connection) = self.connection.read().await.as_ref() {
             return connection.prompts();
         }
-        self.unstarted_part(|u| u.prompts.clone())
+        self.cached_part(|c| c.prompts.clone())
     }
 
     /// The resources the server offers: its connection's, or the cache's before it starts.
@@ -181,16 +186,15 @@ impl ServerLink {
         if let Some(connection) = self.connection.read().await.as_ref() {
             return connection.resources();
         }
-        self.unstarted_part(|u| u.resources.clone())
+        self.cached_part(|c| c.resources.clone())
     }
 
-    fn unstarted_part<T: Default>(&self, part: impl Fn(&Unstarted) -> T) -> T {
-        self.unstarted
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .map(part)
-            .unwrap_or_default()
+    fn cached_part<T: Default>(&self, part: impl Fn(&CachedCatalog) -> T) -> T {
+        self.cached().as_ref().map(part).unwrap_or_default()
+    }
+
+    fn cached(&self) -> std::sync::MutexGuard<'_, Option<CachedCatalog>> {
+        self.cached.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Gives the link back its connection once nothing else holds it (closing the tool set).
@@ -263,14 +267,9 @@ impl ServerLink {
         match started {
             Ok(mut fresh) => {
                 self.books().started();
+                // What was mounted before this start: the cache entry's tools, if any.
+                let mounted = self.cached_part(|c| c.tools.clone());
                 self.remember(&fresh);
-                let mounted = self
-                    .unstarted
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .take()
-                    .map(|u| u.tools)
-                    .unwrap_or_default();
                 fresh.adopt_mounted(mounted);
                 lock(&self.live).started(&fresh);
                 tracing::info!(target: "rho::mcp", server = self.id.as_str(), "started on first use");
@@ -393,8 +392,16 @@ impl ServerLink {
                 () = cancel.cancelled() => return Err("cancelled".to_owned()),
             }
         }
+        // The era the server spoke last time (the tool cache remembers it) spares the probe.
+        let known = self.cached_part(|c| Some(c.protocol_version.clone()));
+        let start = rho_mcp::connect_knowing(
+            &self.spec,
+            &rho_mcp::process_ambient,
+            &self.options,
+            known.as_deref(),
+        );
         tokio::select! {
-            started = rho_mcp::connect_with(&self.spec, &rho_mcp::process_ambient, &self.options) => Ok(started),
+            started = start => Ok(started),
             () = cancel.cancelled() => Err("cancelled".to_owned()),
         }
     }

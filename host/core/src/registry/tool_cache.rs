@@ -414,11 +414,13 @@ fn plugin_fields(
 }
 
 fn hex(bytes: &[u8]) -> String {
-    use fmt::Write as _;
-    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    s
 }
 
 /// What a server offered at its last successful start: enough to mount it without starting it.

@@ -70,3 +70,108 @@ open({marker:?}, "w").write("stdin closed")
         "stdin closed"
     );
 }
+
+/// A legacy (2025-11-25) server in Python that appends each request's method to `record`.
+fn recording_legacy_server(record: &std::path::Path) -> McpTransport {
+    python(&format!(
+        r#"
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    method, id = message.get("method"), message.get("id")
+    open({record:?}, "a").write(str(method) + "\n")
+    if id is None:
+        continue
+    if method == "initialize":
+        result = {{"protocolVersion": "2025-11-25", "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "legacy", "version": "1"}}}}
+    elif method == "tools/list":
+        result = {{"tools": [{{"name": "echo", "inputSchema": {{"type": "object"}}}}]}}
+    else:
+        print(json.dumps({{"jsonrpc": "2.0", "id": id, "error": {{"code": -32601, "message": "no " + str(method)}}}}), flush=True)
+        continue
+    print(json.dumps({{"jsonrpc": "2.0", "id": id, "result": result}}), flush=True)
+"#,
+        record = record.display().to_string()
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_known_to_speak_2025_11_25_is_not_probed() {
+    let record = workspace("known-era").join("methods");
+    let _ = std::fs::remove_file(&record);
+    let spec = spec("legacy", recording_legacy_server(&record));
+    let options = ClientOptions::default();
+    let connection = rho_mcp::connect_knowing(
+        &spec,
+        &rho_mcp::process_ambient,
+        &options,
+        Some("2025-11-25"),
+    )
+    .await
+    .expect("the server starts");
+    assert!(connection.is_legacy());
+    connection.close().await;
+    let methods = std::fs::read_to_string(&record).unwrap_or_default();
+    assert_eq!(
+        methods.lines().collect::<Vec<_>>(),
+        ["initialize", "notifications/initialized", "tools/list"],
+        "no era probe before initialize"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_changed_era_since_is_started_again_and_probed() {
+    // Known as a 2026-07-28 server, it now refuses server/discover: one more start, probed.
+    let record = workspace("changed-era").join("methods");
+    let _ = std::fs::remove_file(&record);
+    let spec = spec("legacy", recording_legacy_server(&record));
+    let options = ClientOptions::default();
+    let connection = rho_mcp::connect_knowing(
+        &spec,
+        &rho_mcp::process_ambient,
+        &options,
+        Some("2026-07-28"),
+    )
+    .await
+    .expect("the probed start succeeds");
+    assert!(connection.is_legacy());
+    assert_eq!(connection.tools.len(), 1);
+    connection.close().await;
+    let methods = std::fs::read_to_string(&record).unwrap_or_default();
+    assert_eq!(
+        methods.lines().collect::<Vec<_>>(),
+        [
+            "server/discover",
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "tools/list"
+        ],
+        "the remembered era refused, then the probe and the legacy handshake"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_in_its_remembered_era_is_not_started_twice() {
+    let record = workspace("dead-era").join("starts");
+    let _ = std::fs::remove_file(&record);
+    let code = format!(
+        "open({:?}, 'a').write('start\\n')\nimport sys\nsys.exit(3)",
+        record.display().to_string()
+    );
+    let spec = spec("dead", python(&code));
+    let error = rho_mcp::connect_knowing(
+        &spec,
+        &rho_mcp::process_ambient,
+        &ClientOptions::default(),
+        Some("2025-11-25"),
+    )
+    .await
+    .err()
+    .expect("the start fails");
+    assert!(error.to_string().contains("handshake failed"), "{error}");
+    assert_eq!(
+        std::fs::read_to_string(&record).unwrap_or_default(),
+        "start\n"
+    );
+}

@@ -297,6 +297,7 @@ impl ServerStarts {
             ..
         } = self;
         plans.sort_by_key(|(index, _, _)| *index);
+        let client = Arc::new(client);
         for (index, spec, plan) in plans {
             let live = set.servers[index].live.clone();
             let remember = keys

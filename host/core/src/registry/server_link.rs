@@ -53,7 +53,8 @@ pub(crate) type Remember = Box<dyn Fn(CachedCatalog) + Send + Sync>;
 pub(crate) struct ServerLink {
     id: String,
     spec: McpServerSpec,
-    options: ClientOptions,
+    /// Shared by every server of a session.
+    options: Arc<ClientOptions>,
     /// The server's `call_timeout_sec`: a call's wait for a start fits in it.
     call_budget: std::time::Duration,
     /// `None` until the server first starts.
@@ -89,7 +90,7 @@ impl ServerLink {
             live.health.last_restart = last.map(str::to_owned);
         }
         let spec = connection.spec().clone();
-        let options = connection.options().clone();
+        let options = Arc::new(connection.options().clone());
         let mut link = Self::unstarted(spec, options, None, live, notices, remember);
         link.remember(&connection);
         link.connection = Arc::new(RwLock::new(Some(connection)));
@@ -102,7 +103,7 @@ impl ServerLink {
     /// starts, and the protocol version its first start speaks without probing the era.
     pub(crate) fn unstarted(
         spec: McpServerSpec,
-        options: ClientOptions,
+        options: Arc<ClientOptions>,
         cached: Option<CachedCatalog>,
         live: SharedLive,
         notices: RestartNotices,

@@ -24,6 +24,7 @@ use std::fmt;
 use std::fs;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -236,15 +237,23 @@ struct Fingerprint(Sha256);
 
 impl Fingerprint {
     fn field(&mut self, label: &str, bytes: &[u8]) {
-        self.0.update((label.len() as u64).to_le_bytes());
+        self.suffixed(label, "", bytes);
+    }
+
+    /// A field labelled `label` + `suffix` (the same bytes as [`Fingerprint::field`] with the
+    /// label joined, without building it).
+    fn suffixed(&mut self, label: &str, suffix: &str, bytes: &[u8]) {
+        self.0
+            .update(((label.len() + suffix.len()) as u64).to_le_bytes());
         self.0.update(label.as_bytes());
+        self.0.update(suffix.as_bytes());
         self.0.update((bytes.len() as u64).to_le_bytes());
         self.0.update(bytes);
     }
 
     fn option(&mut self, label: &str, value: Option<&str>) {
         match value {
-            None => self.field(&format!("{label}.none"), b""),
+            None => self.suffixed(label, ".none", b""),
             Some(value) => self.field(label, value.as_bytes()),
         }
     }
@@ -261,14 +270,14 @@ impl Fingerprint {
             self.field(label, name.as_bytes());
             values.field(name, value.as_bytes());
         }
-        self.field(&format!("{label}.values"), &values.0.finalize());
+        self.suffixed(label, ".values", &values.0.finalize());
     }
 
     /// Names and the ambient variables they come from; never the ambient values.
     fn names(&mut self, label: &str, pairs: &[(String, String)]) {
         for (name, from) in pairs {
             self.field(label, name.as_bytes());
-            self.field(&format!("{label}.from"), from.as_bytes());
+            self.suffixed(label, ".from", from.as_bytes());
         }
     }
 
@@ -479,7 +488,8 @@ struct CacheFile {
 /// The tool cache directory (`$RHO_HOME/cache/mcp/`, `RhoPaths::mcp_cache_dir`).
 #[derive(Debug, Clone)]
 pub struct ToolCache {
-    dir: PathBuf,
+    /// Shared: every server of a session holds the cache to remember it in.
+    dir: Arc<Path>,
     max_file_bytes: u64,
     max_files: usize,
 }
@@ -488,7 +498,7 @@ impl ToolCache {
     /// The cache in `dir` (created by the first store).
     pub fn new(dir: PathBuf) -> Self {
         Self {
-            dir,
+            dir: dir.into(),
             max_file_bytes: MAX_TOOL_CACHE_FILE_BYTES,
             max_files: MAX_TOOL_CACHE_FILES,
         }

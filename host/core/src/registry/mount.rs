@@ -19,7 +19,6 @@ use rho_component::{CancelSignal, Diagnostic, DiagnosticCode, McpServerSpec, Too
 use rho_mcp::Connection;
 use tokio::sync::RwLock;
 
-use super::Registry;
 use super::mcp_tool::McpTool;
 use super::probe::StartReport;
 use super::server_link::{Remember, ServerHealth, ServerLink};
@@ -27,6 +26,7 @@ use super::server_state::{MountedServer, MountedTool, ServerStatus, SharedLive, 
 use super::skill_tool::ActivateSkill;
 use super::tool_set::{MountOptions, ToolSet};
 use super::{CacheKey, CacheKeys, CachedCatalog, ToolCache};
+use super::{Registry, ServerSlot};
 
 /// How one startable server joins the session.
 enum Plan {
@@ -71,6 +71,9 @@ pub(super) struct ServerStarts {
     plans: Vec<(usize, McpServerSpec, Plan)>,
     started: tokio::task::JoinSet<Start>,
     task_index: HashMap<tokio::task::Id, usize>,
+    /// Lazy servers (their registry indices) whose tool cache entries are still to be read
+    /// ([`ServerStarts::read_cached`]).
+    lazy: Vec<usize>,
     writes: CacheWrites,
 }
 
@@ -96,7 +99,15 @@ impl Registry {
         // WASM components load while the servers start. Built-in ones mount with the other
         // built-in tools, plugin ones after the MCP tools.
         let mut names = std::mem::take(&mut *set.names());
-        let wasm = super::wasm_tools::wasm_tools(self, &mut names).await;
+        // The lazy servers' cache entries are read on this task while the WASM components
+        // load: the load is polled first, so its compiles (or cache reads) run on blocking
+        // threads meanwhile. Measured, that beats a thread for the entries, whose start and
+        // competition with the compiles cost more than the reads.
+        let (wasm, ()) = tokio::join!(
+            biased;
+            super::wasm_tools::wasm_tools(self, &mut names),
+            async { starts.read_cached(&self.plugins, &self.servers) },
+        );
         *set.names() = names;
         set.diagnostics.extend(wasm.diagnostics);
         set.deferred = wasm.deferred;
@@ -127,8 +138,9 @@ impl Registry {
 
     /// Lists every server entry in `set` (in registry order, in the state its configuration
     /// gives it) and starts what `starting` asks for, in parallel; lazy servers of a session
-    /// get their plan from the tool cache instead. [`ServerStarts::join`] waits for the starts,
-    /// [`ServerStarts::mount`] mounts their tools.
+    /// get their plan from the tool cache instead ([`ServerStarts::read_cached`]).
+    /// [`ServerStarts::join`] waits for the starts, [`ServerStarts::mount`] mounts their
+    /// tools.
     pub(super) fn start_servers(
         &self,
         set: &mut ToolSet,
@@ -154,6 +166,7 @@ impl Registry {
             plans: Vec::new(),
             started: tokio::task::JoinSet::new(),
             task_index: HashMap::new(),
+            lazy: Vec::new(),
             // A probe ends right after its servers close: it waits for their cache writes.
             writes: match starting {
                 Starting::Probe { .. } => CacheWrites::kept(),
@@ -161,10 +174,6 @@ impl Registry {
             },
         };
         let mut keys = CacheKeys::new(&self.plugins, &rho_mcp::process_ambient);
-        // Lazy servers' entries are read here, on the session's task, one after another:
-        // measured, that is faster than a thread of their own (its start alone costs about as
-        // much as reading ten entries), and the directory is checked once for all of them.
-        let mut reader = None;
         for (index, slot) in self.servers.iter().enumerate() {
             let mut server = MountedServer::new(
                 slot.id.clone(),
@@ -189,20 +198,11 @@ impl Registry {
             let Some(spec) = slot.startable() else {
                 continue;
             };
-            let key = keys.key(slot);
             if lazy_from_cache && spec.startup == rho_component::Startup::Lazy {
-                let reader = reader.get_or_insert_with(|| starts.cache.reader());
-                let cached = reader
-                    .as_ref()
-                    .zip(key.as_ref())
-                    .and_then(|(reader, key)| reader.load(key));
-                if let Some(key) = key {
-                    starts.keys.insert(index, key);
-                }
-                starts.plans.push((index, spec.clone(), Plan::Lazy(cached)));
+                starts.lazy.push(index);
                 continue;
             }
-            if let Some(key) = key {
+            if let Some(key) = keys.key(slot) {
                 starts.keys.insert(index, key);
             }
             let spec = spec.clone();
@@ -225,6 +225,34 @@ impl Registry {
 }
 
 impl ServerStarts {
+    /// Reads the tool cache entries of the lazy servers listed so far (`servers` is the
+    /// registry's list they index), one after another, the directory checked once for all,
+    /// and plans each to start on first use.
+    fn read_cached(&mut self, plugins: &rho_plugins::PluginInventory, servers: &[ServerSlot]) {
+        if self.lazy.is_empty() {
+            return;
+        }
+        let mut keys = CacheKeys::new(plugins, &rho_mcp::process_ambient);
+        let reader = self.cache.reader();
+        for index in std::mem::take(&mut self.lazy) {
+            let Some(slot) = servers.get(index) else {
+                continue;
+            };
+            let Some(spec) = slot.startable() else {
+                continue;
+            };
+            let key = keys.key(slot);
+            let cached = reader
+                .as_ref()
+                .zip(key.as_ref())
+                .and_then(|(reader, key)| reader.load(key));
+            if let Some(key) = key {
+                self.keys.insert(index, key);
+            }
+            self.plans.push((index, spec.clone(), Plan::Lazy(cached)));
+        }
+    }
+
     /// Waits for every start under way, telling `watch` of each as it finishes. A server
     /// that could not start is [`ServerStatus::Failed`] in `set` and is reported there as a
     /// diagnostic.

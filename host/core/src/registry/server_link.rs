@@ -128,18 +128,18 @@ impl ServerLink {
     /// Remembers what the server behind `connection` offers now (the tool cache), unless the
     /// cache is known to hold just that already.
     pub(crate) fn remember(&self, connection: &Connection) {
-        let Some(remember) = &self.remember else {
-            return;
-        };
         let catalog = CachedCatalog::of(connection);
         {
+            // Kept even without a cache to write to: the next start speaks its era at once.
             let mut cached = self.cached();
             if cached.as_ref() == Some(&catalog) {
                 return;
             }
             *cached = Some(catalog.clone());
         }
-        remember(catalog);
+        if let Some(remember) = &self.remember {
+            remember(catalog);
+        }
     }
 
     /// The server's entry.

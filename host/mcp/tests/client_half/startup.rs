@@ -95,25 +95,28 @@ for line in sys.stdin:
     ))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_known_to_speak_2025_11_25_is_not_probed() {
-    let record = workspace("known-era").join("methods");
+/// Starts the recording legacy server (its record in workspace `name`) as one known to have
+/// spoken `known`; returns the methods it received, in order.
+async fn methods_of_a_start_knowing(name: &str, known: &str) -> Vec<String> {
+    let record = workspace(name).join("methods");
     let _ = std::fs::remove_file(&record);
     let spec = spec("legacy", recording_legacy_server(&record));
     let options = ClientOptions::default();
-    let connection = rho_mcp::connect_knowing(
-        &spec,
-        &rho_mcp::process_ambient,
-        &options,
-        Some("2025-11-25"),
-    )
-    .await
-    .expect("the server starts");
+    let connection =
+        rho_mcp::connect_knowing(&spec, &rho_mcp::process_ambient, &options, Some(known))
+            .await
+            .expect("the server starts");
     assert!(connection.is_legacy());
+    assert_eq!(connection.tools.len(), 1);
     connection.close().await;
     let methods = std::fs::read_to_string(&record).unwrap_or_default();
+    methods.lines().map(str::to_owned).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_known_to_speak_2025_11_25_is_not_probed() {
     assert_eq!(
-        methods.lines().collect::<Vec<_>>(),
+        methods_of_a_start_knowing("known-era", "2025-11-25").await,
         ["initialize", "notifications/initialized", "tools/list"],
         "no era probe before initialize"
     );
@@ -122,24 +125,8 @@ async fn a_server_known_to_speak_2025_11_25_is_not_probed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_changed_era_since_is_started_again_and_probed() {
     // Known as a 2026-07-28 server, it now refuses server/discover: one more start, probed.
-    let record = workspace("changed-era").join("methods");
-    let _ = std::fs::remove_file(&record);
-    let spec = spec("legacy", recording_legacy_server(&record));
-    let options = ClientOptions::default();
-    let connection = rho_mcp::connect_knowing(
-        &spec,
-        &rho_mcp::process_ambient,
-        &options,
-        Some("2026-07-28"),
-    )
-    .await
-    .expect("the probed start succeeds");
-    assert!(connection.is_legacy());
-    assert_eq!(connection.tools.len(), 1);
-    connection.close().await;
-    let methods = std::fs::read_to_string(&record).unwrap_or_default();
     assert_eq!(
-        methods.lines().collect::<Vec<_>>(),
+        methods_of_a_start_knowing("changed-era", "2026-07-28").await,
         [
             "server/discover",
             "server/discover",

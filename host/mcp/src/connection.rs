@@ -253,15 +253,19 @@ impl Handshaking {
     /// The handshake of the era `version` belongs to (the probe for a version rho does not
     /// know).
     fn of_version(version: &str) -> Self {
-        match ProtocolVersion::KNOWN_VERSIONS
-            .iter()
-            .find(|v| v.as_str() == version)
-        {
+        match known_version(version) {
             Some(v) if v.has_initialize() => Self::Initialize,
             Some(_) => Self::Discover,
             None => Self::Probe,
         }
     }
+}
+
+/// The revision `version` names, when rho speaks it.
+fn known_version(version: &str) -> Option<&'static ProtocolVersion> {
+    ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|v| v.as_str() == version)
 }
 
 /// The handshake to run: pinned by `spec.protocol_version` when the revision is known (the
@@ -282,10 +286,7 @@ fn lifecycle(
         };
         return Ok((mode, ProtocolVersion::V_2025_11_25));
     };
-    let Some(version) = ProtocolVersion::KNOWN_VERSIONS
-        .iter()
-        .find(|v| v.as_str() == pinned)
-    else {
+    let Some(version) = known_version(pinned) else {
         return Err(connect_error(
             spec,
             format!("protocol version {pinned} is not one rho speaks"),

@@ -379,7 +379,6 @@ impl ServerStarts {
                         set.restarts.clone(),
                         remember,
                     );
-                    // Its tools are the cache entry's, which the link now holds.
                     (Arc::new(link), None)
                 }
                 Plan::Lazy(None) => {
@@ -392,12 +391,14 @@ impl ServerStarts {
                         remember,
                     ));
                     fill_in_background(&link, &set.stop);
-                    (link, Some(Vec::new()))
+                    (link, None)
                 }
             };
             let spec = link.spec();
             set.output_caps
                 .insert(spec.id.clone(), spec.max_output_bytes);
+            // A started server's tools are its connection's; a lazy one's, its cache entry's
+            // (none without one), which the link holds.
             match tools {
                 Some(tools) => mount_tools(set, &link, &tools),
                 None => link.with_cached_tools(|tools| mount_tools(set, &link, tools)),

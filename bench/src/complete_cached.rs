@@ -13,15 +13,17 @@
 //! - **uncached (reference):** `complete` for `/mcp:fresh:pick` with a value never sent before,
 //!   so each one asks that server (its count must go up by one each time).
 //!
-//! Each request is timed from writing its line to reading its response line; nothing is
-//! parsed inside that window, and every response is checked after it.
+//! Each request is timed from writing its line to reading its response line (each line is
+//! parsed only after its time is taken), and every response is checked after that.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use serde_json::{Value, json};
+
 use crate::fakes::fake_mcp_binary;
-use crate::json::{self, Value, member_span};
-use crate::rpc_ready::{LineChild, LineCommand, RESPONSE_PREFIX, UNREACHABLE_ENDPOINT, rpc_args};
+use crate::json_lines;
+use crate::rpc_ready::{LineChild, LineCommand, UNREACHABLE_ENDPOINT, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::Summary;
 use crate::toml_text::toml_string;
@@ -47,15 +49,19 @@ const KINDS: [Kind; 3] = [Kind::Cached, Kind::Abort, Kind::Uncached];
 fn request_line(kind: Kind, id: usize, n: usize) -> String {
     match kind {
         Kind::Cached => complete_line(id, "fake", CACHED_VALUE),
-        Kind::Abort => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"abort"}}"#),
+        Kind::Abort => json!({"jsonrpc": "2.0", "id": id, "method": "abort"}).to_string(),
         Kind::Uncached => complete_line(id, "fresh", &format!("v{n}")),
     }
 }
 
 fn complete_line(id: usize, server: &str, value: &str) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"complete","params":{{"command":"/mcp:{server}:pick","argument":"item","value":"{value}"}}}}"#
-    )
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "complete",
+        "params": {"command": format!("/mcp:{server}:pick"), "argument": "item", "value": value},
+    })
+    .to_string()
 }
 
 /// What fake-mcp suggests for `value` when it answers its `n`-th completion request.
@@ -71,24 +77,21 @@ fn suggestions(value: &str, n: usize) -> Vec<String> {
 /// Checks one response line: its id, and for `complete` exactly `expected`, for `abort` the
 /// error `-32600`.
 fn check_response(line: &str, id: usize, expected: Option<&[String]>) -> Result<(), String> {
-    let bytes = line.as_bytes();
-    if member_span(bytes, "id") != Some(id.to_string().as_bytes()) {
+    let message = json_lines::parse(line, "rho")?;
+    if message["id"] != id {
         return Err(format!("expected the response to request {id}, got {line}"));
     }
     let Some(expected) = expected else {
-        let code = member_span(bytes, "error").and_then(|e| member_span(e, "code"));
-        return match code {
-            Some(b"-32600") => Ok(()),
-            _ => Err(format!(
+        return if message["error"]["code"] == -32600 {
+            Ok(())
+        } else {
+            Err(format!(
                 "abort with nothing running: expected error -32600, got {line}"
-            )),
+            ))
         };
     };
-    let message = json::parse(bytes).map_err(|e| format!("rho printed {line:?}: {e}"))?;
-    let values: Option<Vec<&str>> = message
-        .get("result")
-        .and_then(|r| r.get("values"))
-        .and_then(Value::as_array)
+    let values: Option<Vec<&str>> = message["result"]["values"]
+        .as_array()
         .and_then(|values| values.iter().map(Value::as_str).collect());
     let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
     if values.as_ref() != Some(&expected) {
@@ -100,7 +103,8 @@ fn check_response(line: &str, id: usize, expected: Option<&[String]>) -> Result<
 }
 
 /// Writes `request` and reads up to its response line (notifications before it are counted in
-/// `skipped`); returns the time from the write to the response.
+/// `skipped`); returns the time from the write to reading the response, taken before the line
+/// is parsed.
 fn exchange(
     rpc: &mut LineChild,
     request: &str,
@@ -111,12 +115,12 @@ fn exchange(
     rpc.write_line(request)?;
     loop {
         rpc.read_line(line)?;
-        if line.starts_with(RESPONSE_PREFIX) {
-            break;
+        let elapsed = start.elapsed();
+        if json_lines::is_response(&json_lines::parse(line, "rho")?) {
+            return Ok(elapsed);
         }
         *skipped += 1;
     }
-    Ok(start.elapsed())
 }
 
 /// Two `completions` servers, `fake` (cached requests) and `fresh` (uncached ones).
@@ -284,15 +288,17 @@ mod tests {
             (Kind::Abort, "abort"),
             (Kind::Uncached, "complete"),
         ] {
-            let line = request_line(kind, 7, 3);
-            let doc = json::parse(line.as_bytes()).unwrap();
-            assert_eq!(doc.get("method").and_then(Value::as_str), Some(method));
-            assert_eq!(member_span(line.as_bytes(), "id"), Some(&b"7"[..]));
+            let doc = json_lines::rpc_line(&request_line(kind, 7, 3)).unwrap();
+            assert_eq!(doc["method"], method);
+            assert_eq!(doc["id"], 7);
         }
-        let uncached = request_line(Kind::Uncached, 7, 3);
-        assert!(uncached.contains(r#""command":"/mcp:fresh:pick""#));
-        assert!(uncached.contains(r#""value":"v3""#));
-        assert!(request_line(Kind::Cached, 7, 3).contains(r#""command":"/mcp:fake:pick""#));
+        let uncached = json_lines::rpc_line(&request_line(Kind::Uncached, 7, 3)).unwrap();
+        assert_eq!(uncached["params"]["command"], "/mcp:fresh:pick");
+        assert_eq!(uncached["params"]["argument"], "item");
+        assert_eq!(uncached["params"]["value"], "v3");
+        let cached = json_lines::rpc_line(&request_line(Kind::Cached, 7, 3)).unwrap();
+        assert_eq!(cached["params"]["command"], "/mcp:fake:pick");
+        assert_eq!(cached["params"]["value"], CACHED_VALUE);
     }
 
     #[test]

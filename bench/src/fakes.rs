@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use crate::rpc_ready::stderr_quote;
 use crate::{Error, Resolved};
 
@@ -56,6 +58,12 @@ pub fn helper_binary(
     }
     std::path::absolute(&binary)
         .map_err(|e| Error::Failed(format!("cannot make {} absolute: {e}", binary.display())))
+}
+
+/// A `fake-model` script file: its turns as a JSON array, one line a turn.
+pub fn script_text(turns: &[Value]) -> String {
+    let lines: Vec<String> = turns.iter().map(Value::to_string).collect();
+    format!("[\n{}\n]\n", lines.join(",\n"))
 }
 
 /// A running `fake-model`, killed and reaped on drop.
@@ -127,5 +135,24 @@ impl Drop for FakeModel {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_are_json_arrays_one_turn_a_line() {
+        let turns = [
+            serde_json::json!({"content": "a \"b\"\n"}),
+            serde_json::json!({"tool_calls": []}),
+        ];
+        let text = script_text(&turns);
+        assert_eq!(text.lines().count(), 4);
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed, Value::from(turns.to_vec()));
+        assert_eq!(script_text(&[]), "[\n\n]\n");
+        assert!(serde_json::from_str::<Value>(&script_text(&[])).is_ok());
     }
 }

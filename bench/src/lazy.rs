@@ -6,8 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::json::{self, Value};
-use crate::rpc_ready::{LineChild, LineCommand, RESPONSE_PREFIX};
+use serde_json::json;
+
+use crate::json_lines;
+use crate::rpc_ready::{LineChild, LineCommand};
 use crate::toml_text::toml_string;
 
 /// How long a session may take to fill the tool cache for every lazy server.
@@ -91,38 +93,26 @@ pub fn fill_cache(
 /// Asks a running session for `listExtensions` (request `id`) and returns each MCP server's id
 /// and status, in the session's order. Notifications before the response are skipped.
 pub fn server_statuses(rpc: &mut LineChild, id: u64) -> Result<Vec<(String, String)>, String> {
-    rpc.write_line(&format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"listExtensions"}}"#
-    ))?;
-    let prefix = format!("{RESPONSE_PREFIX}{id},");
+    rpc.write_line(&json!({"jsonrpc": "2.0", "id": id, "method": "listExtensions"}).to_string())?;
     let mut line = String::new();
     loop {
         rpc.read_line(&mut line)?;
-        if line.starts_with(&prefix) {
-            break;
+        if json_lines::is_response_to(&json_lines::parse(&line, "rho")?, id) {
+            return statuses_of(&line);
         }
     }
-    statuses_of(&line)
 }
 
 /// The `(id, status)` of every server in a `listExtensions` response line.
 fn statuses_of(line: &str) -> Result<Vec<(String, String)>, String> {
-    let message = json::rpc_line(line)?;
-    let servers = message
-        .get("result")
-        .and_then(|r| r.get("servers"))
-        .and_then(Value::as_array)
+    let message = json_lines::rpc_line(line)?;
+    let servers = message["result"]["servers"]
+        .as_array()
         .ok_or_else(|| format!("listExtensions answered without servers: {line}"))?;
     Ok(servers
         .iter()
         .map(|server| {
-            let field = |key: &str| {
-                server
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-                    .to_owned()
-            };
+            let field = |key: &str| server[key].as_str().unwrap_or("?").to_owned();
             (field("id"), field("status"))
         })
         .collect())

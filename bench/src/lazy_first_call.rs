@@ -26,8 +26,10 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary};
-use crate::json::{self, Value, json_string, member_span};
+use serde_json::{Value, json};
+
+use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary, script_text as model_script};
+use crate::json_lines;
 use crate::lazy::{check_statuses, fill_cache, server_statuses, server_table, starts};
 use crate::misbehaving::{TurnLines, check_reply, turn};
 use crate::rpc_ready::{LineChild, LineCommand, UNREACHABLE_ENDPOINT, rpc_args};
@@ -45,18 +47,69 @@ const SERVER: &str = "lazy";
 /// Its tool as rho exports it to the model.
 const TOOL: &str = "mcp__lazy__echo";
 
-/// The bare client's `initialize` (the era fake-mcp speaks, no client capabilities).
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rho-bench","version":"0"}}}"#;
+/// The id of the bare client's `initialize`.
+const INITIALIZE_ID: u64 = 0;
 
-/// The bare client's `notifications/initialized`.
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+/// The id of the era probe in the [`Wire::Rho`] reference.
+const DISCOVER_ID: u64 = 100;
 
-/// The era probe rho sends first (a 2025-11-25 server such as fake-mcp refuses it, and rho
-/// falls back to `initialize`), in the [`Wire::Rho`] reference.
-const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":100,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":false}},"io.modelcontextprotocol/clientInfo":{"name":"rho-bench","version":"0"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+/// The id of the listing in the [`Wire::Rho`] reference.
+const TOOLS_LIST_ID: u64 = 101;
 
-/// The listing rho makes after the handshake, in the [`Wire::Rho`] reference.
-const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":101,"method":"tools/list","params":{}}"#;
+/// The lines the bare client writes, built before any clock starts.
+struct BareRequests {
+    /// `initialize` (the era fake-mcp speaks, no client capabilities).
+    initialize: String,
+    /// `notifications/initialized`.
+    initialized: String,
+    /// The era probe rho sends first (a 2025-11-25 server such as fake-mcp refuses it, and rho
+    /// falls back to `initialize`), in the [`Wire::Rho`] reference.
+    discover: String,
+    /// The listing rho makes after the handshake, in the [`Wire::Rho`] reference.
+    tools_list: String,
+    /// `tools/call echo` 1 and 2.
+    calls: [String; 2],
+}
+
+impl BareRequests {
+    fn new() -> Self {
+        let client = json!({"name": "rho-bench", "version": "0"});
+        Self {
+            initialize: json!({
+                "jsonrpc": "2.0",
+                "id": INITIALIZE_ID,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": client,
+                },
+            })
+            .to_string(),
+            initialized: json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                .to_string(),
+            discover: json!({
+                "jsonrpc": "2.0",
+                "id": DISCOVER_ID,
+                "method": "server/discover",
+                "params": {"_meta": {
+                    "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": false}},
+                    "io.modelcontextprotocol/clientInfo": client,
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                }},
+            })
+            .to_string(),
+            tools_list: json!({
+                "jsonrpc": "2.0",
+                "id": TOOLS_LIST_ID,
+                "method": "tools/list",
+                "params": {},
+            })
+            .to_string(),
+            calls: [call_request(1), call_request(2)],
+        }
+    }
+}
 
 /// What the bare client sends before its first call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,17 +129,16 @@ fn reply_of(run: usize, call: usize) -> String {
 /// The model's script: per run, two prompts, each answered with one call of [`TOOL`], then a
 /// sentence.
 fn script_text(runs: usize) -> String {
-    let items: Vec<String> = (0..runs)
+    let turns: Vec<Value> = (0..runs)
         .flat_map(|run| [1, 2].map(|call| (run, call)))
-        .map(|(run, call)| {
-            format!(
-                "{{\"tool_calls\":[{{\"name\":\"{TOOL}\",\"arguments\":{{\"run\":{run},\"call\":{call}}}}}]}},\n\
-                 {{\"content\":{}}}",
-                json_string(&reply_of(run, call))
-            )
+        .flat_map(|(run, call)| {
+            [
+                json!({"tool_calls": [{"name": TOOL, "arguments": {"run": run, "call": call}}]}),
+                json!({"content": reply_of(run, call)}),
+            ]
         })
         .collect();
-    format!("[\n{}\n]\n", items.join(",\n"))
+    model_script(&turns)
 }
 
 /// The configuration: every tool call allowed and the lazy server recording its starts in
@@ -106,10 +158,10 @@ fn check_call(run: usize, call: usize, seen: &TurnLines) -> Result<Duration, Str
             "run {run} call {call}: no tool/call and tool/result of {TOOL} before the response"
         ));
     };
-    let message = json::rpc_line(line)?;
-    let param = |key: &str| message.get("params").and_then(|p| p.get(key));
-    let output = param("output").and_then(Value::as_str).unwrap_or("");
-    if param("is_error") != Some(&Value::Bool(false)) || !output.starts_with("called echo") {
+    let message = json_lines::rpc_line(line)?;
+    let params = &message["params"];
+    let output = params["output"].as_str().unwrap_or("");
+    if params["is_error"] != false || !output.starts_with("called echo") {
         return Err(format!("run {run} call {call}: the call failed: {line}"));
     }
     check_reply(&seen.response, &reply_of(run, call))?;
@@ -119,41 +171,38 @@ fn check_call(run: usize, call: usize, seen: &TurnLines) -> Result<Duration, Str
 /// Reads from the bare client's server up to the response with `id` (skipping notifications
 /// and requests; fake-mcp writes its members in any order).
 fn read_response(server: &mut LineChild, id: u64, line: &mut String) -> Result<(), String> {
-    let id = id.to_string();
     loop {
         server.read_line(line)?;
-        if is_response(line, &id) {
+        if is_response(line, id) {
             return Ok(());
         }
     }
 }
 
-/// Whether `line` is the response with `id` (its `id` member, no `method`).
-fn is_response(line: &str, id: &str) -> bool {
-    let bytes = line.as_bytes();
-    member_span(bytes, "method").is_none() && member_span(bytes, "id") == Some(id.as_bytes())
+/// Whether `line` is the response with `id` (its `id` member, no `method`); a line that is not
+/// JSON is not.
+fn is_response(line: &str, id: u64) -> bool {
+    serde_json::from_str::<Value>(line)
+        .is_ok_and(|message| json_lines::is_response_to(&message, id))
 }
 
 /// The `tools/call echo` request `id` of the bare client.
 fn call_request(id: u64) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"call":{id}}}}}}}"#
-    )
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"call": id}},
+    })
+    .to_string()
 }
 
 /// Fails unless `line` is a successful result of the bare client's `tools/call`.
 fn check_bare_result(line: &str) -> Result<(), String> {
-    let message =
-        json::parse(line.as_bytes()).map_err(|e| format!("fake-mcp printed {line:?}: {e}"))?;
-    let result = message.get("result");
-    let text = result
-        .and_then(|r| r.get("content"))
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-        .and_then(|c| c.get("text"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if !text.starts_with("called echo") || result.and_then(|r| r.get("isError")).is_some() {
+    let message = json_lines::parse(line, "fake-mcp")?;
+    let result = &message["result"];
+    let text = result["content"][0]["text"].as_str().unwrap_or("");
+    if !text.starts_with("called echo") || result.get("isError").is_some() {
         return Err(format!("bare client: the call failed: {line}"));
     }
     Ok(())
@@ -162,28 +211,29 @@ fn check_bare_result(line: &str) -> Result<(), String> {
 /// One bare run: (spawn + handshake + first call, second call on the same process).
 fn bare_run(
     command: &mut LineCommand,
+    requests: &BareRequests,
     wire: Wire,
     line: &mut String,
 ) -> Result<(Duration, Duration), String> {
     let start = Instant::now();
     let mut server = command.spawn()?;
     if wire == Wire::Rho {
-        server.write_line(DISCOVER)?;
-        read_response(&mut server, 100, line)?;
+        server.write_line(&requests.discover)?;
+        read_response(&mut server, DISCOVER_ID, line)?;
     }
-    server.write_line(INITIALIZE)?;
-    read_response(&mut server, 0, line)?;
-    server.write_line(INITIALIZED)?;
+    server.write_line(&requests.initialize)?;
+    read_response(&mut server, INITIALIZE_ID, line)?;
+    server.write_line(&requests.initialized)?;
     if wire == Wire::Rho {
-        server.write_line(TOOLS_LIST)?;
-        read_response(&mut server, 101, line)?;
+        server.write_line(&requests.tools_list)?;
+        read_response(&mut server, TOOLS_LIST_ID, line)?;
     }
-    server.write_line(&call_request(1))?;
+    server.write_line(&requests.calls[0])?;
     read_response(&mut server, 1, line)?;
     let first = start.elapsed();
     check_bare_result(line)?;
     let start = Instant::now();
-    server.write_line(&call_request(2))?;
+    server.write_line(&requests.calls[1])?;
     read_response(&mut server, 2, line)?;
     let second = start.elapsed();
     check_bare_result(line)?;
@@ -299,6 +349,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     )?;
     eprintln!("rho-bench: timing `{}`", rho.command_line());
 
+    let requests = BareRequests::new();
     let mut line = String::new();
     let (mut rho_first, mut rho_second) = (Vec::new(), Vec::new());
     let (mut bare_first, mut bare_second) = (Vec::new(), Vec::new());
@@ -308,11 +359,15 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         // The reference with rho's wire sequence runs between the two.
         let (r, b, w) = if i % 2 == 0 {
             let r = rho_run(&mut rho, i, &pids)?;
-            let w = bare_run(&mut bare, Wire::Rho, &mut line)?;
-            (r, bare_run(&mut bare, Wire::Minimal, &mut line)?, w)
+            let w = bare_run(&mut bare, &requests, Wire::Rho, &mut line)?;
+            (
+                r,
+                bare_run(&mut bare, &requests, Wire::Minimal, &mut line)?,
+                w,
+            )
         } else {
-            let b = bare_run(&mut bare, Wire::Minimal, &mut line)?;
-            let w = bare_run(&mut bare, Wire::Rho, &mut line)?;
+            let b = bare_run(&mut bare, &requests, Wire::Minimal, &mut line)?;
+            let w = bare_run(&mut bare, &requests, Wire::Rho, &mut line)?;
             (rho_run(&mut rho, i, &pids)?, b, w)
         };
         if i >= o.warmup {
@@ -404,10 +459,15 @@ mod tests {
     fn script_calls_the_tool_twice_per_run() {
         let text = script_text(2);
         assert_eq!(text.matches(TOOL).count(), 4);
-        assert!(text.contains(r#""arguments":{"run":1,"call":2}"#));
-        assert!(text.contains(r#"{"content":"Run 1 call 2 answered."}"#));
         assert!(text.trim_end().ends_with(']'));
-        assert!(json::parse(text.as_bytes()).is_ok());
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let turns = doc.as_array().unwrap();
+        assert_eq!(turns.len(), 8);
+        assert_eq!(
+            turns[6]["tool_calls"][0]["arguments"],
+            json!({"run": 1, "call": 2})
+        );
+        assert_eq!(turns[7], json!({"content": "Run 1 call 2 answered."}));
     }
 
     #[test]
@@ -420,12 +480,29 @@ mod tests {
 
     #[test]
     fn the_bare_requests_are_json_rpc_with_their_ids() {
-        for (request, id) in [(INITIALIZE, "0"), (DISCOVER, "100"), (TOOLS_LIST, "101")] {
-            let message = json::rpc_line(request).unwrap();
-            assert!(message.get("method").is_some(), "{request}");
-            assert_eq!(member_span(request.as_bytes(), "id"), Some(id.as_bytes()));
+        let requests = BareRequests::new();
+        for (request, id, method) in [
+            (&requests.initialize, INITIALIZE_ID, "initialize"),
+            (&requests.discover, DISCOVER_ID, "server/discover"),
+            (&requests.tools_list, TOOLS_LIST_ID, "tools/list"),
+            (&requests.calls[0], 1, "tools/call"),
+            (&requests.calls[1], 2, "tools/call"),
+        ] {
+            let message = json_lines::rpc_line(request).unwrap();
+            assert_eq!(message["method"], method, "{request}");
+            assert_eq!(message["id"], id, "{request}");
         }
-        assert!(json::rpc_line(INITIALIZED).unwrap().get("id").is_none());
+        let initialize = json_lines::rpc_line(&requests.initialize).unwrap();
+        assert_eq!(initialize["params"]["protocolVersion"], "2025-11-25");
+        assert_eq!(initialize["params"]["capabilities"], json!({}));
+        let discover = json_lines::rpc_line(&requests.discover).unwrap();
+        assert_eq!(
+            discover["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        let initialized = json_lines::rpc_line(&requests.initialized).unwrap();
+        assert_eq!(initialized["method"], "notifications/initialized");
+        assert!(initialized.get("id").is_none());
     }
 
     #[test]
@@ -435,13 +512,22 @@ mod tests {
         let failed = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"called echo"}],"isError":true}}"#;
         assert!(check_bare_result(failed).is_err());
         assert!(check_bare_result(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#).is_err());
-        assert!(call_request(3).contains(r#""id":3,"method":"tools/call""#));
-        assert!(is_response(ok, "1"));
-        assert!(!is_response(ok, "12"));
+        let call = json_lines::rpc_line(&call_request(3)).unwrap();
+        assert_eq!(
+            (&call["id"], &call["method"]),
+            (&json!(3), &json!("tools/call"))
+        );
+        assert_eq!(
+            call["params"],
+            json!({"name": "echo", "arguments": {"call": 3}})
+        );
+        assert!(is_response(ok, 1));
+        assert!(!is_response(ok, 12));
         assert!(!is_response(
             r#"{"id":1,"jsonrpc":"2.0","method":"ping"}"#,
-            "1"
+            1
         ));
-        assert!(is_response(r#"{"id":0,"jsonrpc":"2.0","result":{}}"#, "0"));
+        assert!(is_response(r#"{"id":0,"jsonrpc":"2.0","result":{}}"#, 0));
+        assert!(!is_response("not json", 0));
     }
 }

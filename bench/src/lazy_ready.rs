@@ -21,7 +21,7 @@ use crate::lazy::{
     cache_entries, check_statuses, fill_cache, server_statuses, server_table, starts,
 };
 use crate::processes;
-use crate::rpc_ready::{LineCommand, READY_LINE, UNREACHABLE_ENDPOINT, rpc_args};
+use crate::rpc_ready::{LineCommand, UNREACHABLE_ENDPOINT, is_ready, ready_notification, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::Summary;
 use crate::{Error, Resolved, machine};
@@ -161,10 +161,11 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
             let mut rpc = case.command.spawn()?;
             rpc.read_line(&mut line)?;
             let elapsed = start.elapsed();
-            if line != READY_LINE {
+            if !is_ready(&line) {
                 return Err(Error::Failed(format!(
-                    "{}: the first stdout line is {line:?}, expected {READY_LINE}",
-                    case.kind.label()
+                    "{}: the first stdout line is {line:?}, expected {}",
+                    case.kind.label(),
+                    ready_notification()
                 )));
             }
             match case.kind {

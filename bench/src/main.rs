@@ -42,7 +42,7 @@ mod baseline;
 mod complete_cached;
 mod corpus;
 mod fakes;
-mod json;
+mod json_lines;
 mod lazy;
 mod lazy_first_call;
 mod lazy_ready;

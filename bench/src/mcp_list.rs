@@ -8,13 +8,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::corpus::{self, SERVERS_PER_PLUGIN};
-use crate::json::{self, Value};
 use crate::measure::Probe;
 use crate::plugins_list::check_listing;
 use crate::scratch::Scratch;
 use crate::stats::Summary;
 use crate::toml_text::toml_string;
 use crate::{Error, Resolved, machine};
+use serde_json::Value;
 
 /// Plugins in the generated corpus (the size `plugins-list`'s goal refers to).
 const PLUGINS: usize = 1000;
@@ -182,10 +182,10 @@ fn config_text(project: &Path) -> String {
 
 /// Checks that rho listed every configured and every plugin server, none of them failed.
 fn check_servers(stdout: &[u8]) -> Result<(), String> {
-    let doc = json::parse(stdout).map_err(|e| format!("rho printed unreadable JSON: {e}"))?;
-    let servers = doc
-        .get("servers")
-        .and_then(Value::as_array)
+    let doc: Value =
+        serde_json::from_slice(stdout).map_err(|e| format!("rho printed unreadable JSON: {e}"))?;
+    let servers = doc["servers"]
+        .as_array()
         .ok_or("rho's JSON has no `servers` array")?;
     let expected = CONFIG_SERVERS + PLUGINS * SERVERS_PER_PLUGIN;
     if servers.len() != expected {
@@ -194,20 +194,14 @@ fn check_servers(stdout: &[u8]) -> Result<(), String> {
             servers.len()
         ));
     }
-    let config = servers
-        .iter()
-        .filter(|s| s.get("source").and_then(Value::as_str) == Some("config"))
-        .count();
+    let config = servers.iter().filter(|s| s["source"] == "config").count();
     if config != CONFIG_SERVERS {
         return Err(format!(
             "rho listed {config} config servers, expected {CONFIG_SERVERS}"
         ));
     }
-    if let Some(bad) = servers
-        .iter()
-        .find(|s| s.get("status").and_then(Value::as_str) != Some("configured"))
-    {
-        let field = |key: &str| bad.get(key).and_then(Value::as_str).unwrap_or("?");
+    if let Some(bad) = servers.iter().find(|s| s["status"] != "configured") {
+        let field = |key: &str| bad[key].as_str().unwrap_or("?");
         return Err(format!(
             "server {} is {}, expected configured (error: {})",
             field("id"),
@@ -239,17 +233,16 @@ mod tests {
     #[test]
     fn server_check_wants_every_entry_configured() {
         assert!(check_servers(br#"{"servers": []}"#).is_err());
-        let entry = |source: &str, status: &str| {
-            format!(r#"{{"id": "x", "source": "{source}", "status": "{status}"}}"#)
-        };
-        let mut all: Vec<String> = (0..CONFIG_SERVERS)
+        let entry = |source: &str, status: &str| serde_json::json!({"id": "x", "source": source, "status": status});
+        let doc = |all: &[Value]| serde_json::json!({"servers": all}).to_string().into_bytes();
+        let mut all: Vec<Value> = (0..CONFIG_SERVERS)
             .map(|_| entry("config", "configured"))
             .collect();
         all.extend((0..PLUGINS * SERVERS_PER_PLUGIN).map(|_| entry("plugin", "configured")));
-        let doc = format!(r#"{{"servers": [{}]}}"#, all.join(","));
-        assert_eq!(check_servers(doc.as_bytes()), Ok(()));
+        assert_eq!(check_servers(&doc(&all)), Ok(()));
         all[0] = entry("config", "failed");
-        let doc = format!(r#"{{"servers": [{}]}}"#, all.join(","));
-        assert!(check_servers(doc.as_bytes()).is_err());
+        assert!(check_servers(&doc(&all)).is_err());
+        all[0] = entry("plugin", "configured");
+        assert!(check_servers(&doc(&all)).is_err());
     }
 }

@@ -8,12 +8,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::fakes::fake_mcp_binary;
-use crate::json::{self, Value};
 use crate::measure::Probe;
 use crate::scratch::Scratch;
 use crate::stats::Summary;
 use crate::toml_text::toml_string;
 use crate::{Error, Resolved, machine};
+use serde_json::Value;
 
 /// The issue's goal: N servers in at most this multiple of one server's time.
 const GOAL_RATIO: f64 = 1.5;
@@ -159,10 +159,10 @@ fn config_text(fake: &Path, servers: usize) -> String {
 
 /// Checks that rho listed exactly `servers` servers, each connected with fake-mcp's one tool.
 fn check_connected(stdout: &[u8], servers: usize) -> Result<(), String> {
-    let doc = json::parse(stdout).map_err(|e| format!("rho printed unreadable JSON: {e}"))?;
-    let listed = doc
-        .get("servers")
-        .and_then(Value::as_array)
+    let doc: Value =
+        serde_json::from_slice(stdout).map_err(|e| format!("rho printed unreadable JSON: {e}"))?;
+    let listed = doc["servers"]
+        .as_array()
         .ok_or("rho's JSON has no `servers` array")?;
     if listed.len() != servers {
         return Err(format!(
@@ -171,9 +171,9 @@ fn check_connected(stdout: &[u8], servers: usize) -> Result<(), String> {
         ));
     }
     for server in listed {
-        let field = |key: &str| server.get(key).and_then(Value::as_str).unwrap_or("?");
-        let tools = server.get("tools").and_then(Value::as_array).unwrap_or(&[]);
-        let echo = tools.len() == 1 && tools[0].get("name").and_then(Value::as_str) == Some("echo");
+        let field = |key: &str| server[key].as_str().unwrap_or("?");
+        let tools = server["tools"].as_array().map_or(&[][..], Vec::as_slice);
+        let echo = matches!(tools, [only] if only["name"] == "echo");
         if field("status") != "started" || !echo {
             return Err(format!(
                 "server {} is {} with {} tool(s), expected started with fake-mcp's `echo` \

@@ -18,10 +18,12 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary};
-use crate::json::{self, Value};
+use serde_json::{Value, json};
+
+use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary, script_text as model_script};
+use crate::json_lines;
 use crate::processes;
-use crate::rpc_ready::{LineChild, LineCommand, RESPONSE_PREFIX, rpc_args};
+use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{max, median, percentile};
 use crate::toml_text::toml_string;
@@ -122,27 +124,26 @@ fn reply_of(n: usize) -> String {
 
 /// The model's script for `steps`: per step, the tool call(s), then a one-sentence answer.
 fn script_text(steps: &[Step]) -> String {
-    let items: Vec<String> = steps
+    let turns: Vec<Value> = steps
         .iter()
-        .map(|step| {
+        .flat_map(|step| {
             let (calls, reply) = match step {
                 Step::Provoke => (
                     PROVOKED
                         .iter()
-                        .map(|name| format!(r#"{{"name":"{name}","arguments":{{}}}}"#))
-                        .collect::<Vec<_>>()
-                        .join(","),
+                        .map(|name| json!({"name": name, "arguments": {}}))
+                        .collect(),
                     "Provoked.".to_owned(),
                 ),
                 Step::Call(n) => (
-                    format!(r#"{{"name":"{HEALTHY_TOOL}","arguments":{{"n":{n}}}}}"#),
+                    vec![json!({"name": HEALTHY_TOOL, "arguments": {"n": n}})],
                     reply_of(*n),
                 ),
             };
-            format!("{{\"tool_calls\":[{calls}]}},\n{{\"content\":\"{reply}\"}}")
+            [json!({"tool_calls": calls}), json!({"content": reply})]
         })
         .collect();
-    format!("[\n{}\n]\n", items.join(",\n"))
+    model_script(&turns)
 }
 
 /// The configuration: every tool call allowed, the healthy server, and the misbehaving ones
@@ -210,11 +211,15 @@ pub struct TurnLines {
 }
 
 /// Sends prompt `id` and reads to its response, noting when `tool`'s `tool/call` and
-/// `tool/result` lines arrived. Parsing waits until the response is in.
+/// `tool/result` lines arrived (each line's time is taken before it is parsed).
 pub fn turn(rpc: &mut LineChild, id: usize, tool: &str) -> Result<(Duration, TurnLines), String> {
-    let prompt = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"prompt","params":{{"message":"Step {id}."}}}}"#
-    );
+    let prompt = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "prompt",
+        "params": {"message": format!("Step {id}.")},
+    })
+    .to_string();
     let mut seen = TurnLines {
         call: None,
         result: None,
@@ -227,17 +232,17 @@ pub fn turn(rpc: &mut LineChild, id: usize, tool: &str) -> Result<(Duration, Tur
     loop {
         rpc.read_line(&mut line)?;
         let now = Instant::now();
-        if line.starts_with(RESPONSE_PREFIX) {
+        let message = json_lines::parse(&line, "rho")?;
+        if json_lines::is_response(&message) {
             seen.response = std::mem::take(&mut line);
             return Ok((now - start, seen));
         }
-        let healthy = line.contains(tool);
-        if healthy && line.contains(r#""method":"tool/call""#) {
-            seen.call = Some(now);
-        } else if healthy && line.contains(r#""method":"tool/result""#) {
-            seen.result = Some((now, line.clone()));
-        } else if line.contains(r#""method":"server/restart""#) {
-            seen.restarts += 1;
+        let healthy = message["params"]["name"] == tool;
+        match message["method"].as_str() {
+            Some("tool/call") if healthy => seen.call = Some(now),
+            Some("tool/result") if healthy => seen.result = Some((now, line.clone())),
+            Some("server/restart") => seen.restarts += 1,
+            _ => {}
         }
     }
 }
@@ -249,11 +254,10 @@ fn check_call(n: usize, seen: &TurnLines) -> Result<Duration, String> {
             "call {n}: no tool/call and tool/result of {HEALTHY_TOOL} before the response"
         ));
     };
-    let message = json::rpc_line(line)?;
-    let params = message.get("params");
-    let param = |key: &str| params.and_then(|p| p.get(key));
-    let output = param("output").and_then(Value::as_str).unwrap_or("");
-    if param("is_error") != Some(&Value::Bool(false)) || !output.starts_with("called echo") {
+    let message = json_lines::rpc_line(line)?;
+    let params = &message["params"];
+    let output = params["output"].as_str().unwrap_or("");
+    if params["is_error"] != false || !output.starts_with("called echo") {
         return Err(format!("call {n}: the healthy call failed: {line}"));
     }
     check_reply(&seen.response, &reply_of(n))?;
@@ -262,12 +266,8 @@ fn check_call(n: usize, seen: &TurnLines) -> Result<Duration, String> {
 
 /// Checks that a `prompt` response carries `expected` as its reply.
 pub fn check_reply(line: &str, expected: &str) -> Result<(), String> {
-    let response = json::rpc_line(line)?;
-    let reply = response
-        .get("result")
-        .and_then(|r| r.get("reply"))
-        .and_then(Value::as_str);
-    if reply != Some(expected) {
+    let response = json_lines::rpc_line(line)?;
+    if response["result"]["reply"] != expected {
         return Err(format!("expected the reply {expected:?}, got {line}"));
     }
     Ok(())
@@ -494,18 +494,17 @@ mod tests {
     #[test]
     fn script_has_two_entries_per_step() {
         let steps = plan(3, true);
-        let doc = json::parse(script_text(&steps).as_bytes()).unwrap();
+        let doc: Value = serde_json::from_str(&script_text(&steps)).unwrap();
         let turns = doc.as_array().unwrap();
         assert_eq!(turns.len(), 8);
-        let calls = turns[0]
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .unwrap();
+        let calls = turns[0]["tool_calls"].as_array().unwrap();
         assert_eq!(calls.len(), PROVOKED.len());
+        assert_eq!(calls[2], json!({"name": PROVOKED[2], "arguments": {}}));
         assert_eq!(
-            turns[7].get("content").and_then(Value::as_str),
-            Some(reply_of(3).as_str())
+            turns[2]["tool_calls"],
+            json!([{"name": HEALTHY_TOOL, "arguments": {"n": 1}}])
         );
+        assert_eq!(turns[7]["content"], reply_of(3));
     }
 
     #[test]
@@ -532,7 +531,7 @@ mod tests {
         let seen = |result: &str, reply: &str| TurnLines {
             call: Some(now),
             result: Some((now + Duration::from_millis(2), result.to_owned())),
-            response: format!(r#"{{"jsonrpc":"2.0","id":4,"result":{{"reply":"{reply}"}}}}"#),
+            response: json!({"jsonrpc": "2.0", "id": 4, "result": {"reply": reply}}).to_string(),
             restarts: 0,
         };
         assert_eq!(

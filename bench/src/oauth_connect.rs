@@ -18,12 +18,12 @@ use std::sync::mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::fakes::helper_binary;
-use crate::json::{self, Value};
 use crate::measure::Probe;
 use crate::scratch::Scratch;
 use crate::stats::Summary;
 use crate::toml_text::toml_string;
 use crate::{Error, Resolved, machine};
+use serde_json::Value;
 
 /// The goal: the stored-token connection costs at most this multiple of the header one.
 const GOAL_RATIO: f64 = 1.1;
@@ -298,10 +298,10 @@ fn login(
 /// The access token in rho's credential file (used for the header; never printed).
 fn stored_access_token(file: &Path) -> Result<String, Error> {
     let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let doc = json::parse(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
-    doc.get("token")
-        .and_then(|t| t.get("access_token"))
-        .and_then(Value::as_str)
+    let doc: Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    doc["token"]["access_token"]
+        .as_str()
         .map(str::to_owned)
         .ok_or_else(|| Error::Failed(format!("{} holds no access token", file.display())))
 }
@@ -313,38 +313,33 @@ fn mark_expired(file: &Path) -> Result<(), Error> {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or_default();
-    let mut text =
-        std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let mut doc: Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     for (key, value) in [("received_at", now - 3600), ("expires_at", now - 1)] {
-        let span = json::member_span(&text, key)
+        let member = doc
+            .get_mut(key)
             .ok_or_else(|| format!("{} has no `{key}`", file.display()))?;
-        let start = span.as_ptr() as usize - text.as_ptr() as usize;
-        let end = start + span.len();
-        text.splice(start..end, value.to_string().into_bytes());
+        *member = value.into();
     }
+    let text = serde_json::to_vec_pretty(&doc)
+        .map_err(|e| format!("cannot write {} as JSON: {e}", file.display()))?;
     std::fs::write(file, &text)
         .map_err(|e| Error::Failed(format!("cannot write {}: {e}", file.display())))
 }
 
 /// Checks that rho listed `remote` connected with the protected server's `whoami` tool.
 fn check_connected(stdout: &[u8]) -> Result<(), String> {
-    let doc = json::parse(stdout).map_err(|e| format!("rho printed unreadable JSON: {e}"))?;
-    let server = doc
-        .get("servers")
-        .and_then(Value::as_array)
-        .and_then(|servers| {
-            servers
-                .iter()
-                .find(|s| s.get("id").and_then(Value::as_str) == Some("remote"))
-        })
+    let doc: Value =
+        serde_json::from_slice(stdout).map_err(|e| format!("rho printed unreadable JSON: {e}"))?;
+    let server = doc["servers"]
+        .as_array()
+        .and_then(|servers| servers.iter().find(|s| s["id"] == "remote"))
         .ok_or("rho's JSON lists no server `remote`")?;
-    let field = |key: &str| server.get(key).and_then(Value::as_str).unwrap_or("?");
-    let whoami = server
-        .get("tools")
-        .and_then(Value::as_array)
-        .unwrap_or(&[])
-        .iter()
-        .any(|t| t.get("name").and_then(Value::as_str) == Some("whoami"));
+    let field = |key: &str| server[key].as_str().unwrap_or("?");
+    let whoami = server["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t["name"] == "whoami"));
     if field("status") != "started" || !whoami {
         return Err(format!(
             "server remote is {} (error: {}), expected connected with `whoami`",
@@ -375,9 +370,9 @@ fn token_requests(port: u16) -> Result<u64, String> {
         .position(|w| w == b"\r\n\r\n")
         .map(|i| &response[i + 4..])
         .ok_or("the authorization server's stats have no body")?;
-    json::member_span(body, "token_requests")
-        .and_then(|n| std::str::from_utf8(n).ok())
-        .and_then(|n| n.parse().ok())
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|stats| stats["token_requests"].as_u64())
         .ok_or_else(|| "the authorization server's stats have no token_requests".into())
 }
 
@@ -452,16 +447,14 @@ mod tests {
         std::fs::write(&file, original).unwrap();
         mark_expired(&file).unwrap();
         let text = std::fs::read_to_string(&file).unwrap();
-        let doc = json::parse(text.as_bytes()).unwrap();
+        let doc: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(stored_access_token(&file).unwrap(), "a");
-        assert!(doc.get("format").is_some());
-        let number = |key| {
-            std::str::from_utf8(json::member_span(text.as_bytes(), key).unwrap())
-                .unwrap()
-                .parse::<u64>()
-                .unwrap()
-        };
+        assert_eq!(doc["format"], 1);
+        assert_eq!(doc.as_object().unwrap().len(), 4);
+        let number = |key: &str| doc[key].as_u64().unwrap();
         assert_eq!(number("expires_at") - number("received_at"), 3599);
+        std::fs::write(&file, "{\"format\": 1}").unwrap();
+        assert!(mark_expired(&file).is_err());
     }
 
     #[test]

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::corpus::{self, Corpus, SERVERS_PER_PLUGIN, SKILLS_PER_PLUGIN};
-use crate::json::{self, Value};
 use crate::measure::Probe;
 use crate::scratch::Scratch;
 use crate::stats::{Line, Summary};
 use crate::{Error, Resolved, machine};
+use serde_json::Value;
 
 /// The issue's goal: at 1,000 plugins rho's median is at most this fraction of VT Code's.
 const GOAL_RATIO: f64 = 0.7;
@@ -283,10 +283,10 @@ pub fn check_peer(stdout: &[u8], expected: usize) -> Result<(), String> {
 /// Checks that rho listed every generated plugin, loaded, with all its skills and servers, and
 /// reported no error anywhere; returns the number of warnings.
 pub fn check_listing(stdout: &[u8], expected: usize) -> Result<usize, String> {
-    let doc = json::parse(stdout).map_err(|e| format!("rho printed unreadable JSON: {e}"))?;
-    let plugins = doc
-        .get("plugins")
-        .and_then(Value::as_array)
+    let doc: Value =
+        serde_json::from_slice(stdout).map_err(|e| format!("rho printed unreadable JSON: {e}"))?;
+    let plugins = doc["plugins"]
+        .as_array()
         .ok_or("rho's JSON has no `plugins` array")?;
     if plugins.len() != expected {
         return Err(format!(
@@ -295,9 +295,9 @@ pub fn check_listing(stdout: &[u8], expected: usize) -> Result<usize, String> {
         ));
     }
     for plugin in plugins {
-        let name = plugin.get("name").and_then(Value::as_str).unwrap_or("?");
-        let count = |key: &str| plugin.get(key).and_then(Value::as_array).map(<[_]>::len);
-        let status = plugin.get("status").and_then(Value::as_str);
+        let name = plugin["name"].as_str().unwrap_or("?");
+        let count = |key: &str| plugin[key].as_array().map(Vec::len);
+        let status = plugin["status"].as_str();
         if status != Some("loaded")
             || count("skills") != Some(SKILLS_PER_PLUGIN)
             || count("mcp_servers") != Some(SERVERS_PER_PLUGIN)
@@ -312,13 +312,13 @@ pub fn check_listing(stdout: &[u8], expected: usize) -> Result<usize, String> {
     }
     let mut errors = Vec::new();
     let mut warnings = 0;
-    doc.walk(&mut |v| match v.get("severity").and_then(Value::as_str) {
+    walk(&doc, &mut |v| match v["severity"].as_str() {
         Some("error") => errors.push(v),
         Some("warning") => warnings += 1,
         _ => {}
     });
     if let Some(first) = errors.first() {
-        let field = |key| first.get(key).and_then(Value::as_str).unwrap_or("?");
+        let field = |key: &str| first[key].as_str().unwrap_or("?");
         return Err(format!(
             "rho reported {} error diagnostic(s) on the generated corpus, first: {} {}: {}",
             errors.len(),
@@ -328,6 +328,16 @@ pub fn check_listing(stdout: &[u8], expected: usize) -> Result<usize, String> {
         ));
     }
     Ok(warnings)
+}
+
+/// Visits `value` and every value nested in it.
+fn walk<'a>(value: &'a Value, visit: &mut impl FnMut(&'a Value)) {
+    visit(value);
+    match value {
+        Value::Array(items) => items.iter().for_each(|v| walk(v, visit)),
+        Value::Object(members) => members.values().for_each(|v| walk(v, visit)),
+        _ => {}
+    }
 }
 
 fn check_byte_count(stdout: &[u8], corpus: &Corpus) -> Result<(), String> {
@@ -346,13 +356,18 @@ fn check_byte_count(stdout: &[u8], corpus: &Corpus) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
-    fn plugin(name: &str, diagnostics: &str) -> String {
-        format!(
-            r#"{{"name": "{name}", "status": "loaded", "skills": ["a", "b", "c"],
-                "mcp_servers": ["x", "y", "z"], "diagnostics": [{diagnostics}]}}"#
-        )
+    fn plugin(name: &str, diagnostics: &[Value]) -> Value {
+        json!({
+            "name": name,
+            "status": "loaded",
+            "skills": ["a", "b", "c"],
+            "mcp_servers": ["x", "y", "z"],
+            "diagnostics": diagnostics,
+        })
     }
 
     #[test]
@@ -373,21 +388,22 @@ mod tests {
 
     #[test]
     fn listing_checks_count_status_and_errors() {
-        let ok = format!(
-            r#"{{"plugins": [{}, {}], "diagnostics": []}}"#,
-            plugin("p1", ""),
-            plugin("p2", r#"{"severity": "warning", "code": "w"}"#)
-        );
-        assert_eq!(check_listing(ok.as_bytes(), 2), Ok(1));
-        assert!(check_listing(ok.as_bytes(), 3).is_err());
-        let bad = format!(
-            r#"{{"plugins": [{}], "diagnostics": []}}"#,
-            plugin(
-                "p1",
-                r#"{"severity": "error", "code": "e", "message": "m"}"#
-            )
-        );
-        assert!(check_listing(bad.as_bytes(), 1).is_err());
+        let listing = |plugins: &[Value]| {
+            json!({"plugins": plugins, "diagnostics": []})
+                .to_string()
+                .into_bytes()
+        };
+        let ok = listing(&[
+            plugin("p1", &[]),
+            plugin("p2", &[json!({"severity": "warning", "code": "w"})]),
+        ]);
+        assert_eq!(check_listing(&ok, 2), Ok(1));
+        assert!(check_listing(&ok, 3).is_err());
+        let bad = listing(&[plugin(
+            "p1",
+            &[json!({"severity": "error", "code": "e", "message": "m"})],
+        )]);
+        assert!(check_listing(&bad, 1).is_err());
         let partial = r#"{"plugins": [{"name": "p", "status": "loaded", "skills": [],
             "mcp_servers": ["x", "y", "z"]}], "diagnostics": []}"#;
         assert!(check_listing(partial.as_bytes(), 1).is_err());

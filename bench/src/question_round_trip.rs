@@ -18,15 +18,18 @@
 //!
 //! Each round trip minus the client's answer time is what the path costs: two pipe hops in the
 //! baseline; four hops and rho's relaying (the MCP client, the session host, JSON-RPC out and
-//! in) through rho. The difference of the two medians is what rho adds. A question line is
-//! only recognised and its id taken inside the client's window; every check runs after the call.
+//! in) through rho. The difference of the two medians is what rho adds. Inside the client's
+//! window a question line is only parsed (serde_json, on both paths alike), its id taken and the
+//! answer written; every check runs after the call.
 
 use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary};
-use crate::json::{self, Value, member_span};
+use serde_json::{Value, json};
+
+use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary, script_text as model_script};
+use crate::json_lines;
 use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, signed};
@@ -43,9 +46,6 @@ const ROUNDS_PER_CALL: usize = 20;
 /// The server's tool as rho exports it to the model.
 const TOOL: &str = "mcp__fake__ask";
 
-/// Every `question/request` line starts like this.
-const QUESTION_PREFIX: &str = r#"{"jsonrpc":"2.0","method":"question/request","params":"#;
-
 /// `questionResponse` ids start here, apart from the prompts' ids (1, 2, ...).
 const FIRST_ANSWER_ID: usize = 1_000_000;
 
@@ -56,18 +56,17 @@ fn reply_of(n: usize) -> String {
 
 /// The model's script: per call, `ask` with that call's rounds, then the reply.
 fn script_text(rounds: &[usize]) -> String {
-    let items: Vec<String> = rounds
+    let turns: Vec<Value> = rounds
         .iter()
         .enumerate()
-        .map(|(n, r)| {
-            format!(
-                r#"{{"tool_calls":[{{"name":"{TOOL}","arguments":{{"rounds":{r}}}}}]}},
-{{"content":"{}"}}"#,
-                reply_of(n)
-            )
+        .flat_map(|(n, r)| {
+            [
+                json!({"tool_calls": [{"name": TOOL, "arguments": {"rounds": r}}]}),
+                json!({"content": reply_of(n)}),
+            ]
         })
         .collect();
-    format!("[\n{}\n]\n", items.join(",\n"))
+    model_script(&turns)
 }
 
 /// The rounds of each call: the warm-up call (if any), then the timed rounds in calls of
@@ -103,26 +102,19 @@ fn round_trips(text: &str) -> Result<Vec<f64>, String> {
         .collect()
 }
 
-/// The raw `questionId` of a `question/request` line (a number; echoed as written).
-fn question_id(line: &str) -> Option<&str> {
-    let params = member_span(line.as_bytes(), "params")?;
-    let id = member_span(params, "questionId")?;
-    std::str::from_utf8(id).ok()
+/// The `questionId` of a `question/request` message (a number; echoed as it came).
+fn question_id(message: &Value) -> Option<&Value> {
+    message["params"].get("questionId")
 }
 
 /// Checks one question after the call: a form from `fake`, for the call, with one boolean
 /// field `ok`, asked in round `round`.
 fn check_question(line: &str, round: usize) -> Result<(), String> {
-    let message = json::parse(line.as_bytes()).map_err(|e| format!("rho printed {line:?}: {e}"))?;
-    let params = message.get("params");
-    let field = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
-    let fields = params
-        .and_then(|p| p.get("fields"))
-        .and_then(Value::as_array)
-        .unwrap_or(&[]);
-    let boolean_ok = matches!(fields, [only]
-        if only.get("name").and_then(Value::as_str) == Some("ok")
-            && only.get("kind").and_then(Value::as_str) == Some("boolean"));
+    let message = json_lines::parse(line, "rho")?;
+    let params = &message["params"];
+    let field = |key: &str| params[key].as_str();
+    let fields = params["fields"].as_array().map_or(&[][..], Vec::as_slice);
+    let boolean_ok = matches!(fields, [only] if only["name"] == "ok" && only["kind"] == "boolean");
     let message_text = format!("round {round}: go on?");
     if field("kind") != Some("elicitation")
         || field("server") != Some("fake")
@@ -156,35 +148,37 @@ fn rho_call(
     next_answer_id: &mut usize,
 ) -> Result<Rounds, String> {
     let prompt_id = n + 1;
-    let prompt = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{prompt_id},\"method\":\"prompt\",\"params\":\
-         {{\"message\":\"call {n}: ask me {rounds} times\"}}}}"
-    );
-    let done_prefix = format!("{{\"jsonrpc\":\"2.0\",\"id\":{prompt_id},");
+    let prompt = json!({
+        "jsonrpc": "2.0",
+        "id": prompt_id,
+        "method": "prompt",
+        "params": {"message": format!("call {n}: ask me {rounds} times")},
+    })
+    .to_string();
     let mut questions: Vec<String> = Vec::with_capacity(rounds);
     let mut others: Vec<String> = Vec::with_capacity(rounds + 32);
     let mut answers: Vec<Duration> = Vec::with_capacity(rounds);
-    let mut response = String::with_capacity(160);
     let mut line = String::with_capacity(1024);
     rpc.write_line(&prompt)?;
     loop {
         rpc.read_line(&mut line)?;
         let start = Instant::now();
-        if line.starts_with(QUESTION_PREFIX) {
-            let id = question_id(&line)
+        let message = json_lines::parse(&line, "rho")?;
+        if message["method"] == "question/request" {
+            let id = question_id(&message)
                 .ok_or_else(|| format!("a question/request without a questionId: {line}"))?;
-            response.clear();
-            response.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-            response.push_str(&next_answer_id.to_string());
-            response.push_str(",\"method\":\"questionResponse\",\"params\":{\"questionId\":");
-            response.push_str(id);
-            response.push_str(",\"action\":\"accept\",\"answers\":{\"ok\":\"yes\"}}}");
-            rpc.write_line(&response)?;
+            let response = json!({
+                "jsonrpc": "2.0",
+                "id": *next_answer_id,
+                "method": "questionResponse",
+                "params": {"questionId": id, "action": "accept", "answers": {"ok": "yes"}},
+            });
+            rpc.write_line(&response.to_string())?;
             answers.push(start.elapsed());
             *next_answer_id += 1;
             questions.push(std::mem::take(&mut line));
         } else {
-            let done = line.starts_with(&done_prefix);
+            let done = json_lines::is_response_to(&message, prompt_id as u64);
             others.push(std::mem::take(&mut line));
             if done {
                 break;
@@ -220,25 +214,20 @@ fn check_rho_call(
     let mut rtt = None;
     let mut reply = None;
     for line in lines {
-        let message = json::rpc_line(line)?;
-        let params = message.get("params");
-        let param = |key: &str| params.and_then(|p| p.get(key));
-        match message.get("method").and_then(Value::as_str) {
+        let message = json_lines::rpc_line(line)?;
+        let params = &message["params"];
+        match message["method"].as_str() {
             Some("tool/result") => {
-                let output = param("output").and_then(Value::as_str).unwrap_or("");
-                if param("name").and_then(Value::as_str) != Some(TOOL)
-                    || param("is_error") != Some(&Value::Bool(false))
-                {
+                let output = params["output"].as_str().unwrap_or("");
+                if params["name"] != TOOL || params["is_error"] != false {
                     return Err(format!("call {n}: the {TOOL} call failed: {line}"));
                 }
                 rtt = Some(round_trips(output)?);
             }
             Some(_) => {}
-            None if line.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{prompt_id},")) => {
-                reply = Some(line);
-            }
+            None if message["id"] == prompt_id => reply = Some(message),
             None => {
-                if message.get("result") != Some(&Value::Object(Vec::new())) {
+                if message.get("result") != Some(&json!({})) {
                     return Err(format!(
                         "call {n}: a questionResponse was not answered {{}}: {line}"
                     ));
@@ -253,13 +242,10 @@ fn check_rho_call(
         ));
     }
     let expected = reply_of(n);
-    let replied = reply
-        .and_then(|line| json::parse(line.as_bytes()).ok())
-        .and_then(|m| {
-            let result = m.get("result")?;
-            let field = |key: &str| result.get(key).and_then(Value::as_str).map(str::to_owned);
-            Some((field("reply")?, field("finishReason")?))
-        });
+    let replied = reply.and_then(|m| {
+        let field = |key: &str| m["result"][key].as_str().map(str::to_owned);
+        Some((field("reply")?, field("finishReason")?))
+    });
     if replied != Some((expected.clone(), "stop".into())) {
         return Err(format!(
             "call {n}: expected the reply {expected:?} with finishReason \"stop\", got \
@@ -280,56 +266,62 @@ fn check_rho_call(
 /// `notifications/initialized`.
 fn start_baseline(command: &mut LineCommand) -> Result<LineChild, String> {
     let mut server = command.spawn()?;
-    server.write_line(
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"rho-bench","version":"0"}}}"#,
-    )?;
+    let initialize = json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "rho-bench", "version": "0"},
+        },
+    });
+    server.write_line(&initialize.to_string())?;
     let mut line = String::new();
     server.read_line(&mut line)?;
-    let reply =
-        json::parse(line.as_bytes()).map_err(|e| format!("fake-mcp printed {line:?}: {e}"))?;
-    if reply
-        .get("result")
-        .and_then(|r| r.get("capabilities"))
-        .is_none()
-    {
+    let reply = json_lines::parse(&line, "fake-mcp")?;
+    if reply["result"].get("capabilities").is_none() {
         return Err(format!("baseline: initialize failed: {line}"));
     }
-    server.write_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
+    server.write_line(
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    )?;
     Ok(server)
 }
 
 /// Runs call `n` on the baseline server: `tools/call ask`, every `elicitation/create` answered
 /// at once, up to the call's result.
 fn baseline_call(server: &mut LineChild, n: usize, rounds: usize) -> Result<Rounds, String> {
-    let call_id = (n + 1).to_string();
-    let call = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{call_id},\"method\":\"tools/call\",\"params\":\
-         {{\"name\":\"ask\",\"arguments\":{{\"rounds\":{rounds}}}}}}}"
-    );
+    let call_id = n as u64 + 1;
+    let call = json!({
+        "jsonrpc": "2.0",
+        "id": call_id,
+        "method": "tools/call",
+        "params": {"name": "ask", "arguments": {"rounds": rounds}},
+    })
+    .to_string();
     let mut asked: Vec<String> = Vec::with_capacity(rounds);
     let mut answers: Vec<Duration> = Vec::with_capacity(rounds);
-    let mut response = String::with_capacity(160);
     let mut line = String::with_capacity(512);
     server.write_line(&call)?;
-    let result = loop {
+    let (result, message) = loop {
         server.read_line(&mut line)?;
         let start = Instant::now();
-        let bytes = line.as_bytes();
-        if member_span(bytes, "method") == Some(&br#""elicitation/create""#[..]) {
-            let id = member_span(bytes, "id")
-                .and_then(|id| std::str::from_utf8(id).ok())
+        let message = json_lines::parse(&line, "fake-mcp")?;
+        if message["method"] == "elicitation/create" {
+            let id = message
+                .get("id")
                 .ok_or_else(|| format!("an elicitation/create without an id: {line}"))?;
-            response.clear();
-            response.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-            response.push_str(id);
-            response.push_str(",\"result\":{\"action\":\"accept\",\"content\":{\"ok\":true}}}");
-            server.write_line(&response)?;
+            let response = json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "result": {"action": "accept", "content": {"ok": true}},
+            });
+            server.write_line(&response.to_string())?;
             answers.push(start.elapsed());
             asked.push(std::mem::take(&mut line));
-        } else if member_span(bytes, "method").is_none()
-            && member_span(bytes, "id") == Some(call_id.as_bytes())
-        {
-            break std::mem::take(&mut line);
+        } else if json_lines::is_response_to(&message, call_id) {
+            break (std::mem::take(&mut line), message);
         }
     };
     if asked.len() != rounds {
@@ -338,16 +330,9 @@ fn baseline_call(server: &mut LineChild, n: usize, rounds: usize) -> Result<Roun
             asked.len()
         ));
     }
-    let message =
-        json::parse(result.as_bytes()).map_err(|e| format!("fake-mcp printed {result:?}: {e}"))?;
-    let outcome = message.get("result");
-    let text = outcome
-        .and_then(|r| r.get("content"))
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-        .and_then(|c| c.get("text"))
-        .and_then(Value::as_str);
-    let (Some(text), None) = (text, outcome.and_then(|r| r.get("isError"))) else {
+    let outcome = &message["result"];
+    let text = outcome["content"][0]["text"].as_str();
+    let (Some(text), None) = (text, outcome.get("isError")) else {
         return Err(format!("baseline call {n}: the ask call failed: {result}"));
     };
     let rtt = round_trips(text)?;
@@ -578,16 +563,13 @@ mod tests {
     #[test]
     fn script_calls_the_tool_then_replies() {
         let text = script_text(&[3, 20]);
-        let doc = json::parse(text.as_bytes()).unwrap();
+        let doc: Value = serde_json::from_str(&text).unwrap();
         let turns = doc.as_array().unwrap();
         assert_eq!(turns.len(), 4);
-        let call = &turns[2].get("tool_calls").unwrap().as_array().unwrap()[0];
-        assert_eq!(call.get("name").and_then(Value::as_str), Some(TOOL));
-        assert!(text.contains(r#""arguments":{"rounds":20}"#));
-        assert_eq!(
-            turns[3].get("content").and_then(Value::as_str),
-            Some(reply_of(1).as_str())
-        );
+        let call = &turns[2]["tool_calls"][0];
+        assert_eq!(call["name"], TOOL);
+        assert_eq!(call["arguments"], json!({"rounds": 20}));
+        assert_eq!(turns[3]["content"], reply_of(1));
     }
 
     #[test]
@@ -603,22 +585,27 @@ mod tests {
     #[test]
     fn question_ids_and_checks() {
         let line = r#"{"jsonrpc":"2.0","method":"question/request","params":{"questionId":17,"kind":"elicitation","server":"fake","callId":"call_1_1","message":"round 3: go on?","fields":[{"name":"ok","kind":"boolean","required":true}]}}"#;
-        assert!(line.starts_with(QUESTION_PREFIX));
-        assert_eq!(question_id(line), Some("17"));
+        let message = json_lines::rpc_line(line).unwrap();
+        assert_eq!(message["method"], "question/request");
+        assert_eq!(question_id(&message), Some(&json!(17)));
         assert_eq!(check_question(line, 3), Ok(()));
         assert!(check_question(line, 4).is_err());
         assert!(check_question(&line.replace("boolean", "text"), 3).is_err());
         assert!(check_question(&line.replace("\"fake\"", "\"other\""), 3).is_err());
-        assert_eq!(question_id(r#"{"params":{}}"#), None);
+        assert_eq!(question_id(&json!({"params": {}})), None);
+        assert_eq!(question_id(&json!({})), None);
     }
 
     #[test]
     fn a_call_needs_every_answer_acknowledged_and_the_reply() {
         let lines = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         let ack = r#"{"jsonrpc":"2.0","id":1000000,"result":{}}"#;
-        let result = format!(
-            r#"{{"jsonrpc":"2.0","method":"tool/result","params":{{"name":"{TOOL}","is_error":false,"output":"rtt_us=40.5"}}}}"#
-        );
+        let result = json!({
+            "jsonrpc": "2.0",
+            "method": "tool/result",
+            "params": {"name": TOOL, "is_error": false, "output": "rtt_us=40.5"},
+        })
+        .to_string();
         let reply =
             r#"{"jsonrpc":"2.0","id":3,"result":{"reply":"call 2 done","finishReason":"stop"}}"#;
         assert_eq!(

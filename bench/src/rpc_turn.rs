@@ -22,9 +22,11 @@ use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::fakes::{FakeModel, fake_model_binary};
-use crate::json::{self, Value, member_span};
-use crate::rpc_ready::{LineChild, LineCommand, RESPONSE_PREFIX, rpc_args};
+use serde_json::{Value, json};
+
+use crate::fakes::{FakeModel, fake_model_binary, script_text as model_script};
+use crate::json_lines;
+use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, signed};
 use crate::{Error, Resolved, machine};
@@ -43,32 +45,39 @@ fn reply_of(n: usize) -> String {
 
 /// The script both servers serve: per turn, the tool call, then the answer.
 fn script_text(turns: usize) -> String {
-    let items: Vec<String> = (1..=turns)
-        .map(|n| {
-            format!(
-                r#"{{"tool_calls":[{{"name":"read_file","arguments":{{"path":"{FILE_NAME}"}}}}]}},
-{{"content":"{}"}}"#,
-                reply_of(n)
-            )
+    let turns: Vec<Value> = (1..=turns)
+        .flat_map(|n| {
+            [
+                json!({"tool_calls": [{"name": "read_file", "arguments": {"path": FILE_NAME}}]}),
+                json!({"content": reply_of(n)}),
+            ]
         })
         .collect();
-    format!("[\n{}\n]\n", items.join(",\n"))
+    model_script(&turns)
 }
 
-/// The bodies of the requests in a `fake-model --log` file, in order.
+/// The bodies of the requests in a `fake-model --log` file, in order. fake-model logs each body
+/// as serde_json wrote it back from what it parsed, which is also what it counts the input
+/// tokens of; writing it back once more gives the same bytes.
 fn logged_bodies(path: &Path) -> Result<Vec<Vec<u8>>, String> {
-    let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    text.split(|b| *b == b'\n')
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    text.lines()
         .filter(|line| !line.is_empty())
         .map(|line| {
-            member_span(line, "body")
-                .map(<[u8]>::to_vec)
+            let quoted = || line.chars().take(200).collect::<String>();
+            let entry: Value = serde_json::from_str(line).map_err(|e| {
+                format!(
+                    "{}: a log line is not JSON ({e}): {}",
+                    path.display(),
+                    quoted()
+                )
+            })?;
+            entry
+                .get("body")
+                .map(|body| body.to_string().into_bytes())
                 .ok_or_else(|| {
-                    format!(
-                        "{}: a log line has no `body`: {}",
-                        path.display(),
-                        String::from_utf8_lossy(&line[..line.len().min(200)])
-                    )
+                    format!("{}: a log line has no `body`: {}", path.display(), quoted())
                 })
         })
         .collect()
@@ -120,13 +129,12 @@ fn check_turn(lines: &[String], id: usize) -> Result<(), String> {
     let mut tool_ok = false;
     let mut response = None;
     for line in lines {
-        let message = json::rpc_line(line)?;
-        let params = message.get("params");
-        let param = |key: &str| params.and_then(|p| p.get(key));
-        if message.get("method").and_then(Value::as_str) == Some("tool/result") {
-            let output = param("output").and_then(Value::as_str).unwrap_or("");
-            tool_ok = param("name").and_then(Value::as_str) == Some("read_file")
-                && param("is_error") == Some(&Value::Bool(false))
+        let message = json_lines::rpc_line(line)?;
+        let params = &message["params"];
+        if message["method"] == "tool/result" {
+            let output = params["output"].as_str().unwrap_or("");
+            tool_ok = params["name"] == "read_file"
+                && params["is_error"] == false
                 && output.contains(FILE_TEXT.trim_end());
             if !tool_ok {
                 return Err(format!("turn {id}: the read_file call failed: {line}"));
@@ -139,10 +147,9 @@ fn check_turn(lines: &[String], id: usize) -> Result<(), String> {
     let Some((line, response)) = response else {
         return Err(format!("turn {id}: no response line"));
     };
-    let result = response.get("result");
-    let field = |key: &str| result.and_then(|r| r.get(key)).and_then(Value::as_str);
+    let result = &response["result"];
     let expected = reply_of(id);
-    if field("reply") != Some(expected.as_str()) || field("finishReason") != Some("stop") {
+    if result["reply"] != expected || result["finishReason"] != "stop" {
         return Err(format!(
             "turn {id}: expected the reply {expected:?} with finishReason \"stop\", got {line}"
         ));
@@ -196,25 +203,28 @@ impl Setup<'_> {
 }
 
 /// Sends prompt `n` and reads up to its response into `lines`; returns the time from writing
-/// the prompt to reading the response. Nothing is parsed inside the timed window.
+/// the prompt to reading the response (each line's time is taken before it is parsed).
 fn rho_turn(rpc: &mut LineChild, n: usize, lines: &mut Vec<String>) -> Result<Duration, String> {
-    let prompt = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{n},\"method\":\"prompt\",\"params\":{{\"message\":\
-         \"Turn {n}: what does {FILE_NAME} say?\"}}}}"
-    );
+    let prompt = json!({
+        "jsonrpc": "2.0",
+        "id": n,
+        "method": "prompt",
+        "params": {"message": format!("Turn {n}: what does {FILE_NAME} say?")},
+    })
+    .to_string();
     lines.clear();
     let start = Instant::now();
     rpc.write_line(&prompt)?;
-    loop {
+    let elapsed = loop {
         let mut line = String::new();
         rpc.read_line(&mut line)?;
-        let done = line.starts_with(RESPONSE_PREFIX);
+        let elapsed = start.elapsed();
+        let done = json_lines::is_response(&json_lines::parse(&line, "rho")?);
         lines.push(line);
         if done {
-            break;
+            break elapsed;
         }
-    }
-    let elapsed = start.elapsed();
+    };
     check_turn(lines, n)?;
     Ok(elapsed)
 }
@@ -224,12 +234,11 @@ fn rho_turn(rpc: &mut LineChild, n: usize, lines: &mut Vec<String>) -> Result<Du
 fn input_tokens(lines: &[String]) -> Vec<Option<usize>> {
     lines
         .iter()
-        .filter(|line| line.contains(r#""method":"usage""#))
-        .map(|line| {
-            let params = member_span(line.as_bytes(), "params")?;
-            let usage = member_span(params, "usage")?;
-            let tokens = member_span(usage, "inputTokens")?;
-            std::str::from_utf8(tokens).ok()?.parse().ok()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|message| message["method"] == "usage")
+        .map(|message| {
+            let tokens = message["params"]["usage"]["inputTokens"].as_u64()?;
+            usize::try_from(tokens).ok()
         })
         .collect()
 }
@@ -436,28 +445,59 @@ mod tests {
     #[test]
     fn script_is_valid_json_with_two_entries_per_turn() {
         let text = script_text(3);
-        let doc = json::parse(text.as_bytes()).unwrap();
+        let doc: Value = serde_json::from_str(&text).unwrap();
         let turns = doc.as_array().unwrap();
         assert_eq!(turns.len(), 6);
+        assert_eq!(turns[5]["content"], reply_of(3));
         assert_eq!(
-            turns[5].get("content").and_then(Value::as_str),
-            Some(reply_of(3).as_str())
+            turns[4]["tool_calls"],
+            json!([{"name": "read_file", "arguments": {"path": FILE_NAME}}])
         );
-        assert!(turns[4].get("tool_calls").is_some());
     }
 
     #[test]
     fn turn_check_wants_the_reply_and_a_good_tool_result() {
         let tool = r#"{"jsonrpc":"2.0","method":"tool/result","params":{"name":"read_file","is_error":false,"output":"     1\tthe answer is 42\n"}}"#;
-        let ok = format!(
-            r#"{{"jsonrpc":"2.0","id":7,"result":{{"reply":"{}","finishReason":"stop"}}}}"#,
-            reply_of(7)
-        );
+        let ok = json!({
+            "jsonrpc": "2.0",
+            "id": 7,
+            "result": {"reply": reply_of(7), "finishReason": "stop"},
+        })
+        .to_string();
         let lines = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         assert_eq!(check_turn(&lines(&[tool, &ok]), 7), Ok(()));
         assert!(check_turn(&lines(&[tool, &ok]), 8).is_err());
         assert!(check_turn(&lines(&[&ok]), 7).is_err());
         let failed = tool.replace("\"is_error\":false", "\"is_error\":true");
         assert!(check_turn(&lines(&[&failed, &ok]), 7).is_err());
+    }
+
+    #[test]
+    fn logged_bodies_are_the_bytes_fake_model_counted() {
+        // fake-model parses a body, logs `{"body": body, ...}` and counts `body.to_string()`.
+        let sent = r#"{"model":"m","messages":[{"role":"user","content":"Turn 1: \"x\"\t\u00e9 ok"}],"temperature":0.5,"stream":true,"max_tokens":1e3}"#;
+        let body: Value = serde_json::from_str(sent).unwrap();
+        let counted = body.to_string();
+        let log_line = json!({"method": "POST", "path": "/v1/chat/completions", "body": body});
+        let scratch = crate::scratch::Scratch::new("rpc-turn-test").unwrap();
+        let log = scratch.path().join("requests.jsonl");
+        std::fs::write(&log, format!("{log_line}\n{log_line}\n")).unwrap();
+        let bodies = logged_bodies(&log).unwrap();
+        assert_eq!(bodies, vec![counted.clone().into_bytes(); 2]);
+        std::fs::write(&log, "{\"method\":\"POST\"}\n").unwrap();
+        assert!(logged_bodies(&log).is_err());
+        std::fs::write(&log, "not json\n").unwrap();
+        assert!(logged_bodies(&log).is_err());
+    }
+
+    #[test]
+    fn input_tokens_come_from_usage_notifications() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","method":"usage","params":{"usage":{"inputTokens":310,"outputTokens":2}}}"#,
+            r#"{"jsonrpc":"2.0","method":"text","params":{"text":"\"method\":\"usage\""}}"#,
+            r#"{"jsonrpc":"2.0","method":"usage","params":{"usage":{}}}"#,
+        ]
+        .map(str::to_owned);
+        assert_eq!(input_tokens(&lines), vec![Some(310), None]);
     }
 }

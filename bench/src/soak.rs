@@ -17,10 +17,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+
 use crate::fakes::fake_mcp_binary;
-use crate::json::{self, Value};
+use crate::json_lines;
 use crate::processes;
-use crate::rpc_ready::{LineCommand, READY_LINE, RESPONSE_PREFIX, UNREACHABLE_ENDPOINT, rpc_args};
+use crate::rpc_ready::{LineCommand, UNREACHABLE_ENDPOINT, is_ready, ready_notification, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{max, median, percentile};
 use crate::toml_text::toml_string;
@@ -30,8 +32,13 @@ use crate::{Error, Resolved, machine};
 /// leak (a process killed with SIGKILL may still be torn down for a moment).
 const GRACE: Duration = Duration::from_millis(500);
 
-/// The request each cycle sends between `ready` and closing stdin.
-const LIST_TOOLS: &str = r#"{"jsonrpc":"2.0","id":1,"method":"listTools"}"#;
+/// The id of the request each cycle sends between `ready` and closing stdin.
+const LIST_TOOLS_ID: u64 = 1;
+
+/// That request, `listTools`.
+fn list_tools() -> String {
+    json!({"jsonrpc": "2.0", "id": LIST_TOOLS_ID, "method": "listTools"}).to_string()
+}
 
 /// What the checks after one cycle found.
 #[derive(Debug, Default, Clone, Copy)]
@@ -85,16 +92,11 @@ fn config_text(fake: &Path, servers: usize, marker: &str) -> String {
 
 /// Checks a `listTools` response: exactly `servers` MCP tools, one per server.
 fn check_tools(line: &str, servers: usize) -> Result<(), String> {
-    let message = json::rpc_line(line)?;
-    let tools = message
-        .get("result")
-        .and_then(|r| r.get("tools"))
-        .and_then(Value::as_array)
+    let message = json_lines::rpc_line(line)?;
+    let tools = message["result"]["tools"]
+        .as_array()
         .ok_or_else(|| format!("listTools answered without a tools array: {line}"))?;
-    let mcp: Vec<&str> = tools
-        .iter()
-        .filter_map(|t| t.get("server").and_then(Value::as_str))
-        .collect();
+    let mcp: Vec<&str> = tools.iter().filter_map(|t| t["server"].as_str()).collect();
     if mcp.len() != servers || (1..=servers).any(|k| !mcp.contains(&format!("fake{k:02}").as_str()))
     {
         return Err(format!(
@@ -106,22 +108,25 @@ fn check_tools(line: &str, servers: usize) -> Result<(), String> {
 
 /// One timed cycle: spawn, `ready`, `listTools`, stdin closed, exit. Checked after the clock.
 fn cycle(case: &mut Case, line: &mut String) -> Result<Duration, String> {
+    let request = list_tools();
     let start = Instant::now();
     let mut rpc = case.command.spawn()?;
     rpc.read_line(line)?;
-    let ready = line == READY_LINE;
-    rpc.write_line(LIST_TOOLS)?;
+    rpc.write_line(&request)?;
     let mut response = String::new();
     loop {
         rpc.read_line(&mut response)?;
-        if response.starts_with(RESPONSE_PREFIX) {
+        if json_lines::is_response_to(&json_lines::parse(&response, "rho")?, LIST_TOOLS_ID) {
             break;
         }
     }
     let rest = rpc.finish()?;
     let elapsed = start.elapsed();
-    if !ready {
-        return Err(format!("the first line is {line:?}, expected {READY_LINE}"));
+    if !is_ready(line) {
+        return Err(format!(
+            "the first line is {line:?}, expected {}",
+            ready_notification()
+        ));
     }
     check_tools(&response, case.servers)?;
     if !rest.trim().is_empty() {
@@ -150,10 +155,10 @@ fn detector_check(case: &mut Case, marker: &str, rho_home: &Path) -> Result<usiz
     let mut rpc = case.command.spawn()?;
     let mut line = String::new();
     rpc.read_line(&mut line)?;
-    rpc.write_line(LIST_TOOLS)?;
+    rpc.write_line(&list_tools())?;
     loop {
         rpc.read_line(&mut line)?;
-        if line.starts_with(RESPONSE_PREFIX) {
+        if json_lines::is_response_to(&json_lines::parse(&line, "rho")?, LIST_TOOLS_ID) {
             break;
         }
     }

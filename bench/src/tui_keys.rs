@@ -17,8 +17,9 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::fakes::{FakeModel, fake_model_binary};
-use crate::json::json_string;
+use serde_json::json;
+
+use crate::fakes::{FakeModel, fake_model_binary, script_text as model_script};
 use crate::scratch::Scratch;
 use crate::stats;
 use crate::tui::{self, CTRL_C, Frame, Log, Pty, PtyCommand, QUIT};
@@ -99,11 +100,8 @@ fn reply_text(words_in_reply: usize) -> String {
 
 /// fake-model's script: one reply per session.
 fn script_text(sessions: usize, reply: &str) -> String {
-    let turn = format!(
-        "{{\"content\": {}, \"chunk_delay_ms\": {CHUNK_DELAY_MS}}}",
-        json_string(reply)
-    );
-    format!("[{}]\n", vec![turn; sessions].join(",\n"))
+    let turn = json!({"content": reply, "chunk_delay_ms": CHUNK_DELAY_MS});
+    model_script(&vec![turn; sessions])
 }
 
 /// `KEYS` characters of [`TYPED`].
@@ -504,16 +502,18 @@ fn report(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
-    use crate::json::{self, Value};
 
     #[test]
     fn script_is_json_with_one_reply_per_session() {
         let reply = reply_text(reply_words(15));
-        let doc = json::parse(script_text(3, &reply).as_bytes()).unwrap();
+        let doc: Value = serde_json::from_str(&script_text(3, &reply)).unwrap();
         let turns = doc.as_array().unwrap();
         assert_eq!(turns.len(), 3);
-        let content = turns[2].get("content").and_then(Value::as_str).unwrap();
+        assert_eq!(turns[2]["chunk_delay_ms"], CHUNK_DELAY_MS);
+        let content = turns[2]["content"].as_str().unwrap();
         assert_eq!(content, reply);
         assert!(content.starts_with(FIRST_WORD) && content.ends_with(LAST_WORD));
         assert_eq!(content.matches(LAST_WORD).count(), 1);

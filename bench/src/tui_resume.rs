@@ -17,11 +17,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::fakes::{FakeModel, fake_model_binary};
-use crate::json::json_string;
 use crate::scratch::Scratch;
 use crate::stats;
 use crate::tui::{self, Log, PAGE_UP, PtyCommand, QUIT};
 use crate::{Error, Resolved, machine};
+use serde_json::{Value, json};
 
 /// The issue's goal for the first frame of the resumed conversation.
 const GOAL_CONVERSATION_MS: f64 = 150.0;
@@ -39,22 +39,31 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// Messages per exchange of [`exchange`].
 const EXCHANGE: usize = 10;
 
-/// One message line of a session file.
-fn message_line(role: &str, content: &str, extra: &str) -> String {
-    format!(
-        "{{\"type\":\"message\",\"message\":{{\"role\":\"{role}\",\"content\":{}{extra}}}}}\n",
-        json_string(content)
-    )
+/// One line of a session file.
+fn entry_line(entry: &Value) -> String {
+    format!("{entry}\n")
 }
 
-/// An assistant message that calls one tool, and the tool's result.
-fn tool_round(id: &str, name: &str, arguments: &str, result: &str) -> String {
-    let call = format!(
-        ",\"tool_calls\":[{{\"id\":\"{id}\",\"name\":\"{name}\",\"arguments\":{}}}]",
-        json_string(arguments)
-    );
-    let answer = format!(",\"tool_call_id\":\"{id}\",\"name\":\"{name}\"");
-    message_line("assistant", "", &call) + &message_line("tool", result, &answer)
+/// A `message` line of a session file.
+fn message_entry(message: Value) -> String {
+    entry_line(&json!({"type": "message", "message": message}))
+}
+
+/// A `message` line with only a role and text.
+fn message_line(role: &str, content: &str) -> String {
+    message_entry(json!({"role": role, "content": content}))
+}
+
+/// An assistant message that calls one tool (`arguments` as the model wrote them, a JSON text),
+/// and the tool's result.
+fn tool_round(id: &str, name: &str, arguments: &Value, result: &str) -> String {
+    let call = json!({
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": id, "name": name, "arguments": arguments.to_string()}],
+    });
+    let answer = json!({"role": "tool", "content": result, "tool_call_id": id, "name": name});
+    message_entry(call) + &message_entry(answer)
 }
 
 /// The `k`th exchange: [`EXCHANGE`] messages (questions, two tool calls with their results,
@@ -82,18 +91,17 @@ fn exchange(k: usize) -> String {
             "Question {k}: what does `{file}` do, and where is `handle_{k}_1` called?\n\n\
              - keep it short\n- show the code"
         ),
-        "",
     ));
     text.push_str(&tool_round(
         &format!("call_{k}_1"),
         "read_file",
-        &format!("{{\"path\":\"{file}\"}}"),
+        &json!({"path": file}),
         &source,
     ));
     text.push_str(&tool_round(
         &format!("call_{k}_2"),
         "grep",
-        &format!("{{\"pattern\":\"handle_{k}_\",\"path\":\"src\"}}"),
+        &json!({"pattern": format!("handle_{k}_"), "path": "src"}),
         &grep,
     ));
     text.push_str(&message_line(
@@ -111,13 +119,11 @@ fn exchange(k: usize) -> String {
              See [the docs](https://example.com/docs/{k}) for the calling convention.",
             k + 1,
             k + 2
-        ),
-        "",
+        )
     ));
     text.push_str(&message_line(
         "user",
         &format!("Thanks. Is `handle_{k}_3` dead code?"),
-        "",
     ));
     text.push_str(&message_line(
         "assistant",
@@ -127,12 +133,10 @@ fn exchange(k: usize) -> String {
              - remove it, or\n- mark it `#[cfg(test)]` if the tests need it.\n\n\
              Removing it changes no behaviour."
         ),
-        "",
     ));
     text.push_str(&message_line(
         "user",
         "Remove it then, and explain the change in one sentence.",
-        "",
     ));
     text.push_str(&message_line(
         "assistant",
@@ -140,28 +144,36 @@ fn exchange(k: usize) -> String {
             "Done: `handle_{k}_3` is gone from `{file}`, because nothing called it and it was \
              not part of the public interface; the build and the tests are unchanged."
         ),
-        "",
     ));
-    text.push_str(
-        "{\"type\":\"usage\",\"usage\":{\"inputTokens\":5200,\"outputTokens\":310,\
-         \"totalTokens\":5510,\"totalCost\":0.0,\"requestCount\":3}}\n",
-    );
+    text.push_str(&entry_line(&json!({
+        "type": "usage",
+        "usage": {
+            "inputTokens": 5200,
+            "outputTokens": 310,
+            "totalTokens": 5510,
+            "totalCost": 0.0,
+            "requestCount": 3,
+        },
+    })));
     text
 }
 
 /// A session file of `messages` messages (whole exchanges, then single user messages to make
 /// up the count) for the workspace `cwd`.
 pub fn session_text(messages: usize, cwd: &Path) -> String {
-    let mut text = format!(
-        "{{\"type\":\"header\",\"version\":1,\"id\":\"20261201T000000-0000bench\",\"cwd\":{},\
-         \"created\":1764547200,\"model\":\"{MODEL}\"}}\n",
-        json_string(&cwd.to_string_lossy())
-    );
+    let mut text = entry_line(&json!({
+        "type": "header",
+        "version": 1,
+        "id": "20261201T000000-0000bench",
+        "cwd": cwd.to_string_lossy(),
+        "created": 1_764_547_200,
+        "model": MODEL,
+    }));
     for k in 0..messages / EXCHANGE {
         text.push_str(&exchange(k));
     }
     for n in 0..messages % EXCHANGE {
-        text.push_str(&message_line("user", &format!("One more thing ({n})."), ""));
+        text.push_str(&message_line("user", &format!("One more thing ({n}).")));
     }
     text
 }
@@ -475,7 +487,6 @@ fn report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::{self, Value};
 
     /// (role, content, id of its first tool call, the call it answers, tool name).
     type Fields = (
@@ -505,19 +516,17 @@ mod tests {
     fn session_file_round_trips_through_the_json_reader() {
         let text = session_text(2003, Path::new("/tmp/a \"b\""));
         let mut lines = text.lines();
-        let header = json::parse(lines.next().unwrap().as_bytes()).unwrap();
-        assert_eq!(header.get("type").and_then(Value::as_str), Some("header"));
-        assert_eq!(header.get("version"), Some(&Value::Number));
-        assert_eq!(
-            header.get("cwd").and_then(Value::as_str),
-            Some("/tmp/a \"b\"")
-        );
+        let header: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+        assert_eq!(header["type"], "header");
+        assert_eq!(header["version"], 1);
+        assert_eq!(header["model"], MODEL);
+        assert_eq!(header["cwd"], "/tmp/a \"b\"");
         let mut messages = Vec::new();
         let mut usage = 0;
         for line in lines {
-            let entry = json::parse(line.as_bytes()).unwrap();
-            match entry.get("type").and_then(Value::as_str) {
-                Some("message") => messages.push(fields(entry.get("message").unwrap())),
+            let entry: Value = serde_json::from_str(line).unwrap();
+            match entry["type"].as_str() {
+                Some("message") => messages.push(fields(&entry["message"])),
                 Some("usage") => usage += 1,
                 other => panic!("unexpected entry {other:?}"),
             }
@@ -538,6 +547,20 @@ mod tests {
             }
         }
         assert_eq!(results, 400);
+        // A tool call's arguments are the JSON text the model wrote.
+        let first_call = text
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .find_map(|entry| {
+                entry["message"]["tool_calls"][0]["arguments"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&first_call).unwrap(),
+            json!({"path": "src/module_0.rs"})
+        );
         assert!(messages[5].1.contains("```rust\n"));
         assert!(
             messages
@@ -551,14 +574,10 @@ mod tests {
         let last = text
             .lines()
             .rev()
-            .find(|line| line.starts_with("{\"type\":\"message\""))
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .find(|entry| entry["type"] == "message")
             .unwrap();
-        let last = fields(
-            json::parse(last.as_bytes())
-                .unwrap()
-                .get("message")
-                .unwrap(),
-        );
+        let last = fields(&last["message"]);
         assert!(last.1.contains(&last_message_marker(2000).unwrap()));
         assert_eq!(last_message_marker(0), None);
     }

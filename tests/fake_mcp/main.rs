@@ -327,6 +327,10 @@ impl Fake {
                         let count = message["params"]["arguments"]["count"].as_u64();
                         return Answer::SamplingFlood { id, count };
                     }
+                    // A tool it does not list is refused, as the SDKs' servers refuse it.
+                    "ok" if self.tools.is_none() && name != "echo" => {
+                        error(-32602, &format!("Unknown tool: {name}"))
+                    }
                     _ => reply(
                         json!({"content": [{"type": "text", "text": format!("called {name} with {}", message["params"]["arguments"])}]}),
                     ),

@@ -78,6 +78,13 @@ impl Connection {
                 Err(login) => return Err(call_error(format!("{message}; {login}"))),
             }
         }
+        // The tools of a server started from what rho knew of it are checked by the next
+        // listing; a call the server refuses before then asks whether the tool is still there.
+        if self.unchecked && refused(&outcome) && self.lists(tool).await == Some(false) {
+            return Err(call_error(
+                "the server withdrew this tool since rho last listed it".into(),
+            ));
+        }
         let result = outcome.map_err(|failure| match failure {
             Failure::Timeout(seconds) => McpError::CallTimeout {
                 server: self.spec.id.clone(),
@@ -139,5 +146,14 @@ impl Connection {
         } else {
             authorizer.relogin(&self.spec, Some(challenge)).await
         }
+    }
+}
+
+/// Whether the server refused a call: an error answer, or a result flagged `isError`.
+fn refused(outcome: &Result<ServerResult, Failure>) -> bool {
+    match outcome {
+        Err(Failure::Failed(_)) => true,
+        Ok(ServerResult::CallToolResult(result)) => result.is_error == Some(true),
+        _ => false,
     }
 }

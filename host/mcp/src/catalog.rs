@@ -69,6 +69,17 @@ impl Catalog {
         self.resources.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
+    /// Offers `prompts` and `resources` (what a server offered at its last start) until a
+    /// listing replaces them.
+    pub(crate) fn adopt(&self, prompts: &[ServerPrompt], resources: &[ServerResource]) {
+        if let Ok(mut snapshot) = self.prompts.lock() {
+            *snapshot = prompts.to_vec();
+        }
+        if let Ok(mut snapshot) = self.resources.lock() {
+            *snapshot = resources.to_vec();
+        }
+    }
+
     /// Lists `which` now and replaces its snapshot; a failure logs a warning and leaves the
     /// list empty (it never fails the connection).
     pub(crate) async fn refresh(&self, peer: &Peer<RoleClient>, which: Listing) {

@@ -81,6 +81,9 @@ pub struct Connection {
     /// Set when the session stopped working though its transport is open (a keep-alive ping
     /// went unanswered, a request could not reach the server): it is never used again.
     broken: AtomicBool,
+    /// Set while [`Connection::tools`] are what rho knew of the server before it started
+    /// ([`Known`]) and the server has not listed its tools since.
+    pub(crate) unchecked: bool,
     /// Stops background re-listings when the connection goes away (closed or dropped).
     _stop_relisting: DropGuard,
 }
@@ -131,17 +134,40 @@ pub async fn connect_with(
     connect_knowing(spec, ambient, options, None).await
 }
 
-/// [`connect_with`] for a server known to have spoken protocol version `known` at its last
-/// start (a tool cache remembers it): the handshake of that era straight away, without the
-/// era probe's round trip. A server that refuses it (it changed era since) is started once
-/// more and probed as usual. A version the configuration pins wins over `known`.
+/// What rho knows of a server from its last start (a tool cache entry), so that a start can
+/// skip what it would otherwise ask before the connection is usable.
+#[derive(Debug, Clone, Copy)]
+pub struct Known<'a> {
+    /// The protocol version it spoke: the handshake of that era runs without the era probe.
+    pub protocol_version: &'a str,
+    /// Its tools as it last listed them (allow/deny applied): the connection's fixed set,
+    /// taken without `tools/list` (see [`connect_knowing`]).
+    pub tools: &'a [ServerTool],
+    /// Its prompts as last listed: offered until the background re-listing replaces them.
+    pub prompts: &'a [ServerPrompt],
+    /// Its resources and templates as last listed: the same.
+    pub resources: &'a [ServerResource],
+}
+
+/// [`connect_with`] for a server rho knows from its last start (a tool cache remembers it):
+/// the handshake of its era straight away, without the era probe's round trip, and the
+/// connection usable as soon as the handshake is over. Its tools are `known`'s, not yet
+/// checked against the server: [`Connection::tools_changed`] is set, so a session lists and
+/// reconciles them at its next turn boundary (the live list wins), and a call that the
+/// server refuses before then is checked against the live list (a tool the server no longer
+/// lists fails as withdrawn). Prompts and resources are listed again in the background.
+///
+/// A server that refuses the handshake (it changed era since) is started once more and
+/// probed as usual. A version the configuration pins wins over `known`'s.
 pub async fn connect_knowing(
     spec: &McpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
     options: &ClientOptions,
-    known: Option<&str>,
+    known: Option<Known<'_>>,
 ) -> Result<Connection, McpError> {
-    let era = known.map_or(Handshaking::Probe, Handshaking::of_version);
+    let era = known.map_or(Handshaking::Probe, |k| {
+        Handshaking::of_version(k.protocol_version)
+    });
     // An OAuth server's token (stored, refreshed, or from a login) comes first, outside the
     // startup budget: the flow has its own bounds, and a person logging in is not a slow server.
     let authorizer = match crate::oauth::oauth_of(spec) {
@@ -199,29 +225,14 @@ pub async fn connect_knowing(
             }
         }
     };
-    let remaining = budget.saturating_sub(started.elapsed());
-    match tokio::time::timeout(remaining, connection.discover_tools()).await {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => {
-            let error = connection.with_stderr_tail(error).await;
-            connection.close().await;
-            return Err(error);
+    match known {
+        Some(known) => connection.adopt_known(&known).await,
+        None => {
+            if let Err(error) = connection.discover(options, started + budget).await {
+                connection.close().await;
+                return Err(error);
+            }
         }
-        Err(_) => {
-            let error = startup_timeout(spec);
-            connection.close().await;
-            return Err(error);
-        }
-    }
-    // Prompts and resources are offered on the side: running out of budget listing them
-    // leaves them unlisted, the connection stands.
-    let remaining = budget.saturating_sub(started.elapsed());
-    if !options.skip_offers
-        && tokio::time::timeout(remaining, connection.discover_offers())
-            .await
-            .is_err()
-    {
-        tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), "startup budget ran out listing prompts and resources; some are not offered");
     }
     // A question the server asks during the first call may go to the standalone stream, and
     // be lost if the call gets there first: the connection is ready once the stream is open.
@@ -566,6 +577,7 @@ async fn handshake(
         restarts: 0,
         last_restart: None,
         broken: AtomicBool::new(false),
+        unchecked: false,
         _stop_relisting: stop,
     })
 }
@@ -613,18 +625,84 @@ async fn set_log_level(
 }
 
 impl Connection {
-    /// `logging/setLevel` (legacy servers) and `tools/list`.
-    async fn discover_tools(&mut self) -> Result<(), McpError> {
+    /// `logging/setLevel` for a legacy server that declared logging, when the configuration
+    /// sets a level.
+    async fn set_configured_level(&self) {
         if let Some(level) = self.spec.log_level
             && self.summary.logging
             && self.is_legacy()
         {
             set_log_level(&self.service, &self.spec, level).await;
         }
+    }
+
+    /// What a start asks a server it knows nothing of, within the startup budget that ends
+    /// at `deadline`: the tools (failing the start), then its prompts and resources unless
+    /// `options` skip them (running out of budget there leaves them unlisted, the connection
+    /// stands).
+    async fn discover(
+        &mut self,
+        options: &ClientOptions,
+        deadline: Instant,
+    ) -> Result<(), McpError> {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(remaining, self.discover_tools()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => return Err(self.with_stderr_tail(error).await),
+            Err(_) => return Err(startup_timeout(&self.spec)),
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if !options.skip_offers
+            && tokio::time::timeout(remaining, self.discover_offers())
+                .await
+                .is_err()
+        {
+            tracing::warn!(target: "rho::mcp", server = self.spec.id.as_str(), "startup budget ran out listing prompts and resources; some are not offered");
+        }
+        Ok(())
+    }
+
+    /// `logging/setLevel` (legacy servers) and `tools/list`.
+    async fn discover_tools(&mut self) -> Result<(), McpError> {
+        self.set_configured_level().await;
+        self.client.tools_changed.store(false, Ordering::Relaxed);
         let kept = self.list_tools().await?;
         self.tools = kept.items;
         self.tools_left_out = kept.left_out;
         Ok(())
+    }
+
+    /// Takes `known`'s offers as this connection's (see [`connect_knowing`]): its tools as
+    /// the fixed set, unchecked until the next listing; its prompts and resources until the
+    /// background re-listing of each list the server declares (one it does not declare is
+    /// empty).
+    async fn adopt_known(&mut self, known: &Known<'_>) {
+        self.set_configured_level().await;
+        self.tools = known.tools.to_vec();
+        self.unchecked = true;
+        self.client.tools_changed.store(true, Ordering::Relaxed);
+        let catalog = &self.client.catalog;
+        let declared = [
+            (Listing::Prompts, self.summary.prompts),
+            (Listing::Resources, self.summary.resources),
+        ];
+        catalog.adopt(
+            if self.summary.prompts {
+                known.prompts
+            } else {
+                &[]
+            },
+            if self.summary.resources {
+                known.resources
+            } else {
+                &[]
+            },
+        );
+        for (which, declared) in declared {
+            if declared {
+                catalog.relist(self.service.peer().clone(), which);
+            }
+        }
     }
 
     /// Prompts and resources of a server that declares them; failures leave them empty.
@@ -768,6 +846,7 @@ impl Connection {
             .questions
             .gate
             .continue_count(&self.client.questions.gate.rejected());
+        fresh.unchecked |= self.unchecked;
         fresh.client.tools_changed.store(true, Ordering::Relaxed);
         tracing::info!(target: "rho::mcp", server = self.spec.id.as_str(), restarts = fresh.restarts, "started again: {reason}");
         std::mem::replace(self, fresh)

@@ -61,7 +61,8 @@ mod tools;
 pub use catalog::{MAX_SERVER_PROMPTS, MAX_SERVER_RESOURCES};
 pub use completion::{COMPLETION_CACHE_ENTRIES, COMPLETION_TIMEOUT, MAX_COMPLETION_VALUES};
 pub use connection::{
-    Cancel, Connection, ServerSummary, connect, connect_knowing, connect_with, process_ambient,
+    Cancel, Connection, Known, ServerSummary, connect, connect_knowing, connect_with,
+    process_ambient,
 };
 pub use environment::{BASE_VARIABLES, server_environment};
 pub use era::PROBE_ANSWER_WAIT;

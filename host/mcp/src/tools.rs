@@ -109,7 +109,10 @@ impl Connection {
     /// (`docs/mcp.md`, "Tool lists that change"). Linear in what the server lists; at most
     /// [`MAX_SERVER_TOOLS`] added tools are recorded.
     pub async fn reconcile_tools(&mut self) -> Result<ToolChanges, McpError> {
+        // Cleared before listing: a change announced while the listing runs is seen next time.
+        self.client.tools_changed.store(false, Ordering::Relaxed);
         let listed = self.listed_tools().await?;
+        self.unchecked = false;
         let fixed: HashMap<String, usize> = self
             .tools
             .iter()
@@ -184,10 +187,16 @@ impl Connection {
         Ok(kept)
     }
 
+    /// Whether the server lists `tool` now (`None` when the listing failed). The connection's
+    /// tools are left as they are: reconciling is the turn boundary's.
+    pub(crate) async fn lists(&self, tool: &str) -> Option<bool> {
+        let listed = self.listed_tools().await.ok()?;
+        Some(listed.iter().any(|t| t.name == tool))
+    }
+
     /// Every tool the server lists, as it listed them (pages followed, an OAuth server's
     /// refused token renewed once).
     async fn listed_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
-        self.client.tools_changed.store(false, Ordering::Relaxed);
         let server = self.spec.id.as_str();
         // The challenge of an OAuth server that refused the listing's token.
         let refused = std::sync::Mutex::new(None::<String>);

@@ -62,7 +62,7 @@ pub(crate) struct ServerLink {
     /// What the tool cache holds for the server, as far as this session knows: the entry it
     /// was mounted from (its tools are the ones mounted before the first start), then what
     /// each start or reconciliation remembered. A start that finds the same writes nothing.
-    cached: Mutex<Option<CachedCatalog>>,
+    cached: Mutex<Option<Arc<CachedCatalog>>>,
     restarts: Mutex<Restarts>,
     /// Held while the server is being started, so concurrent calls start it once.
     starting: tokio::sync::Mutex<()>,
@@ -115,7 +115,7 @@ impl ServerLink {
             spec,
             options,
             connection: Arc::new(RwLock::new(None)),
-            cached: Mutex::new(cached),
+            cached: Mutex::new(cached.map(Arc::new)),
             restarts: Mutex::new(Restarts::default()),
             starting: tokio::sync::Mutex::new(()),
             first_failures: Mutex::new((0, None)),
@@ -132,10 +132,10 @@ impl ServerLink {
         {
             // Kept even without a cache to write to: the next start speaks its era at once.
             let mut cached = self.cached();
-            if cached.as_ref() == Some(&catalog) {
+            if cached.as_deref() == Some(&catalog) {
                 return;
             }
-            *cached = Some(catalog.clone());
+            *cached = Some(Arc::new(catalog.clone()));
         }
         if let Some(remember) = &self.remember {
             remember(catalog);
@@ -191,10 +191,10 @@ impl ServerLink {
     }
 
     fn cached_part<T: Default>(&self, part: impl Fn(&CachedCatalog) -> T) -> T {
-        self.cached().as_ref().map(part).unwrap_or_default()
+        self.cached().as_deref().map(part).unwrap_or_default()
     }
 
-    fn cached(&self) -> std::sync::MutexGuard<'_, Option<CachedCatalog>> {
+    fn cached(&self) -> std::sync::MutexGuard<'_, Option<Arc<CachedCatalog>>> {
         self.cached.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -266,12 +266,15 @@ impl ServerLink {
             .connect_after(wait, deadline, cancel, "could not start")
             .await?;
         match started {
-            Ok(mut fresh) => {
+            Ok((mut fresh, known)) => {
                 self.books().started();
-                // What was mounted before this start: the cache entry's tools, if any.
-                let mounted = self.cached_part(|c| c.tools.clone());
-                self.remember(&fresh);
-                fresh.adopt_mounted(mounted);
+                // A known server's connection has the cache entry's tools (the turn boundary
+                // lists them and remembers what it finds); otherwise what the server listed
+                // is remembered, and the tools mounted before this start (none) stay the set.
+                if !known {
+                    self.remember(&fresh);
+                    fresh.adopt_mounted(Vec::new());
+                }
                 lock(&self.live).started(&fresh);
                 tracing::info!(target: "rho::mcp", server = self.id.as_str(), "started on first use");
                 *self.connection.write().await = Some(fresh);
@@ -330,9 +333,11 @@ impl ServerLink {
             .connect_after(wait, deadline, cancel, &format!("is down ({reason})"))
             .await?;
         match started {
-            Ok(fresh) => {
+            Ok((fresh, known)) => {
                 self.books().started();
-                self.remember(&fresh);
+                if !known {
+                    self.remember(&fresh);
+                }
                 let mut slot = self.connection.write().await;
                 let old = match slot.as_mut() {
                     Some(current) => Some(current.take_over(fresh, reason)),
@@ -377,7 +382,7 @@ impl ServerLink {
         deadline: Instant,
         cancel: &CancelSignal,
         state: &str,
-    ) -> Result<Result<Connection, rho_mcp::McpError>, String> {
+    ) -> Result<Result<(Connection, bool), rho_mcp::McpError>, String> {
         if Instant::now() + wait > deadline {
             return Err(format!(
                 "MCP server `{}` {state}, and its next start is {:.1} s away, past the call's budget",
@@ -393,16 +398,19 @@ impl ServerLink {
                 () = cancel.cancelled() => return Err("cancelled".to_owned()),
             }
         }
-        // The era the server spoke last time (the tool cache remembers it) spares the probe.
-        let known = self.cached_part(|c| Some(c.protocol_version.clone()));
-        let start = rho_mcp::connect_knowing(
-            &self.spec,
-            &rho_mcp::process_ambient,
-            &self.options,
-            known.as_deref(),
-        );
+        // What the tool cache remembers spares the era probe and the listings before the
+        // first request.
+        let cached = self.cached().clone();
+        let known = cached.as_deref().map(|c| rho_mcp::Known {
+            protocol_version: &c.protocol_version,
+            tools: &c.tools,
+            prompts: &c.prompts,
+            resources: &c.resources,
+        });
+        let start =
+            rho_mcp::connect_knowing(&self.spec, &rho_mcp::process_ambient, &self.options, known);
         tokio::select! {
-            started = start => Ok(started),
+            started = start => Ok(started.map(|c| (c, known.is_some()))),
             () = cancel.cancelled() => Err("cancelled".to_owned()),
         }
     }

@@ -1,6 +1,6 @@
 //! Tool arguments: the model's JSON parsed into typed structs, errors naming the field.
 
-use rho_component::ToolOutput;
+use rho_component::{ToolOutput, json_kind};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -35,17 +35,6 @@ pub(crate) fn invalid(tool: &str, field: &str, why: impl std::fmt::Display) -> T
     ToolOutput::error(format!(
         "invalid arguments for {tool}: field `{field}`: {why}"
     ))
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

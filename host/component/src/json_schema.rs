@@ -1,7 +1,8 @@
 //! JSON Schema both ways: the schema of what a Rust type reads ([`input_schema`], derived with
 //! schemars: `config.toml`, the built-in tools' arguments), and how a violation reads wherever
 //! rho validates a document a package or a server supplies ([`schema_problems`]: an Agent
-//! Plugins manifest, an `mcp.json`, a tool's structured output).
+//! Plugins manifest, an `mcp.json`, a tool's structured output), and [`json_kind`], the one
+//! wording of a JSON value's type where a message says what was found instead.
 
 use schemars::generate::SchemaSettings;
 use schemars::transform::RecursiveTransform;
@@ -70,6 +71,19 @@ pub fn schema_problems<'a>(
             format!("{at}: {e}")
         }
     })
+}
+
+/// The kind of a JSON value as a message names it (`expected an object, got an array`):
+/// `null`, `a boolean`, `a number`, `a string`, `an array` or `an object`.
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Implements `serde::Serialize` and `schemars::JsonSchema` for a unit enum through its
@@ -157,5 +171,31 @@ mod tests {
         let wrong: Vec<String> = schema_problems(&validator, &json!({"n": "x"})).collect();
         assert_eq!(wrong, [r#"/n: "x" is not of type "integer""#]);
         assert_eq!(schema_problems(&validator, &json!({"n": 1})).count(), 0);
+    }
+
+    #[test]
+    fn kinds_read_as_a_message_says_them() {
+        let kinds: Vec<&str> = [
+            json!(null),
+            json!(true),
+            json!(1.5),
+            json!("x"),
+            json!([]),
+            json!({}),
+        ]
+        .iter()
+        .map(json_kind)
+        .collect();
+        assert_eq!(
+            kinds,
+            [
+                "null",
+                "a boolean",
+                "a number",
+                "a string",
+                "an array",
+                "an object"
+            ]
+        );
     }
 }

@@ -9,7 +9,8 @@
 //! [`ServerResource`]) and the questions they ask during a call ([`Form`],
 //! [`SamplingRequest`], answered through an [`Asker`]), and [`terminal_safe`], the one rule for
 //! text that reaches a terminal, [`input_schema`], the one way a schema is derived from a Rust
-//! type, and [`schema_problems`], the one wording of a JSON Schema violation. Its one piece of IO is [`RegularFile`], the one reader of a
+//! type, [`schema_problems`], the one wording of a JSON Schema violation, and [`json_kind`], the
+//! one wording of a JSON value's type in a message. Its one piece of IO is [`RegularFile`], the one reader of a
 //! file a user or a package names (regular files only, never a blocking open, capped), so
 //! every crate refuses a FIFO, a device or a huge file the same way. It spawns nothing and
 //! knows no async runtime; loaders in the adapter crates produce these values and the registry
@@ -35,7 +36,7 @@ mod wasm_component;
 pub use cancel::{CancelSignal, Cancelled};
 pub use civil_time::CivilTime;
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
-pub use json_schema::{input_schema, schema_problems};
+pub use json_schema::{input_schema, json_kind, schema_problems};
 pub use mcp_server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
     LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy, Startup,

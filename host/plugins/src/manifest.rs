@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use rho_component::{Diagnostic, DiagnosticCode};
+use rho_component::{Diagnostic, DiagnosticCode, json_kind};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::Digest as _;
@@ -223,7 +223,7 @@ pub(crate) fn validate_manifest_bytes(bytes: &[u8], path: &Path) -> ManifestOutc
                 DiagnosticCode::ManifestInvalid,
                 format!(
                     "plugin.json \"$schema\" must be a string, found {}",
-                    type_name(other)
+                    json_kind(other)
                 ),
             );
             return rejected(claimed_name, vec![at(d)]);
@@ -256,7 +256,7 @@ pub(crate) fn validate_manifest_bytes(bytes: &[u8], path: &Path) -> ManifestOutc
             DiagnosticCode::ManifestExtensionsNotObject,
             format!(
                 "plugin.json \"extensions\" is {}, not an object (ignored)",
-                type_name(&other)
+                json_kind(&other)
             ),
         ))),
     }
@@ -299,18 +299,6 @@ pub(crate) fn validate_manifest_bytes(bytes: &[u8], path: &Path) -> ManifestOutc
 fn is_inside_extension_value(pointer: &str) -> bool {
     let mut parts = pointer.split('/').skip(1);
     parts.next() == Some("extensions") && parts.next().is_some() && parts.next().is_some()
-}
-
-/// A JSON type name for messages.
-pub(crate) fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Quotes user text for a message, escaping control characters so nothing reaches a terminal raw.

@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 use rho_component::endpoint::{check_headers, check_remote_url};
 use rho_component::{
     Diagnostic, DiagnosticCode, HttpServerSpec, McpServerOrigin, McpServerSpec, McpTransport,
-    StdioCommand, StdioServerSpec,
+    StdioCommand, StdioServerSpec, json_kind,
 };
 use serde_json::{Map, Value};
 use sha2::Digest as _;
 
 use crate::containment::{Beneath, ContainError, resolve_fast_meta, resolve_within};
 use crate::json_doc;
-use crate::manifest::{quote, type_name};
+use crate::manifest::quote;
 use crate::placeholder::{expand_placeholders, has_placeholder};
 use crate::schema::{Contract, SpecVersion, violations};
 
@@ -143,7 +143,7 @@ pub(crate) fn validate_mcp_bytes(bytes: &[u8], path: &Path, ctx: &PluginContext<
                 DiagnosticCode::McpConfigInvalid,
                 format!(
                     "mcp.json \"$schema\" must be a string, found {}",
-                    type_name(other)
+                    json_kind(other)
                 ),
             );
         }
@@ -256,7 +256,7 @@ fn translate_server(
     let Value::Object(fields) = entry else {
         return Err(vec![format!(
             "an entry must be an object, found {}",
-            type_name(entry)
+            json_kind(entry)
         )]);
     };
     let contract = match fields.get("type") {
@@ -275,7 +275,7 @@ fn translate_server(
         Some(other) => {
             return Err(vec![format!(
                 "\"type\" must be a string, found {}",
-                type_name(other)
+                json_kind(other)
             )]);
         }
     };

@@ -3,23 +3,24 @@
 //! This crate holds plain data only: where a component came from ([`Scope`], [`SkillSource`]),
 //! what went wrong with it ([`Diagnostic`] and its stable [`DiagnosticCode`]), the metadata of a
 //! skill ([`SkillMeta`]), the resolved, transport-ready description of an MCP server
-//! ([`McpServerSpec`]) with the [`endpoint`] rules every server source applies, and the tool
-//! vocabulary ([`ToolSpec`], [`RiskLevel`], [`ToolOutput`], the [`Tool`] trait and its
-//! runtime-free [`CancelSignal`]), what servers offer besides tools ([`ServerPrompt`],
-//! [`ServerResource`]) and the questions they ask during a call ([`Form`],
-//! [`SamplingRequest`], answered through an [`Asker`]), and [`terminal_safe`], the one rule for
-//! text that reaches a terminal, [`input_schema`], the one way a schema is derived from a Rust
-//! type, [`schema_problems`], the one wording of a JSON Schema violation, and [`json_kind`], the
-//! one wording of a JSON value's type in a message. Its one piece of IO is [`RegularFile`], the one reader of a
-//! file a user or a package names (regular files only, never a blocking open, capped), so
-//! every crate refuses a FIFO, a device or a huge file the same way. It spawns nothing and
-//! knows no async runtime; loaders in the adapter crates produce these values and the registry
-//! consumes them.
+//! ([`McpServerSpec`]) with the [`endpoint`] rules every server source applies and the one rule
+//! for an environment variable's name ([`valid_env_name`]), and the tool vocabulary
+//! ([`ToolSpec`], [`RiskLevel`], [`ToolOutput`], the [`Tool`] trait and its runtime-free
+//! [`CancelSignal`]), what servers offer besides tools ([`ServerPrompt`], [`ServerResource`])
+//! and the questions they ask during a call ([`Form`], [`SamplingRequest`], answered through an
+//! [`Asker`]), and [`terminal_safe`], the one rule for text that reaches a terminal,
+//! [`input_schema`], the one way a schema is derived from a Rust type, [`schema_problems`], the
+//! one wording of a JSON Schema violation, and [`json_kind`], the one wording of a JSON value's
+//! type in a message. Its one piece of IO is [`RegularFile`], the one reader of a file a user or
+//! a package names (regular files only, never a blocking open, capped), so every crate refuses a
+//! FIFO, a device or a huge file the same way. It spawns nothing and knows no async runtime;
+//! loaders in the adapter crates produce these values and the registry consumes them.
 
 mod cancel;
 mod civil_time;
 mod diagnostic;
 pub mod endpoint;
+mod env_name;
 mod json_schema;
 mod mcp_server;
 pub mod naming;
@@ -36,6 +37,7 @@ mod wasm_component;
 pub use cancel::{CancelSignal, Cancelled};
 pub use civil_time::CivilTime;
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
+pub use env_name::valid_env_name;
 pub use json_schema::{input_schema, json_kind, schema_problems};
 pub use mcp_server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rho_component::PermissionMode;
 use rho_component::endpoint::check_remote_url;
+use rho_component::{PermissionMode, valid_env_name};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -298,9 +298,7 @@ pub(crate) fn resolve_provider(
         }
     };
     if let Some(name) = &raw.api_key_env
-        && !(!name.is_empty()
-            && !name.as_bytes()[0].is_ascii_digit()
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        && !valid_env_name(name)
     {
         // Never quoted: a key pasted here instead of a variable name must not be echoed.
         problems.push(format!(

@@ -15,7 +15,7 @@ use rho_component::endpoint::{check_headers, check_remote_url};
 use rho_component::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_STARTUP_TIMEOUT, HttpServerSpec,
     LogLevel, McpServerOrigin, McpServerSpec, McpTransport, OAuthSpec, SamplingPolicy, Startup,
-    StdioCommand, StdioServerSpec, ToolFilter, Transport,
+    StdioCommand, StdioServerSpec, ToolFilter, Transport, valid_env_name,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -423,12 +423,6 @@ pub fn valid_server_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-fn valid_env_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.as_bytes()[0].is_ascii_digit()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 fn resolve_server(

@@ -10,7 +10,7 @@ use std::time::Duration;
 use rho_component::{
     DEFAULT_WASM_MAX_OUTPUT_BYTES, DEFAULT_WASM_MEMORY, DEFAULT_WASM_TIMEOUT, Diagnostic,
     DiagnosticCode, MAX_WASM_MEMORY, MAX_WASM_TIMEOUT, RHO_NAMESPACE, RiskLevel, WasmComponentSpec,
-    WorkspaceAccess,
+    WorkspaceAccess, valid_env_name,
 };
 use serde_json::{Map, Value};
 
@@ -39,12 +39,6 @@ fn valid_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-fn valid_env_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.as_bytes()[0].is_ascii_digit()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// One component's validated settings.

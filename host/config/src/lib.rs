@@ -9,9 +9,11 @@
 //!
 //! It also owns the credential store under `$RHO_HOME/credentials` ([`CredentialStore`]): OAuth
 //! tokens of remote MCP servers, kept as opaque JSON with the metadata rho decides on. It does
-//! not speak OAuth; the MCP client does, and hands the store what to keep.
+//! not speak OAuth; the MCP client does, and hands the store what to keep. Files rho keeps
+//! under `RHO_HOME` are replaced atomically through [`replace_file`] and [`sync_dir`].
 
 mod agent;
+mod atomic_file;
 mod config_file;
 mod credentials;
 mod error;
@@ -22,6 +24,7 @@ pub use agent::{
     AgentSettings, ConfigProvider, DEFAULT_MAX_ITERATIONS, DEFAULT_TOOL_SEARCH_BUDGET_PERCENT,
     ProviderSettings, ToolSearch,
 };
+pub use atomic_file::{replace_file, sync_dir};
 pub use config_file::{
     CONFIG_MAX_BYTES, ConfigServer, ConfigSource, MAX_TIMEOUT_SEC, McpServerToml,
     PluginServerSettings, RhoConfig, load_config, parse_config, valid_server_id,

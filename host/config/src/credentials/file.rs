@@ -2,9 +2,8 @@
 //! link or block, atomic replacement, and removal by name.
 
 use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{self, Write as _};
+use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use rho_component::{FileError, FileKind, RegularFile};
@@ -16,8 +15,8 @@ use super::CREDENTIAL_MAX_BYTES;
 /// Age after which a temporary file is a crashed writer's leftover (a save takes milliseconds).
 const STALE_TMP_AFTER: Duration = Duration::from_secs(60 * 60);
 
-/// Temporary names are unique per process and write.
-static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
+/// How the name of a temporary file begins, so a sweep finds a crashed writer's leftovers.
+const TMP_PREFIX: &str = ".tmp-";
 
 /// Which file was read: device and inode, so a later removal can tell whether the name still
 /// holds that file or a newer one another process renamed into place.
@@ -229,9 +228,8 @@ pub(super) fn open_lock(path: &Path, server: &str) -> Result<File, ConfigError> 
 }
 
 /// Replaces `path` with `bytes` so that a reader, or a crash at any point, sees either the old
-/// file or the new one whole: a fresh temporary file in the same directory (owner-only from
-/// the moment it exists), written, flushed to disk, renamed over `path`, and the directory
-/// flushed so the rename itself survives a power cut.
+/// file or the new one whole ([`crate::replace_file`]: an owner-only temporary file, flushed,
+/// renamed), and flushes the directory so the rename itself survives a power cut.
 pub(super) fn write_atomically(
     dir: &Path,
     stem: &str,
@@ -240,46 +238,15 @@ pub(super) fn write_atomically(
     server: &str,
 ) -> Result<(), ConfigError> {
     sweep_stale_temporaries(dir);
-    let seq = TMP_SEQ.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".tmp-{stem}-{}-{seq}", std::process::id()));
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options
-            .mode(0o600)
-            .custom_flags(open_flags(rustix::fs::OFlags::empty()));
-    }
-    let written = (|| {
-        let mut file = options.open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, path)
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(file_error(server, path, format!("cannot write: {e}")));
-    }
-    sync_dir(dir).map_err(|e| {
+    crate::replace_file(dir, &format!("{TMP_PREFIX}{stem}-"), path, bytes)
+        .map_err(|e| file_error(server, path, format!("cannot write: {e}")))?;
+    crate::sync_dir(dir).map_err(|e| {
         file_error(
             server,
             path,
             format!("written, but the directory could not be flushed to disk: {e}"),
         )
     })
-}
-
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(open_flags(rustix::fs::OFlags::DIRECTORY));
-    }
-    options.open(dir)?.sync_all()
 }
 
 /// Removes temporary files a crashed writer left (they hold tokens too). Best effort: a
@@ -290,7 +257,7 @@ fn sweep_stale_temporaries(dir: &Path) {
     };
     let now = SystemTime::now();
     for entry in entries.flatten() {
-        if !entry.file_name().to_string_lossy().starts_with(".tmp-") {
+        if !entry.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
             continue;
         }
         let stale = entry

@@ -92,24 +92,15 @@ fn body_text(body: &[u8], offset: usize, path: &Path) -> Result<String, SkillErr
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
     use std::fs;
     use std::io::Write;
 
     use super::*;
+    use crate::test_meta::skill_meta;
     use crate::{parse_skill, split_body};
 
     fn meta_at(location: PathBuf, source: SkillSource) -> SkillMeta {
-        SkillMeta {
-            name: "demo".into(),
-            description: "d".into(),
-            license: None,
-            compatibility: None,
-            metadata: BTreeMap::new(),
-            allowed_tools: None,
-            location,
-            source,
-        }
+        skill_meta("demo", location, source)
     }
 
     #[test]

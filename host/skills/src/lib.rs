@@ -66,6 +66,8 @@ mod frontmatter;
 mod merge;
 mod parse;
 mod resources;
+#[cfg(test)]
+mod test_meta;
 mod validate;
 mod yaml;
 

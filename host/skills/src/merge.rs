@@ -139,18 +139,10 @@ mod tests {
     use rho_component::{Scope, Severity};
 
     use super::*;
+    use crate::test_meta::skill_meta;
 
     fn meta(name: &str, source: SkillSource, path: &str) -> SkillMeta {
-        SkillMeta {
-            name: name.into(),
-            description: "d".into(),
-            license: None,
-            compatibility: None,
-            metadata: BTreeMap::new(),
-            allowed_tools: None,
-            location: PathBuf::from(path),
-            source,
-        }
+        skill_meta(name, path, source)
     }
 
     fn plugin(scope: Scope) -> SkillSource {

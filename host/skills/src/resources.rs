@@ -99,23 +99,13 @@ impl Walk<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use rho_component::SkillSource;
 
     use super::*;
+    use crate::test_meta::skill_meta;
 
     fn meta_for(dir: &Path) -> SkillMeta {
-        SkillMeta {
-            name: "demo".into(),
-            description: "d".into(),
-            license: None,
-            compatibility: None,
-            metadata: BTreeMap::new(),
-            allowed_tools: None,
-            location: dir.join(SKILL_FILE),
-            source: SkillSource::User,
-        }
+        skill_meta("demo", dir.join(SKILL_FILE), SkillSource::User)
     }
 
     fn touch(path: &Path) {

@@ -107,139 +107,22 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<(), Error> {
     match command {
-        Command::PluginsList {
-            common,
-            sizes,
-            vtcode,
-        } => benchmark(
-            plugins_list::run,
-            Options {
-                sizes,
-                vtcode,
-                ..common.into()
-            },
-        ),
+        Command::PluginsList(bench) => benchmark(plugins_list::run, bench.into()),
         Command::Startup(common) => benchmark(startup::run, common.into()),
-        Command::McpStartup {
-            common,
-            fake,
-            servers,
-        } => benchmark(
-            mcp_startup::run,
-            Options {
-                fake: fake.path,
-                servers,
-                ..common.into()
-            },
-        ),
+        Command::McpStartup(bench) => benchmark(mcp_startup::run, bench.into()),
         Command::McpList(common) => benchmark(mcp_list::run, common.into()),
-        Command::RpcTurn { common, fake_model } => benchmark(
-            rpc_turn::run,
-            Options {
-                fake_model: fake_model.path,
-                ..common.into()
-            },
-        ),
+        Command::RpcTurn(bench) => benchmark(rpc_turn::run, bench.into()),
         Command::RpcReady(common) => benchmark(rpc_ready::run, common.into()),
-        Command::QuestionRoundTrip {
-            common,
-            fake,
-            fake_model,
-        } => benchmark(
-            question_round_trip::run,
-            Options {
-                fake: fake.path,
-                fake_model: fake_model.path,
-                ..common.into()
-            },
-        ),
-        Command::CompleteCached { common, fake } => benchmark(
-            complete_cached::run,
-            Options {
-                fake: fake.path,
-                ..common.into()
-            },
-        ),
-        Command::OauthConnect { common, browser } => benchmark(
-            oauth_connect::run,
-            Options {
-                browser,
-                ..common.into()
-            },
-        ),
+        Command::QuestionRoundTrip(bench) => benchmark(question_round_trip::run, bench.into()),
+        Command::CompleteCached(bench) => benchmark(complete_cached::run, bench.into()),
+        Command::OauthConnect(bench) => benchmark(oauth_connect::run, bench.into()),
         Command::TuiFirstFrame(common) => benchmark(tui_first_frame::run, common.into()),
-        Command::TuiKeys {
-            common,
-            fake_model,
-            key_ms,
-        } => benchmark(
-            tui_keys::run,
-            Options {
-                fake_model: fake_model.path,
-                key_ms,
-                ..common.into()
-            },
-        ),
-        Command::TuiResume {
-            common,
-            fake_model,
-            messages,
-        } => benchmark(
-            tui_resume::run,
-            Options {
-                fake_model: fake_model.path,
-                messages,
-                ..common.into()
-            },
-        ),
-        Command::Soak {
-            common,
-            fake,
-            servers,
-        } => benchmark(
-            soak::run,
-            Options {
-                fake: fake.path,
-                servers,
-                ..common.into()
-            },
-        ),
-        Command::Misbehaving {
-            common,
-            fake,
-            fake_model,
-        } => benchmark(
-            misbehaving::run,
-            Options {
-                fake: fake.path,
-                fake_model: fake_model.path,
-                ..common.into()
-            },
-        ),
-        Command::LazyReady {
-            common,
-            fake,
-            servers,
-        } => benchmark(
-            lazy_ready::run,
-            Options {
-                fake: fake.path,
-                servers,
-                ..common.into()
-            },
-        ),
-        Command::LazyFirstCall {
-            common,
-            fake,
-            fake_model,
-        } => benchmark(
-            lazy_first_call::run,
-            Options {
-                fake: fake.path,
-                fake_model: fake_model.path,
-                ..common.into()
-            },
-        ),
+        Command::TuiKeys(bench) => benchmark(tui_keys::run, bench.into()),
+        Command::TuiResume(bench) => benchmark(tui_resume::run, bench.into()),
+        Command::Soak(bench) => benchmark(soak::run, bench.into()),
+        Command::Misbehaving(bench) => benchmark(misbehaving::run, bench.into()),
+        Command::LazyReady(bench) => benchmark(lazy_ready::run, bench.into()),
+        Command::LazyFirstCall(bench) => benchmark(lazy_first_call::run, bench.into()),
         Command::ReadFiles { root } => baseline::read_files(&root),
         Command::Noop => Ok(()),
         Command::ReadyLine => rpc_ready::ready_line(),

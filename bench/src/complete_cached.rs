@@ -25,7 +25,7 @@ use crate::fakes::fake_mcp_binary;
 use crate::json_lines;
 use crate::rpc_ready::{LineChild, LineCommand, UNREACHABLE_ENDPOINT, rpc_args};
 use crate::scratch::Scratch;
-use crate::stats::Summary;
+use crate::stats::{Summary, verdict};
 use crate::toml_text::toml_string;
 use crate::{Error, Resolved, machine};
 
@@ -264,11 +264,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         cached.median - abort.median,
         uncached.median / cached.median
     );
-    let verdict = if cached.median <= GOAL_MS {
-        "met"
-    } else {
-        "NOT met"
-    };
+    let verdict = verdict(cached.median <= GOAL_MS);
     println!(
         "goal: a cached complete answers in ≤ {GOAL_MS:.1} ms (median): {verdict} ({:.3} ms; p90 \
          {:.3} ms)",

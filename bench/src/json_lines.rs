@@ -1,8 +1,20 @@
 //! The JSON lines the bench reads from the processes it drives (`rho rpc`, `fake-mcp`), parsed
 //! with serde_json: a line that is not JSON fails with a message naming who printed it, and a
-//! JSON-RPC response is told from a notification or a request by its `id` and no `method`.
+//! JSON-RPC response is told from a notification or a request by its `id` and no `method`;
+//! and the `prompt` request the bench writes to `rho rpc`.
 
-use serde_json::Value;
+use serde_json::{Value, json};
+
+/// The `prompt` request `id` to `rho rpc` with the user's `message`, as one line.
+pub fn prompt_request(id: usize, message: &str) -> String {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "prompt",
+        "params": {"message": message},
+    })
+    .to_string()
+}
 
 /// One line `who` printed, parsed.
 pub fn parse(line: &str, who: &str) -> Result<Value, String> {

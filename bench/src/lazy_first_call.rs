@@ -34,7 +34,7 @@ use crate::lazy::{check_statuses, fill_cache, server_statuses, server_table, sta
 use crate::misbehaving::{TurnLines, check_reply, turn};
 use crate::rpc_ready::{LineChild, LineCommand, UNREACHABLE_ENDPOINT, rpc_args};
 use crate::scratch::Scratch;
-use crate::stats::Summary;
+use crate::stats::{Summary, verdict};
 use crate::{Error, Resolved, machine};
 
 /// The issue's goal: rho's first call of a lazy server within this multiple of a bare client's
@@ -438,11 +438,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         rf.median - rs.median,
         wf.median - bf.median
     );
-    let verdict = if ratio <= GOAL_RATIO {
-        "met"
-    } else {
-        "NOT met"
-    };
+    let verdict = verdict(ratio <= GOAL_RATIO);
     println!(
         "goal: first call ≤ {GOAL_RATIO:.1}x a bare client's spawn + handshake + call \
          (median): {verdict} ({ratio:.2}x; p90 {:.2}x)",

@@ -23,7 +23,7 @@ use crate::lazy::{
 use crate::processes;
 use crate::rpc_ready::{LineCommand, UNREACHABLE_ENDPOINT, is_ready, ready_notification, rpc_args};
 use crate::scratch::Scratch;
-use crate::stats::Summary;
+use crate::stats::{Summary, verdict};
 use crate::{Error, Resolved, machine};
 
 /// The issue's goal: `ready` with N lazy cached servers within this multiple of `ready` with
@@ -270,11 +270,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         eager.median / none.median,
         eager.median / lazy.median
     );
-    let verdict = if ratio <= GOAL_RATIO {
-        "met"
-    } else {
-        "NOT met"
-    };
+    let verdict = verdict(ratio <= GOAL_RATIO);
     println!(
         "goal: ready with {servers} lazy cached servers ≤ {GOAL_RATIO:.1}x ready with none \
          (median): {verdict} ({ratio:.2}x); no lazy server spawned: met"

@@ -11,7 +11,7 @@ use crate::corpus::{self, SERVERS_PER_PLUGIN};
 use crate::measure::Probe;
 use crate::plugins_list::check_listing;
 use crate::scratch::Scratch;
-use crate::stats::Summary;
+use crate::stats::{Summary, verdict};
 use crate::toml_text::toml_string;
 use crate::{Error, Resolved, machine};
 use serde_json::Value;
@@ -135,11 +135,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         m.median / p.median,
         m.min - p.min
     );
-    let verdict = if added <= GOAL_ADDED_MS {
-        "met"
-    } else {
-        "NOT met"
-    };
+    let verdict = verdict(added <= GOAL_ADDED_MS);
     println!("goal: the MCP listing adds ≤ {GOAL_ADDED_MS:.0} ms: {verdict} ({added:+.2} ms)");
     Ok(())
 }

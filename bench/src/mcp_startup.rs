@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::fakes::fake_mcp_binary;
 use crate::measure::Probe;
 use crate::scratch::Scratch;
-use crate::stats::Summary;
+use crate::stats::{Summary, verdict};
 use crate::toml_text::toml_string;
 use crate::{Error, Resolved, machine};
 use serde_json::Value;
@@ -44,16 +44,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         let probe = Probe::new(
             &format!("rho with {servers} server(s)"),
             &resolved.rho,
-            &[
-                OsStr::new("--cwd"),
-                project.as_os_str(),
-                OsStr::new("--config"),
-                config.as_os_str(),
-                OsStr::new("mcp"),
-                OsStr::new("list"),
-                OsStr::new("--connect"),
-                OsStr::new("--json"),
-            ],
+            &connect_args(&project, &config),
             &env,
             &project,
             scratch.path().join(format!("rho-{servers}.stderr")),
@@ -136,11 +127,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         many.median,
         serial / many.median
     );
-    let verdict = if ratio <= GOAL_RATIO {
-        "met"
-    } else {
-        "NOT met"
-    };
+    let verdict = verdict(ratio <= GOAL_RATIO);
     println!("goal: {n} servers ≤ {GOAL_RATIO:.1}x one server: {verdict} ({ratio:.2}x)");
     Ok(())
 }
@@ -186,6 +173,21 @@ fn check_connected(stdout: &[u8], servers: usize) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The arguments of `rho --cwd <project> --config <config> mcp list --connect --json`, the
+/// command this benchmark times (and `oauth-connect` too).
+pub fn connect_args<'a>(project: &'a Path, config: &'a Path) -> [&'a OsStr; 8] {
+    [
+        OsStr::new("--cwd"),
+        project.as_os_str(),
+        OsStr::new("--config"),
+        config.as_os_str(),
+        OsStr::new("mcp"),
+        OsStr::new("list"),
+        OsStr::new("--connect"),
+        OsStr::new("--json"),
+    ]
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! The clock starts just before `spawn` and stops once the child has exited and its stdout pipe
 //! has been drained to EOF (like `rho ... | jq`), so it covers exec, dynamic loading, the work
 //! and the write of the output. Everything else (building the command, opening the stderr file,
-//! checking the output) happens outside the timed window.
+//! checking the output) happens outside the timed window. The child's environment and the
+//! command line quoted in messages are built here for the children `rpc_ready` drives too.
 
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
@@ -36,18 +37,11 @@ impl Probe {
         dir: &Path,
         stderr_path: PathBuf,
     ) -> Self {
-        let mut env: Vec<(OsString, OsString)> = env
-            .iter()
-            .map(|(k, v)| (OsString::from(k), v.as_os_str().to_owned()))
-            .collect();
-        if let Some(path) = std::env::var_os("PATH") {
-            env.push(("PATH".into(), path));
-        }
         Self {
             label: label.to_owned(),
             program: program.to_path_buf(),
             args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env,
+            env: isolated_env(env),
             dir: dir.to_path_buf(),
             stderr_path,
         }
@@ -98,11 +92,10 @@ impl Probe {
 
     /// The command as a user would type it, for messages.
     pub fn command_line(&self) -> String {
-        std::iter::once(self.program.as_os_str())
-            .chain(self.args.iter().map(OsString::as_os_str))
-            .map(|part| part.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join(" ")
+        command_line(
+            std::iter::once(self.program.as_os_str())
+                .chain(self.args.iter().map(OsString::as_os_str)),
+        )
     }
 
     fn stderr_quote(&self) -> String {
@@ -113,4 +106,25 @@ impl Probe {
             quoted => quoted.to_owned(),
         }
     }
+}
+
+/// The environment of a child the bench measures: exactly `env`, plus the bench's own `PATH`,
+/// so the user's own `RHO_LOG` or `RHO_HOME` cannot leak into the figures.
+pub fn isolated_env(env: &[(&str, &Path)]) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = env
+        .iter()
+        .map(|(k, v)| (OsString::from(k), v.as_os_str().to_owned()))
+        .collect();
+    if let Some(path) = std::env::var_os("PATH") {
+        env.push(("PATH".into(), path));
+    }
+    env
+}
+
+/// A program and its arguments as a user would type them, for messages.
+pub fn command_line<'a>(parts: impl Iterator<Item = &'a OsStr>) -> String {
+    parts
+        .map(OsStr::to_string_lossy)
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary, script_text as model_script};
-use crate::json_lines;
+use crate::json_lines::{self, prompt_request};
 use crate::processes;
 use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
@@ -213,13 +213,7 @@ pub struct TurnLines {
 /// Sends prompt `id` and reads to its response, noting when `tool`'s `tool/call` and
 /// `tool/result` lines arrived (each line's time is taken before it is parsed).
 pub fn turn(rpc: &mut LineChild, id: usize, tool: &str) -> Result<(Duration, TurnLines), String> {
-    let prompt = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "method": "prompt",
-        "params": {"message": format!("Step {id}.")},
-    })
-    .to_string();
+    let prompt = prompt_request(id, &format!("Step {id}."));
     let mut seen = TurnLines {
         call: None,
         result: None,

@@ -9,7 +9,6 @@
 //! so the difference is what the OAuth path adds: loading the credential, and the metadata
 //! discovery it runs in the background.
 
-use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -18,9 +17,10 @@ use std::sync::mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::fakes::helper_binary;
+use crate::mcp_startup::connect_args;
 use crate::measure::Probe;
 use crate::scratch::Scratch;
-use crate::stats::Summary;
+use crate::stats::{Summary, verdict};
 use crate::toml_text::toml_string;
 use crate::{Error, Resolved, machine};
 use serde_json::Value;
@@ -128,16 +128,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         Probe::new(
             label,
             &resolved.rho,
-            &[
-                OsStr::new("--cwd"),
-                project.as_os_str(),
-                OsStr::new("--config"),
-                config.as_os_str(),
-                OsStr::new("mcp"),
-                OsStr::new("list"),
-                OsStr::new("--connect"),
-                OsStr::new("--json"),
-            ],
+            &connect_args(&project, config),
             &env,
             &project,
             scratch
@@ -237,7 +228,6 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         counts.join(", "),
         r.median - s.median
     );
-    let verdict = |met: bool| if met { "met" } else { "NOT met" };
     println!(
         "goal: stored token ≤ {GOAL_RATIO:.1}x the header: {} ({ratio:.2}x)",
         verdict(ratio <= GOAL_RATIO)

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::corpus::{self, Corpus, SERVERS_PER_PLUGIN, SKILLS_PER_PLUGIN};
 use crate::measure::Probe;
 use crate::scratch::Scratch;
-use crate::stats::{Line, Summary};
+use crate::stats::{Line, Summary, verdict};
 use crate::{Error, Resolved, machine};
 use serde_json::Value;
 
@@ -148,18 +148,17 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     match rows.iter().find(|r| r.plugins == GOAL_PLUGINS) {
         Some(row) => {
             let ratio = row.rho.median / row.vtcode.median;
-            let met = |ok: bool| if ok { "met" } else { "NOT met" };
             println!(
                 "goal: {GOAL_PLUGINS} plugins in ≤ {GOAL_RATIO:.2}x VT Code's loader (median, same \
                  run): {} (rho {:.1} ms, vtcode {:.1} ms, {ratio:.2}x)",
-                met(ratio <= GOAL_RATIO),
+                verdict(ratio <= GOAL_RATIO),
                 row.rho.median,
                 row.vtcode.median
             );
             println!(
                 "goal: {GOAL_PLUGINS} plugins in ≤ {GOAL_MS:.0} ms median: {} ({:.1} ms, {:.2}x \
                  the read-only baseline)",
-                met(row.rho.median <= GOAL_MS),
+                verdict(row.rho.median <= GOAL_MS),
                 row.rho.median,
                 row.rho.median / row.baseline.median
             );

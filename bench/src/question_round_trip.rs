@@ -29,10 +29,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary, script_text as model_script};
-use crate::json_lines;
+use crate::json_lines::{self, prompt_request};
 use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
-use crate::stats::{Summary, signed};
+use crate::stats::{Summary, signed, verdict};
 use crate::toml_text::toml_string;
 use crate::{Error, Resolved, machine};
 
@@ -148,13 +148,7 @@ fn rho_call(
     next_answer_id: &mut usize,
 ) -> Result<Rounds, String> {
     let prompt_id = n + 1;
-    let prompt = json!({
-        "jsonrpc": "2.0",
-        "id": prompt_id,
-        "method": "prompt",
-        "params": {"message": format!("call {n}: ask me {rounds} times")},
-    })
-    .to_string();
+    let prompt = prompt_request(prompt_id, &format!("call {n}: ask me {rounds} times"));
     let mut questions: Vec<String> = Vec::with_capacity(rounds);
     let mut others: Vec<String> = Vec::with_capacity(rounds + 32);
     let mut answers: Vec<Duration> = Vec::with_capacity(rounds);
@@ -541,7 +535,7 @@ fn report(
          client answer (medians): {plain:+.3} ms",
         rho_net_median / base_net_median
     );
-    let verdict = if added <= GOAL_MS { "met" } else { "NOT met" };
+    let verdict = verdict(added <= GOAL_MS);
     println!(
         "goal: a question round trip through rho rpc adds ≤ {GOAL_MS:.0} ms over the client's own \
          answer time: {verdict} ({added:+.3} ms)"

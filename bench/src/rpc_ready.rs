@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::measure::{command_line, isolated_env};
 use crate::scratch::Scratch;
-use crate::stats::Summary;
+use crate::stats::{Summary, verdict};
 use crate::{Error, Resolved, machine};
 
 /// The goal for the `ready` notification after start.
@@ -103,14 +104,11 @@ impl LineCommand {
         command
             .args(args)
             .env_clear()
-            .envs(env.iter().copied())
+            .envs(isolated_env(env))
             .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr);
-        if let Some(path) = std::env::var_os("PATH") {
-            command.env("PATH", path);
-        }
         Ok(Self {
             label: label.to_owned(),
             command,
@@ -120,11 +118,7 @@ impl LineCommand {
 
     /// The command as a user would type it, for messages.
     pub fn command_line(&self) -> String {
-        std::iter::once(self.command.get_program())
-            .chain(self.command.get_args())
-            .map(OsStr::to_string_lossy)
-            .collect::<Vec<_>>()
-            .join(" ")
+        command_line(std::iter::once(self.command.get_program()).chain(self.command.get_args()))
     }
 
     /// Starts the child and reads its first line, which must be [`ready_notification`]: an
@@ -386,11 +380,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         fresh_ms.median / rho_ms.median,
         fresh_ms.median - rho_ms.median
     );
-    let verdict = if rho_ms.median <= GOAL_MS {
-        "met"
-    } else {
-        "NOT met"
-    };
+    let verdict = verdict(rho_ms.median <= GOAL_MS);
     println!(
         "goal: ready ≤ {GOAL_MS:.0} ms after start (median): {verdict} ({:.2} ms; p90 {:.2} ms)",
         rho_ms.median, rho_ms.p90

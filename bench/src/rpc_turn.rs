@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::fakes::{FakeModel, fake_model_binary, script_text as model_script};
-use crate::json_lines;
+use crate::json_lines::{self, prompt_request};
 use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
-use crate::stats::{Summary, signed};
+use crate::stats::{Summary, signed, verdict};
 use crate::{Error, Resolved, machine};
 
 /// The issue's goal: rho adds at most this much per turn beyond the model and the tool.
@@ -205,13 +205,7 @@ impl Setup<'_> {
 /// Sends prompt `n` and reads up to its response into `lines`; returns the time from writing
 /// the prompt to reading the response (each line's time is taken before it is parsed).
 fn rho_turn(rpc: &mut LineChild, n: usize, lines: &mut Vec<String>) -> Result<Duration, String> {
-    let prompt = json!({
-        "jsonrpc": "2.0",
-        "id": n,
-        "method": "prompt",
-        "params": {"message": format!("Turn {n}: what does {FILE_NAME} say?")},
-    })
-    .to_string();
+    let prompt = prompt_request(n, &format!("Turn {n}: what does {FILE_NAME} say?"));
     lines.clear();
     let start = Instant::now();
     rpc.write_line(&prompt)?;
@@ -430,7 +424,7 @@ fn report(
          difference median {diff_median:+.3} ms, p90 {diff_p90:+.3} ms",
         rho.median / baseline.median
     );
-    let verdict = if added <= GOAL_MS { "met" } else { "NOT met" };
+    let verdict = verdict(added <= GOAL_MS);
     println!(
         "goal: rho adds ≤ {GOAL_MS:.0} ms per turn beyond the model server and the tool's own \
          time: {verdict} ({added:+.3} ms)"

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::measure::Probe;
 use crate::scratch::Scratch;
-use crate::stats::Summary;
+use crate::stats::{Summary, verdict};
 use crate::{Error, Resolved, machine};
 
 /// The goal for the empty start-up median.
@@ -89,11 +89,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         rho_ms.median / noop_ms.median,
         rho_ms.median - noop_ms.median
     );
-    let verdict = if rho_ms.median <= GOAL_MS {
-        "met"
-    } else {
-        "NOT met"
-    };
+    let verdict = verdict(rho_ms.median <= GOAL_MS);
     println!(
         "goal: empty start-up ≤ {GOAL_MS:.0} ms median: {verdict} ({:.2} ms)",
         rho_ms.median

@@ -1,6 +1,12 @@
-//! Order statistics over timed runs and the least-squares line through (plugins, median).
+//! Order statistics over timed runs, the least-squares line through (plugins, median), and the
+//! word a goal's line gives its verdict in.
 
 use std::time::Duration;
+
+/// The verdict on a goal, as every benchmark prints it: `met` or `NOT met`.
+pub fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "NOT met" }
+}
 
 /// Median, minimum and 90th percentile of a set of runs, in milliseconds.
 #[derive(Debug, Clone, Copy)]

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::scratch::Scratch;
-use crate::stats::{self, Summary};
+use crate::stats::{self, Summary, verdict};
 use crate::tui::{self, Log, PtyCommand, QUIT};
 use crate::{Error, Resolved, machine};
 
@@ -235,7 +235,6 @@ fn report(
     let [(empty_tui, _, empty_own), (demo_tui, demo_list, _)] = medians[..] else {
         return Err(Error::Failed("expected two projects".into()));
     };
-    let verdict = |met: bool| if met { "met" } else { "NOT met" };
     println!(
         "goal: first frame ≤ {GOAL_MS:.0} ms (median, empty project): {} ({empty_tui:.2} ms on \
          the pty; rho's own first_frame_ms {empty_own:.2} ms)",

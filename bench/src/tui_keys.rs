@@ -21,7 +21,7 @@ use serde_json::json;
 
 use crate::fakes::{FakeModel, fake_model_binary, script_text as model_script};
 use crate::scratch::Scratch;
-use crate::stats;
+use crate::stats::{self, verdict};
 use crate::tui::{self, CTRL_C, Frame, Log, Pty, PtyCommand, QUIT};
 use crate::{Error, Resolved, machine};
 
@@ -484,7 +484,6 @@ fn report(
         s99 / idle99,
         s99 - idle99
     );
-    let verdict = |met: bool| if met { "met" } else { "NOT met" };
     println!(
         "goal: keystroke → frame p99 ≤ {GOAL_P99_MS:.0} ms while a reply streams: {} ({s99:.2} \
          ms; {idle99:.2} ms with nothing streaming)",

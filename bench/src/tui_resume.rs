@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use crate::fakes::{FakeModel, fake_model_binary};
 use crate::scratch::Scratch;
-use crate::stats;
+use crate::stats::{self, verdict};
 use crate::tui::{self, Log, PAGE_UP, PtyCommand, QUIT};
 use crate::{Error, Resolved, machine};
 use serde_json::{Value, json};
@@ -461,7 +461,6 @@ fn report(
         big_draw / empty_draw,
         big_hwm - empty_hwm
     );
-    let verdict = |met: bool| if met { "met" } else { "NOT met" };
     println!(
         "goal: conversation frame ≤ {GOAL_CONVERSATION_MS:.0} ms ({messages} messages, median): \
          {} ({big_ms:.2} ms; empty session {empty_ms:.2} ms)",

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use rho_component::{Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec, WasmComponentSpec};
+use rho_component::{
+    Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec, WasmComponentSpec, json_kind,
+};
 use serde_json::Value;
 
 use crate::bindings::ToolProviderPre;
@@ -195,17 +197,6 @@ impl Tool for WasmTool {
 
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(self.component.call(&self.guest_name, arguments, context))
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -22,10 +22,9 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use rho_component::{
@@ -56,9 +55,6 @@ const TMP_PREFIX: &str = ".tmp-";
 
 /// The extension of entries.
 const EXTENSION: &str = "json";
-
-/// Temporary-file names are unique per process and write.
-static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// The fingerprint of everything that determines what a server offers: 64 lower-case hex
 /// digits of a SHA-256 (its [`Display`](fmt::Display)), which also name the server's cache
@@ -762,33 +758,11 @@ fn ensure_private_dir(dir: &Path) -> Result<(), String> {
 }
 
 /// Replaces `path` with `bytes` so that a reader, or a crash, sees the old file or the new one
-/// whole: a fresh owner-only temporary file beside it (`create_new`: a link planted at its name
-/// is refused, not followed), written, flushed, renamed over `path`, the directory flushed.
+/// whole (`rho_config::replace_file`), then flushes the directory, best effort: the entry is in
+/// place, and a lost rename only costs a start.
 fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let seq = TMP_SEQ.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!("{TMP_PREFIX}{}-{seq}", std::process::id()));
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
-    }
-    let written = (|| {
-        let mut file = options.open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, path)
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
-    // Best effort: the entry is in place; a lost rename only costs a start.
-    if let Ok(dir) = fs::File::open(dir) {
-        let _ = dir.sync_all();
-    }
+    rho_config::replace_file(dir, TMP_PREFIX, path, bytes)?;
+    let _ = rho_config::sync_dir(dir);
     Ok(())
 }
 

@@ -7,16 +7,15 @@
 //!   that started it in the background), with every tool call allowed. `fake-model` answers
 //!   the first prompt with one call of `mcp__lazy__echo`; the call's time is from reading its
 //!   `tool/call` line to reading its `tool/result` (as in `misbehaving`): the gate, the
-//!   server's start (spawn, handshake, listing), the call, the result and its event, as a
-//!   client sees them. A second prompt calls the tool again on the running server, for
-//!   reference.
+//!   server's start (spawn, the handshake of the era the cache remembers, no listing before
+//!   the call), the call, the result and its event, as a client sees them. A second prompt
+//!   calls the tool again on the running server, for reference.
 //! - **baseline:** the bench spawns the same `fake-mcp` and writes `initialize`, reads its
 //!   answer, writes `notifications/initialized` and `tools/call echo`, and reads the result:
 //!   from just before `spawn` to reading the result. A second `tools/call` on the same
-//!   process is timed too, for reference, and so is a bare run that sends what rho sends this
-//!   server before its call (the era probe `server/discover`, refused; `initialize`;
-//!   `notifications/initialized`; `tools/list`), which separates the protocol's share of the
-//!   difference from the implementation's.
+//!   process is timed too, for reference. rho sends this server the same requests before its
+//!   call (`host/mcp/tests/client_half/startup.rs` checks the sequence), so the difference is
+//!   the implementation's.
 //!
 //! rho and the baseline alternate (which goes first alternates too). Each server start appends
 //! its pid to a file: every rho session must start the server exactly once, on the first call
@@ -50,23 +49,12 @@ const TOOL: &str = "mcp__lazy__echo";
 /// The id of the bare client's `initialize`.
 const INITIALIZE_ID: u64 = 0;
 
-/// The id of the era probe in the [`Wire::Rho`] reference.
-const DISCOVER_ID: u64 = 100;
-
-/// The id of the listing in the [`Wire::Rho`] reference.
-const TOOLS_LIST_ID: u64 = 101;
-
 /// The lines the bare client writes, built before any clock starts.
 struct BareRequests {
     /// `initialize` (the era fake-mcp speaks, no client capabilities).
     initialize: String,
     /// `notifications/initialized`.
     initialized: String,
-    /// The era probe rho sends first (a 2025-11-25 server such as fake-mcp refuses it, and rho
-    /// falls back to `initialize`), in the [`Wire::Rho`] reference.
-    discover: String,
-    /// The listing rho makes after the handshake, in the [`Wire::Rho`] reference.
-    tools_list: String,
     /// `tools/call echo` 1 and 2.
     calls: [String; 2],
 }
@@ -88,37 +76,9 @@ impl BareRequests {
             .to_string(),
             initialized: json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
                 .to_string(),
-            discover: json!({
-                "jsonrpc": "2.0",
-                "id": DISCOVER_ID,
-                "method": "server/discover",
-                "params": {"_meta": {
-                    "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": false}},
-                    "io.modelcontextprotocol/clientInfo": client,
-                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                }},
-            })
-            .to_string(),
-            tools_list: json!({
-                "jsonrpc": "2.0",
-                "id": TOOLS_LIST_ID,
-                "method": "tools/list",
-                "params": {},
-            })
-            .to_string(),
             calls: [call_request(1), call_request(2)],
         }
     }
-}
-
-/// What the bare client sends before its first call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wire {
-    /// The least a client needs: `initialize`, `notifications/initialized`.
-    Minimal,
-    /// What rho sends to this server (as fake-mcp `--record` shows): the era probe
-    /// `server/discover` (refused), `initialize`, `notifications/initialized`, `tools/list`.
-    Rho,
 }
 
 /// The scripted answer after call `call` (1 or 2) of run `run`.
@@ -212,22 +172,13 @@ fn check_bare_result(line: &str) -> Result<(), String> {
 fn bare_run(
     command: &mut LineCommand,
     requests: &BareRequests,
-    wire: Wire,
     line: &mut String,
 ) -> Result<(Duration, Duration), String> {
     let start = Instant::now();
     let mut server = command.spawn()?;
-    if wire == Wire::Rho {
-        server.write_line(&requests.discover)?;
-        read_response(&mut server, DISCOVER_ID, line)?;
-    }
     server.write_line(&requests.initialize)?;
     read_response(&mut server, INITIALIZE_ID, line)?;
     server.write_line(&requests.initialized)?;
-    if wire == Wire::Rho {
-        server.write_line(&requests.tools_list)?;
-        read_response(&mut server, TOOLS_LIST_ID, line)?;
-    }
     server.write_line(&requests.calls[0])?;
     read_response(&mut server, 1, line)?;
     let first = start.elapsed();
@@ -353,40 +304,30 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let mut line = String::new();
     let (mut rho_first, mut rho_second) = (Vec::new(), Vec::new());
     let (mut bare_first, mut bare_second) = (Vec::new(), Vec::new());
-    let mut wire_first = Vec::new();
     for i in 0..total {
         // Alternating which goes first keeps a slow drift in the machine from favouring either.
-        // The reference with rho's wire sequence runs between the two.
-        let (r, b, w) = if i % 2 == 0 {
+        let (r, b) = if i % 2 == 0 {
             let r = rho_run(&mut rho, i, &pids)?;
-            let w = bare_run(&mut bare, &requests, Wire::Rho, &mut line)?;
-            (
-                r,
-                bare_run(&mut bare, &requests, Wire::Minimal, &mut line)?,
-                w,
-            )
+            (r, bare_run(&mut bare, &requests, &mut line)?)
         } else {
-            let b = bare_run(&mut bare, &requests, Wire::Minimal, &mut line)?;
-            let w = bare_run(&mut bare, &requests, Wire::Rho, &mut line)?;
-            (rho_run(&mut rho, i, &pids)?, b, w)
+            let b = bare_run(&mut bare, &requests, &mut line)?;
+            (rho_run(&mut rho, i, &pids)?, b)
         };
         if i >= o.warmup {
             rho_first.push(r.0);
             rho_second.push(r.1);
             bare_first.push(b.0);
             bare_second.push(b.1);
-            wire_first.push(w.0);
         }
     }
     drop(model);
     let summary =
         |runs: &[Duration]| Summary::of(runs).ok_or_else(|| Error::Failed("no timed runs".into()));
-    let (rf, rs, bf, bs, wf) = (
+    let (rf, rs, bf, bs) = (
         summary(&rho_first)?,
         summary(&rho_second)?,
         summary(&bare_first)?,
         summary(&bare_second)?,
-        summary(&wire_first)?,
     );
 
     println!("first call of a lazy stdio server's tool: rho rpc against a bare client");
@@ -407,12 +348,8 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
          over pipes; timed from just before spawn to reading the result"
     );
     println!(
-        "reference: the same with what rho sends this server before its call: server/discover \
-         (refused), initialize, notifications/initialized, tools/list"
-    );
-    println!(
-        "runs:     {} timed after {} warm-up; rho and the baseline alternate (the reference \
-         between them); every rho session started the server once, at its first call",
+        "runs:     {} timed after {} warm-up; rho and the baseline alternate; every rho \
+         session started the server once, at its first call",
         o.runs, o.warmup
     );
     println!();
@@ -423,7 +360,6 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     for (name, s) in [
         ("rho: first call (starts the server)", rf),
         ("bare: spawn + handshake + call", bf),
-        ("  bare with rho's requests", wf),
         ("rho: second call", rs),
         ("bare: second call", bs),
     ] {
@@ -433,10 +369,9 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let ratio = rf.median / bf.median;
     println!(
         "rho first/bare first: {ratio:.2}x ({:+.2} ms); rho's start alone (first − second \
-         call): {:.2} ms; rho's extra requests in the bare client: {:+.2} ms",
+         call): {:.2} ms",
         rf.median - bf.median,
-        rf.median - rs.median,
-        wf.median - bf.median
+        rf.median - rs.median
     );
     let verdict = verdict(ratio <= GOAL_RATIO);
     println!(
@@ -479,8 +414,6 @@ mod tests {
         let requests = BareRequests::new();
         for (request, id, method) in [
             (&requests.initialize, INITIALIZE_ID, "initialize"),
-            (&requests.discover, DISCOVER_ID, "server/discover"),
-            (&requests.tools_list, TOOLS_LIST_ID, "tools/list"),
             (&requests.calls[0], 1, "tools/call"),
             (&requests.calls[1], 2, "tools/call"),
         ] {
@@ -491,11 +424,6 @@ mod tests {
         let initialize = json_lines::rpc_line(&requests.initialize).unwrap();
         assert_eq!(initialize["params"]["protocolVersion"], "2025-11-25");
         assert_eq!(initialize["params"]["capabilities"], json!({}));
-        let discover = json_lines::rpc_line(&requests.discover).unwrap();
-        assert_eq!(
-            discover["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
-            "2026-07-28"
-        );
         let initialized = json_lines::rpc_line(&requests.initialized).unwrap();
         assert_eq!(initialized["method"], "notifications/initialized");
         assert!(initialized.get("id").is_none());

@@ -6,8 +6,10 @@
 //! user plugins, in that precedence) and lists every MCP server entry. [`Registry::mount`]
 //! then builds the fixed [`ToolSet`] of a session: built-in tools, `activate_skill` (only when
 //! skills exist) and the tools of every MCP server that starts within its budget;
-//! [`Registry::probe`] starts servers the same way for an inventory, and closes them.
+//! [`Registry::probe`] starts servers the same way for an inventory, and closes them;
+//! [`Registry::call_tool`] starts one and calls one of its tools (`rho mcp call`).
 
+mod direct_call;
 mod mcp_tool;
 mod mount;
 mod output_contract;
@@ -27,6 +29,7 @@ use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
 use rho_config::{ConfigSource, RhoConfig, RhoPaths};
 use rho_plugins::{PluginInventory, PluginLocations};
 
+pub use direct_call::{DirectCall, DirectCallError};
 pub use probe::{Probe, ProbedServer, ProbedTool, StartReport};
 pub use server_link::{ServerHealth, ServerRestart};
 pub use server_state::{MountedServer, MountedTool, ServerStatus};

@@ -8,15 +8,6 @@ pub(super) fn credentials(ctx: &Context) -> rho_config::CredentialStore {
     rho_config::CredentialStore::new(ctx.paths.credentials_dir())
 }
 
-/// The OAuth access of a command: tokens from the store, and a login only where `policy`
-/// allows one.
-pub(super) fn oauth_access(ctx: &Context, policy: LoginPolicy) -> rho_mcp::oauth::OAuthAccess {
-    rho_mcp::oauth::OAuthAccess {
-        store: credentials(ctx),
-        login: policy,
-    }
-}
-
 /// Whether a person is at this run's terminal: stdin to answer, stderr to read what rho says
 /// (and the authorization address when no browser window appears).
 pub(super) fn person_at_terminal() -> bool {

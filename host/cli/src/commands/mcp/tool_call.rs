@@ -1,6 +1,7 @@
-//! `rho mcp call`: one tool call on one server, its progress on stderr and its result on stdout.
+//! `rho mcp call`: one tool call on one server through the registry (`Registry::call_tool`:
+//! started and named as a session would), its progress on stderr and its result on stdout.
 
-use super::auth::{oauth_access, person_at_terminal};
+use super::auth::person_at_terminal;
 use super::*;
 
 pub(super) fn call(
@@ -10,73 +11,45 @@ pub(super) fn call(
     args: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let arguments = match args {
-        None => None,
+        None => serde_json::Value::Null,
         Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(serde_json::Value::Object(map)) => Some(map),
+            Ok(map @ serde_json::Value::Object(_)) => map,
             Ok(_) => bail!("arguments must be a JSON object"),
             Err(e) => bail!("arguments are not valid JSON: {e}"),
         },
     };
-    let slots = load_slots(ctx)?;
-    let spec = startable(&slots, id)?;
+    let registry = ctx.registry()?;
     let json = ctx.json;
     // A person at a terminal may log in when the server needs it.
-    let access = oauth_access(ctx, LoginPolicy::for_run(person_at_terminal()));
+    let options = rho_core::MountOptions {
+        oauth_login: LoginPolicy::for_run(person_at_terminal()),
+        ..rho_core::MountOptions::default()
+    };
     runtime::run(|stop| async move {
-        // A call needs the tools only: the server's prompts and resources stay unlisted.
-        let options = rho_mcp::ClientOptions {
-            skip_offers: true,
-            oauth: Some(access),
-            ..rho_mcp::ClientOptions::default()
-        };
-        // A signal while connecting drops the connection, which stops the server.
-        let connection = tokio::select! {
-            connected = rho_mcp::connect_with(&spec, &rho_mcp::process_ambient, &options) => connected?,
-            () = stop.cancelled() => bail!("stopped while connecting"),
-        };
-        let mut names = rho_component::naming::ExportedNames::default();
-        let exported: Vec<(String, String)> = connection
-            .tools
-            .iter()
-            .map(|t| (names.assign(&spec.id, &t.name), t.name.clone()))
-            .collect();
-        let Some(raw) = exported
-            .iter()
-            .find(|(e, raw)| e == tool || raw == tool)
-            .map(|(_, raw)| raw.clone())
-        else {
-            connection.close().await;
-            bail!("server {id:?} has no tool {tool:?} (see `rho mcp show {id} --connect`)");
-        };
-        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel::<rho_mcp::Progress>(64);
-        let printer = tokio::spawn(async move {
-            while let Some(p) = progress_rx.recv().await {
-                let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-                let message = p
-                    .message
-                    .map(|m| format!(" {}", clean(&m)))
-                    .unwrap_or_default();
-                crate::output::error_line(&format!("progress {}{total}{message}", p.progress));
-            }
-        });
-        // A signal cancels the call (the server is told), then the connection closes.
-        let cancel = rho_mcp::Cancel::new();
-        let on_signal = cancel.clone();
-        tokio::spawn(async move {
-            stop.cancelled().await;
-            on_signal.cancel();
-        });
-        let result = connection
-            .call_tool(&raw, arguments, Some(progress_tx), cancel)
-            .await;
-        connection.close().await;
-        let _ = printer.await;
-        let result = result?;
-        let rendered = rho_mcp::render_result(&result, spec.max_output_bytes);
+        // A signal cancels the call (the server is told) or the start, then the server stops.
+        let mut context = rho_component::ToolContext::new(&registry.paths.project.cwd);
+        context.cancel = stop;
+        context.progress = Some(std::sync::Arc::new(|p: rho_component::ToolProgress| {
+            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+            let message = p
+                .message
+                .map(|m| format!(" {}", clean(&m)))
+                .unwrap_or_default();
+            crate::output::error_line(&format!("progress {}{total}{message}", p.progress));
+        }));
+        let called = registry
+            .call_tool(id, tool, arguments, &context, options)
+            .await?;
+        let rendered = called.output;
+        // A failed call (no result, or a result flagged isError) is an error a person reads
+        // on stderr; a program reading --json gets it as the result with `is_error`.
+        if rendered.is_error && !json {
+            bail!("{}", rendered.text);
+        }
         if json {
             json_sorted(&McpCall {
-                server: &spec.id,
-                tool: &raw,
+                server: id,
+                tool: &called.tool,
                 is_error: rendered.is_error,
                 text: &rendered.text,
                 truncated: rendered.truncated,

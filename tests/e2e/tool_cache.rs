@@ -126,3 +126,44 @@ async fn a_probe_fills_the_tool_cache_a_lazy_session_then_mounts() {
     assert_eq!(starts(), 1, "mounting the known server spawned nothing");
     set.close().await;
 }
+
+#[test]
+fn a_direct_call_names_tools_as_a_session_and_fills_the_tool_cache() {
+    let sandbox = Sandbox::new();
+    let pids = sandbox.outside("records").join("pids");
+    sandbox.write_config(&format!(
+        "[mcp.servers.fake]\ncommand = \"{FAKE}\"\nargs = [\"--mode\", \"ok\", \"--pid-file\", {pids:?}]\n\
+         startup = \"lazy\"\n",
+        pids = pids.display().to_string()
+    ));
+    // By its own name and by the exported name a session gives it.
+    for name in ["echo", "mcp__fake__echo"] {
+        let called = sandbox
+            .rho(&["mcp", "call", "fake", name, r#"{"n":1}"#, "--json"])
+            .ok()
+            .json();
+        assert_eq!(called["tool"], "echo", "{called:#}");
+        assert_eq!(called["is_error"], false, "{called:#}");
+        assert!(
+            called["text"].as_str().unwrap().starts_with("called echo"),
+            "{called:#}"
+        );
+    }
+    // The call started the lazy server like any start, so a session now knows it.
+    let plain = sandbox.rho(&["mcp", "list", "--json"]).ok().json();
+    assert_eq!(rho_e2e::mcp_server(&plain, "fake")["status"], "known");
+    // A tool the server does not offer, and a server that does not exist, fail on stderr.
+    let missing = sandbox.rho(&["mcp", "call", "fake", "nope"]).code(1);
+    assert!(
+        missing.stderr.contains("has no tool \"nope\""),
+        "{}",
+        missing.stderr
+    );
+    let unknown = sandbox.rho(&["mcp", "call", "ghost", "echo"]).code(1);
+    assert!(
+        unknown.stderr.contains("no MCP server \"ghost\""),
+        "{}",
+        unknown.stderr
+    );
+    assert!(unknown.stdout.is_empty());
+}

@@ -137,6 +137,9 @@ async fn a_cached_lazy_server_is_known_without_a_process_and_starts_once_for_a_b
         "concurrent first calls start the server once"
     );
     assert_eq!(set.servers[0].status(), ServerStatus::Used);
+    // The turn boundary lists the tools the start took from the cache: the same, so nothing
+    // changed and nothing is reported.
+    assert_eq!(set.reconcile().await, Vec::new());
     Arc::try_unwrap(set).unwrap().close().await;
 }
 

@@ -256,7 +256,11 @@ impl ToolSet {
                     let added = connection.accept_added();
                     self.join(link, &added);
                     link.remember(connection);
-                    out.push((id.to_owned(), changes));
+                    // A listing that confirms what was mounted (a known server's first
+                    // start, a restart) changes nothing to report.
+                    if !changes.is_empty() {
+                        out.push((id.to_owned(), changes));
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(target: "rho::mcp", server = id, "re-listing tools failed: {e}")

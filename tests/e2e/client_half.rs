@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use rho_component::naming::ExportedNames;
-use rho_e2e::{FakeModel, Rpc, Sandbox};
+use rho_e2e::{FakeModel, Rpc, Sandbox, everything};
 use serde_json::{Value, json};
 
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
@@ -22,18 +22,6 @@ fn tool(name: &str) -> String {
 
 fn call(name: &str, arguments: Value) -> Value {
     json!({"name": tool(name), "arguments": arguments})
-}
-
-/// A sandbox whose config runs server-everything (with `extra` lines in its table) and lets
-/// every tool run without asking.
-fn everything(extra: &str) -> Sandbox {
-    let sandbox = Sandbox::new();
-    let server = rho_e2e::peer_bin("mcp-server-everything");
-    sandbox.write_config(&format!(
-        "[agent]\npermission_mode = \"allow-all\"\n\n[mcp.servers.everything]\ncommand = \"{}\"\nargs = [\"stdio\"]\n{extra}",
-        server.display()
-    ));
-    sandbox
 }
 
 fn tool_names(rpc: &mut Rpc, id: u64) -> Vec<String> {
@@ -61,7 +49,7 @@ fn tool_result<'a>(notes: &'a [Value], name: &str) -> &'a Value {
 
 #[test]
 fn roots_forms_and_sampling_reach_the_client_and_come_back_typed() {
-    let sandbox = everything("sampling = \"ask\"\n");
+    let sandbox = everything::allow_all_sandbox("sampling = \"ask\"\n");
     let model = model(
         &sandbox.dir.path().join("model"),
         &json!([
@@ -191,7 +179,7 @@ fn roots_forms_and_sampling_reach_the_client_and_come_back_typed() {
 fn nothing_is_declared_where_nobody_can_answer() {
     // Sampling opted in, but no --accept-questions: no form, no sampling question can reach a
     // person, so neither is declared and server-everything offers neither tool.
-    let sandbox = everything("sampling = \"ask\"\n");
+    let sandbox = everything::allow_all_sandbox("sampling = \"ask\"\n");
     let model = model(&sandbox.dir.path().join("model"), &json!([]));
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
     let names = tool_names(&mut rpc, 1);
@@ -206,7 +194,7 @@ fn nothing_is_declared_where_nobody_can_answer() {
     );
     assert_eq!(rpc.finish(), 0);
     // With questions accepted but sampling left at its default (deny): forms only.
-    let sandbox = everything("");
+    let sandbox = everything::allow_all_sandbox("");
     let model = self::model(&sandbox.dir.path().join("model"), &json!([]));
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral", "--accept-questions"]);
     let names = tool_names(&mut rpc, 1);
@@ -223,7 +211,7 @@ fn nothing_is_declared_where_nobody_can_answer() {
 
 #[test]
 fn a_declined_form_lets_the_turn_go_on_and_a_cancelled_one_ends_it() {
-    let sandbox = everything("");
+    let sandbox = everything::allow_all_sandbox("");
     let model = model(
         &sandbox.dir.path().join("model"),
         &json!([
@@ -270,7 +258,7 @@ fn a_declined_form_lets_the_turn_go_on_and_a_cancelled_one_ends_it() {
 
 #[test]
 fn prompts_are_commands_with_suggestions_and_resources_attach_to_a_prompt() {
-    let sandbox = everything("");
+    let sandbox = everything::allow_all_sandbox("");
     let model = model(
         &sandbox.dir.path().join("model"),
         &json!([
@@ -439,7 +427,7 @@ fn a_revised_tool_reaches_the_model_next_turn_and_added_ones_need_a_restart() {
 
 #[test]
 fn end_of_input_declines_an_open_question_and_rho_exits() {
-    let sandbox = everything("");
+    let sandbox = everything::allow_all_sandbox("");
     let model = model(
         &sandbox.dir.path().join("model"),
         &json!([
@@ -550,7 +538,7 @@ fn a_modern_server_asks_through_input_requests_and_gets_the_same_answers() {
 
 #[test]
 fn abort_declines_an_open_question_and_ends_the_turn() {
-    let sandbox = everything("");
+    let sandbox = everything::allow_all_sandbox("");
     let model = model(
         &sandbox.dir.path().join("model"),
         &json!([

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use rho_component::{McpServerOrigin, McpServerSpec, McpTransport, StdioCommand, StdioServerSpec};
+use rho_e2e::everything;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
 
@@ -127,12 +128,12 @@ async fn user_cancellation_fails_the_call_promptly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ping_is_answered_while_the_server_runs_and_fails_once_it_is_gone() {
     let port = rho_e2e::free_port();
-    let mut server = everything_http(port);
+    let mut server = everything::start_http(port);
     let mut spec = McpServerSpec::new(
         "web",
         McpServerOrigin::Config,
         McpTransport::StreamableHttp(rho_component::HttpServerSpec {
-            url: format!("http://127.0.0.1:{port}/mcp"),
+            url: everything::http_url(port),
             headers: vec![],
             headers_from_env: vec![],
         }),
@@ -143,8 +144,8 @@ async fn a_ping_is_answered_while_the_server_runs_and_fails_once_it_is_gone() {
         .unwrap();
     assert!(connection.is_legacy());
     connection.ping(Duration::from_secs(5)).await.unwrap();
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.0.kill().unwrap();
+    server.0.wait().unwrap();
     let failed = connection
         .ping(Duration::from_secs(5))
         .await
@@ -158,27 +159,15 @@ async fn a_ping_is_answered_while_the_server_runs_and_fails_once_it_is_gone() {
     connection.close().await;
 }
 
-fn everything_http(port: u16) -> std::process::Child {
-    let server = std::process::Command::new(rho_e2e::peer_bin("mcp-server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    rho_e2e::wait_for_port(port, 15, "server-everything");
-    server
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_legacy_http_session_is_reinitialized_and_the_call_retried() {
     let port = rho_e2e::free_port();
-    let mut server = rho_e2e::KillOnDrop(everything_http(port));
+    let mut server = everything::start_http(port);
     let mut spec = McpServerSpec::new(
         "web",
         McpServerOrigin::Config,
         McpTransport::StreamableHttp(rho_component::HttpServerSpec {
-            url: format!("http://127.0.0.1:{port}/mcp"),
+            url: everything::http_url(port),
             headers: vec![],
             headers_from_env: vec![],
         }),
@@ -199,7 +188,7 @@ async fn an_expired_legacy_http_session_is_reinitialized_and_the_call_retried() 
     // initialize a new session and retry the call once, without the caller noticing.
     server.0.kill().unwrap();
     server.0.wait().unwrap();
-    server = rho_e2e::KillOnDrop(everything_http(port));
+    server = everything::start_http(port);
     let args = serde_json::json!({"message": "after restart"});
     let result = connection
         .call_tool("echo", args.as_object().cloned(), None, cancel)

@@ -9,22 +9,17 @@ use std::time::{Duration, Instant};
 use rho_e2e::*;
 use serde_json::Value;
 
-fn everything() -> String {
-    peer_bin("mcp-server-everything")
-        .to_string_lossy()
-        .into_owned()
-}
-
 #[test]
 fn stdio_connect_lists_tools_with_exported_names_and_instructions() {
     let sb = Sandbox::new();
-    sb.write_config(
-        &format!(
-            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n\n[mcp.servers.narrow]\ncommand = {:?}\nargs = [\"stdio\"]\ntools = {{ allow = [\"echo\", \"get-sum\"], deny = [\"get-sum\"] }}\n",
-            everything(),
-            everything()
-        ),
-    );
+    sb.write_config(&format!(
+        "{}\n{}",
+        everything::stdio_table("everything", ""),
+        everything::stdio_table(
+            "narrow",
+            "tools = { allow = [\"echo\", \"get-sum\"], deny = [\"get-sum\"] }\n"
+        )
+    ));
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
     let e = mcp_server(&list, "everything");
     assert_eq!(e["status"], "started", "{e:#}");
@@ -62,10 +57,7 @@ fn stdio_connect_lists_tools_with_exported_names_and_instructions() {
 #[test]
 fn call_renders_text_structured_content_images_and_progress() {
     let sb = Sandbox::new();
-    sb.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n",
-        everything()
-    ));
+    sb.write_config(&everything::stdio_table("everything", ""));
     let run = sb
         .rho(&[
             "mcp",
@@ -147,9 +139,9 @@ fn call_renders_text_structured_content_images_and_progress() {
 #[test]
 fn output_is_capped_by_max_output_bytes() {
     let sb = Sandbox::new();
-    sb.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nmax_output_bytes = 20\n",
-        everything()
+    sb.write_config(&everything::stdio_table(
+        "everything",
+        "max_output_bytes = 20\n",
     ));
     let run = sb
         .rho(&[
@@ -175,12 +167,10 @@ fn output_is_capped_by_max_output_bytes() {
 #[test]
 fn environment_is_sanitized_and_secrets_stay_out_of_rho_output() {
     let sb = Sandbox::new();
-    sb.write_config(
-        &format!(
-            "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nenv = {{ VISIBLE = \"yes\" }}\nenv_from_env = {{ SERVER_TOKEN = \"RHO_CANARY_SOURCE\" }}\n",
-            everything()
-        ),
-    );
+    sb.write_config(&everything::stdio_table(
+        "everything",
+        "env = { VISIBLE = \"yes\" }\nenv_from_env = { SERVER_TOKEN = \"RHO_CANARY_SOURCE\" }\n",
+    ));
     let canary = "canary-7f3a9c";
     let env = [
         ("RHO_CANARY_SOURCE", canary),
@@ -226,12 +216,10 @@ fn plugin_servers_get_plugin_root_and_a_fresh_plugin_data() {
     let sb = Sandbox::new();
     let dir = sb.user_plugins().join("ev");
     make_plugin(&dir, "ev");
-    let bin = peer_bin("mcp-server-everything");
-    let bin_dir = bin.parent().unwrap().to_str().unwrap().to_owned();
-    make_mcp(
-        &dir,
-        r#"{"all":{"type":"stdio","command":"mcp-server-everything","args":["stdio"],"env":{"CACHE":"${PLUGIN_DATA}/cache"}}}"#,
-    );
+    let bin_dir = everything::bin_dir().to_str().unwrap().to_owned();
+    let mut all = everything::mcp_json_entry(everything::BIN);
+    all["env"] = serde_json::json!({"CACHE": "${PLUGIN_DATA}/cache"});
+    make_mcp(&dir, &serde_json::json!({ "all": all }).to_string());
     let data = sb.user_plugins().join("data/ev");
     assert!(!data.exists());
     let path = format!("{bin_dir}:{}", std::env::var("PATH").unwrap_or_default());
@@ -253,8 +241,8 @@ fn one_failing_server_never_takes_down_its_siblings() {
     let sb = Sandbox::new();
     sb.write_config(
         &format!(
-            "[mcp.servers.good]\ncommand = {:?}\nargs = [\"stdio\"]\n\n[mcp.servers.missing]\ncommand = \"rho-no-such-executable\"\n\n[mcp.servers.exits]\ncommand = \"true\"\n\n[mcp.servers.refused]\nurl = \"http://127.0.0.1:{}/mcp\"\n",
-            everything(),
+            "{}\n[mcp.servers.missing]\ncommand = \"rho-no-such-executable\"\n\n[mcp.servers.exits]\ncommand = \"true\"\n\n[mcp.servers.refused]\nurl = \"http://127.0.0.1:{}/mcp\"\n",
+            everything::stdio_table("good", ""),
             free_port()
         ),
     );
@@ -314,7 +302,10 @@ fn grandchildren_of_a_server_are_stopped_with_it() {
     let script = sb.outside("bin").join("forking");
     write_script(
         &script,
-        &format!("#!/bin/sh\nsleep {marker} &\nexec {} stdio\n", everything()),
+        &format!(
+            "#!/bin/sh\nsleep {marker} &\nexec {}\n",
+            everything::stdio_shell()
+        ),
     );
     sb.write_config(&format!(
         "[mcp.servers.forking]\ncommand = {:?}\n",
@@ -330,27 +321,15 @@ fn grandchildren_of_a_server_are_stopped_with_it() {
     );
 }
 
-fn http_everything(port: u16) -> KillOnDrop {
-    let child = Command::new(everything())
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let peer = KillOnDrop(child);
-    wait_for_port(port, 15, "server-everything");
-    peer
-}
-
 #[test]
 fn streamable_http_connects_and_calls_with_headers_from_the_environment() {
     let port = free_port();
-    let _peer = http_everything(port);
+    let _peer = everything::start_http(port);
     let sb = Sandbox::new();
     sb.write_config(
         &format!(
-            "[mcp.servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ X-Tenant = \"public\" }}\nheaders_from_env = {{ X-Api-Key = \"RHO_TEST_API_KEY\" }}\n"
+            "[mcp.servers.web]\nurl = \"{}\"\nheaders = {{ X-Tenant = \"public\" }}\nheaders_from_env = {{ X-Api-Key = \"RHO_TEST_API_KEY\" }}\n",
+            everything::http_url(port)
         ),
     );
     let env = [("RHO_TEST_API_KEY", "canary-header-secret")];
@@ -419,9 +398,9 @@ fn zero_enabled_servers_connect_nothing() {
 #[test]
 fn call_budget_cancels_and_fails_the_call() {
     let sb = Sandbox::new();
-    sb.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\ncall_timeout_sec = 0.8\n",
-        everything()
+    sb.write_config(&everything::stdio_table(
+        "everything",
+        "call_timeout_sec = 0.8\n",
     ));
     let started = Instant::now();
     let run = sb
@@ -448,8 +427,8 @@ fn server_stderr_reaches_the_log_with_secrets_redacted() {
     write_script(
         &script,
         &format!(
-            "#!/bin/sh\necho \"booting with token=$SERVER_TOKEN\" >&2\nexec {} stdio\n",
-            everything()
+            "#!/bin/sh\necho \"booting with token=$SERVER_TOKEN\" >&2\nexec {}\n",
+            everything::stdio_shell()
         ),
     );
     sb.write_config(
@@ -479,10 +458,7 @@ fn server_stderr_reaches_the_log_with_secrets_redacted() {
 #[test]
 fn declared_output_schemas_are_enforced() {
     let sb = Sandbox::new();
-    sb.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n",
-        everything()
-    ));
+    sb.write_config(&everything::stdio_table("everything", ""));
     // server-everything declares an outputSchema for this tool and honours it.
     let run = sb
         .rho(&[

@@ -7,13 +7,6 @@
 use rho_e2e::*;
 use serde_json::{Value, json};
 
-fn everything(sb: &Sandbox) {
-    sb.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n",
-        peer_bin("mcp-server-everything").to_string_lossy()
-    ));
-}
-
 fn named<'a>(list: &'a Value, name: &str) -> &'a Value {
     list.as_array()
         .unwrap()
@@ -25,7 +18,7 @@ fn named<'a>(list: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn show_connect_lists_prompts_resources_and_templates() {
     let sb = Sandbox::new();
-    everything(&sb);
+    sb.write_config(&everything::stdio_table("everything", ""));
     let shown = sb
         .rho(&["mcp", "show", "everything", "--connect", "--json"])
         .ok()
@@ -89,7 +82,7 @@ fn show_connect_lists_prompts_resources_and_templates() {
 #[test]
 fn without_connect_there_is_no_catalog_and_list_connect_has_added_tools_only() {
     let sb = Sandbox::new();
-    everything(&sb);
+    sb.write_config(&everything::stdio_table("everything", ""));
     let shown = sb.rho(&["mcp", "show", "everything", "--json"]).ok().json();
     assert_eq!(shown["status"], "configured");
     for key in ["prompts", "resources", "added_tools"] {

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rho_component::naming::ExportedNames;
-use rho_e2e::{FakeModel, Sandbox, peer_bin, repo_root, rho_bin, write};
+use rho_e2e::{FakeModel, Sandbox, everything, repo_root, rho_bin, write};
 use serde_json::{Value, json};
 
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
@@ -140,11 +140,7 @@ fn a_generated_typescript_client_compiles_and_makes_every_call() {
     let work = sandbox.outside("openrpc-client");
     let project = generate_and_compile(&tools, &document_path, &work);
 
-    let server = peer_bin("mcp-server-everything");
-    sandbox.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
-        server.display()
-    ));
+    sandbox.write_config(&everything::stdio_table("everything", ""));
     let elicit = ExportedNames::default().assign("everything", "trigger-elicitation-request");
     // One model turn per request, in the order the driver causes them.
     let model = FakeModel::start(

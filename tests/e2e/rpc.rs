@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rho_e2e::{FakeModel, Rpc, Sandbox, processes_with, write};
+use rho_e2e::{FakeModel, Rpc, Sandbox, everything, processes_with, write};
 use serde_json::{Value, json};
 
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
@@ -540,15 +540,7 @@ const LONG_RUNNING: &str = "mcp__everything___rho_747269676765722d6c6f6e672_ee21
 
 #[test]
 fn a_prompt_calls_a_real_mcp_server_tool() {
-    let sandbox = Sandbox::new();
-    let everything = rho_e2e::peer_bin("mcp-server-everything");
-    allow_all(
-        &sandbox,
-        &format!(
-            "[mcp.servers.everything]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
-            everything.display()
-        ),
-    );
+    let sandbox = everything::allow_all_sandbox("");
     let model = Model::start(
         &sandbox.dir.path().join("model"),
         &json!([
@@ -642,11 +634,7 @@ const GET_ENV: &str = "mcp___rho_65766572792d7468696e67___rho_6765742d656e76";
 #[test]
 fn listings_and_tool_events_name_an_mcp_tool_as_server_and_tool() {
     let sandbox = Sandbox::new();
-    let everything = rho_e2e::peer_bin("mcp-server-everything");
-    sandbox.write_config(&format!(
-        "[mcp.servers.every-thing]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
-        everything.display()
-    ));
+    sandbox.write_config(&everything::stdio_table("every-thing", ""));
     let model = Model::start(
         &sandbox.dir.path().join("model"),
         &json!([

@@ -3,7 +3,7 @@
 //! `@modelcontextprotocol/server-everything`, with `[agent] tool_search = "always"`.
 
 use rho_component::naming::ExportedNames;
-use rho_e2e::{FakeModel, Rpc, Sandbox};
+use rho_e2e::{FakeModel, Rpc, Sandbox, everything};
 use serde_json::{Value, json};
 
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
@@ -15,10 +15,9 @@ fn everything_tool(name: &str) -> String {
 /// A sandbox whose config runs server-everything with its tools behind the search.
 fn sandbox(tool_search: &str) -> Sandbox {
     let sandbox = Sandbox::new();
-    let server = rho_e2e::peer_bin("mcp-server-everything");
     sandbox.write_config(&format!(
-        "[agent]\npermission_mode = \"allow-all\"\ntool_search = {tool_search:?}\n\n[mcp.servers.everything]\ncommand = {}\nargs = [\"stdio\"]\n",
-        json!(server.display().to_string())
+        "[agent]\npermission_mode = \"allow-all\"\ntool_search = {tool_search:?}\n\n{}",
+        everything::stdio_table("everything", "")
     ));
     sandbox
 }
@@ -275,10 +274,9 @@ fn twenty_servers_of_forty_real_tools_cost_at_most_5_percent_with_the_tool_searc
 #[test]
 fn a_pinned_server_is_always_sent_while_others_wait() {
     let sandbox = Sandbox::new();
-    let server = rho_e2e::peer_bin("mcp-server-everything");
     sandbox.write_config(&format!(
-        "[agent]\ntool_search = \"always\"\n\n[mcp.servers.everything]\ncommand = {}\nargs = [\"stdio\"]\ndefer = false\n\n[mcp.servers.many]\ncommand = {}\nargs = [\"--mode\", \"many-tools\", \"--count\", \"12\"]\n",
-        json!(server.display().to_string()),
+        "[agent]\ntool_search = \"always\"\n\n{}\n[mcp.servers.many]\ncommand = {}\nargs = [\"--mode\", \"many-tools\", \"--count\", \"12\"]\n",
+        everything::stdio_table("everything", "defer = false\n"),
         json!(env!("CARGO_BIN_EXE_fake-mcp")),
     ));
     let model = FakeModel::start(

@@ -19,12 +19,6 @@ const BUILTINS: [(&str, &str); 7] = [
     ("run_command", "destructive"),
 ];
 
-fn everything() -> String {
-    peer_bin("mcp-server-everything")
-        .to_string_lossy()
-        .into_owned()
-}
-
 /// The `name` enum of `activate_skill`'s input schema.
 fn skill_enum(list: &Value) -> Vec<String> {
     strings(&listed_tool(list, "activate_skill")["input_schema"]["properties"]["name"]["enum"])
@@ -63,10 +57,10 @@ fn recording_server(dir: &Path, marker: &str) -> std::path::PathBuf {
     write_script(
         &script,
         &format!(
-            "#!/bin/sh\ntouch {started:?}\necho $$ > {pid:?}\nexec {everything:?} stdio {marker}\n",
+            "#!/bin/sh\ntouch {started:?}\necho $$ > {pid:?}\nexec {everything} {marker}\n",
             started = dir.join("started"),
             pid = dir.join("pid"),
-            everything = everything(),
+            everything = everything::stdio_shell(),
         ),
     );
     script
@@ -193,9 +187,8 @@ fn list_connects_config_servers_and_isolates_a_failed_one() {
     let sb = Sandbox::new();
     let marker = format!("rho-tools-list-{}", std::process::id());
     sb.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\", {marker:?}]\n\n\
-         [mcp.servers.broken]\ncommand = \"/nonexistent/rho-no-such-server\"\n",
-        everything()
+        "{}\n[mcp.servers.broken]\ncommand = \"/nonexistent/rho-no-such-server\"\n",
+        everything::stdio_table_args("everything", &[&marker], "")
     ));
     let list = sb.rho(&["tools", "list", "--json"]).ok().json();
     let all = listed_names(&list);
@@ -1040,9 +1033,8 @@ fn doctor_connects_mcp_servers_and_reports_a_failed_one() {
     let sb = Sandbox::new();
     let marker = format!("rho-tools-doctor-{}", std::process::id());
     sb.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = {:?}\nargs = [\"stdio\", {marker:?}]\n\n\
-         [mcp.servers.broken]\ncommand = \"/nonexistent/rho-no-such-server\"\n",
-        everything()
+        "{}\n[mcp.servers.broken]\ncommand = \"/nonexistent/rho-no-such-server\"\n",
+        everything::stdio_table_args("everything", &[&marker], "")
     ));
     let doctor = sb.rho(&["doctor", "--json"]).code(1).json();
     let mcp = check(&doctor, "mcp servers");

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use rho_component::naming::ExportedNames;
 use rho_e2e::tmux::Tmux;
-use rho_e2e::{FakeModel, Sandbox, make_mcp, make_plugin, rho_bin, write_script};
+use rho_e2e::{FakeModel, Sandbox, everything, make_mcp, make_plugin, rho_bin, write_script};
 use serde_json::{Value, json};
 
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
@@ -77,17 +77,6 @@ fn model(sandbox: &Sandbox, script: &Value) -> FakeModel {
 
 fn everything_tool(name: &str) -> String {
     ExportedNames::default().assign("everything", name)
-}
-
-/// A sandbox whose config runs server-everything.
-fn everything() -> Sandbox {
-    let sandbox = Sandbox::new();
-    let server = rho_e2e::peer_bin("mcp-server-everything");
-    sandbox.write_config(&format!(
-        "[agent]\npermission_mode = \"allow-all\"\n\n[mcp.servers.everything]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
-        server.display()
-    ));
-    sandbox
 }
 
 #[test]
@@ -207,11 +196,7 @@ fn an_mcp_tool_its_server_calls_read_only_is_asked_about_in_the_servers_words() 
     // server-everything's `echo` says `readOnlyHint: true`; rho cannot check it, so the call
     // is still asked about, and the card must not call it both read-only and destructive.
     let sandbox = Sandbox::new();
-    let server = rho_e2e::peer_bin("mcp-server-everything");
-    sandbox.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
-        server.display()
-    ));
+    sandbox.write_config(&everything::stdio_table("everything", ""));
     let model = model(
         &sandbox,
         &json!([
@@ -303,7 +288,7 @@ fn a_resumed_session_shows_each_call_as_it_ended() {
 /// project, what loaded (the everything server and its tools) and where help is.
 #[test]
 fn a_new_session_opens_with_the_welcome() {
-    let sandbox = everything();
+    let sandbox = everything::allow_all_sandbox("");
     let model = model(&sandbox, &json!([]));
     let tmux = tui(&sandbox, &model, &["--ephemeral"]);
     let screen = tmux.wait_for("1 MCP server");
@@ -394,7 +379,7 @@ fn leaving_names_the_project_only_from_elsewhere_and_only_when_saved() {
 
 #[test]
 fn a_server_form_is_answered_on_its_tool_card() {
-    let sandbox = everything();
+    let sandbox = everything::allow_all_sandbox("");
     let model = model(
         &sandbox,
         &json!([
@@ -421,7 +406,7 @@ fn a_server_form_is_answered_on_its_tool_card() {
 
 #[test]
 fn prompt_commands_and_resources_come_from_the_palettes() {
-    let sandbox = everything();
+    let sandbox = everything::allow_all_sandbox("");
     let model = model(
         &sandbox,
         &json!([
@@ -532,7 +517,7 @@ fn a_signal_restores_the_terminal_and_stops_the_servers() {
 
 #[test]
 fn prompt_arguments_are_suggested_by_the_server() {
-    let sandbox = everything();
+    let sandbox = everything::allow_all_sandbox("");
     let model = model(
         &sandbox,
         &json!([{"content": "completed", "expect": {"last_message_contains": "Engineering"}}]),
@@ -657,7 +642,7 @@ fn a_resize_rewraps_the_conversation_and_80x24_stays_usable() {
 /// Runs rho on the stand-in kitty terminal (`tests/peers/graphics_terminal.py`, a real pty)
 /// for a turn that calls server-everything's `get-tiny-image`; what the terminal saw.
 fn on_a_kitty_terminal(answer_kitty: bool) -> Value {
-    let sandbox = everything();
+    let sandbox = everything::allow_all_sandbox("");
     let tool = everything_tool("get-tiny-image");
     let model = model(
         &sandbox,

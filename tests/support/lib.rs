@@ -1,6 +1,7 @@
 //! Helpers for the end-to-end tests: a sandboxed home and project, the real `rho` binary, file
 //! tree builders and a canary that proves nothing outside the managed roots was touched.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+pub mod everything;
 pub mod oauth;
 pub mod terminal;
 pub mod tmux;

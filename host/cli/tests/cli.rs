@@ -5,14 +5,15 @@
 
 use std::process::Command;
 
+/// Runs rho with a fresh home (also its working directory), removed once rho has exited.
 fn rho(args: &[&str]) -> std::process::Output {
-    let home = std::env::temp_dir().join(format!("rho-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&home).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
     Command::new(env!("CARGO_BIN_EXE_rho"))
         .args(args)
-        .env("HOME", &home)
+        .env("HOME", home)
         .env("RHO_HOME", home.join(".rho"))
-        .current_dir(&home)
+        .current_dir(home)
         .output()
         .unwrap()
 }
@@ -79,16 +80,15 @@ fn the_readmes_quick_start_is_two_commands_and_the_build_shows_progress() {
                 || (a.starts_with('-') && !a.starts_with("--") && a.contains('q'))),
         "the first build must show cargo's progress: {cargo:?}"
     );
-    let home = std::env::temp_dir().join(format!("rho-cli-readme-{}", std::process::id()));
-    std::fs::create_dir_all(&home).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
     let out = Command::new(env!("CARGO_BIN_EXE_rho"))
         .args(rho_args.split_whitespace())
         .current_dir(&repo)
-        .env("HOME", &home)
+        .env("HOME", home)
         .env("RHO_HOME", home.join(".rho"))
         .output()
         .unwrap();
-    let _ = std::fs::remove_dir_all(&home);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(out.status.success(), "{text}");
     for plugin in ["release-notes", "web-research"] {

@@ -211,7 +211,8 @@ mod tests {
 
     #[test]
     fn project_chain_stops_at_repository_root() {
-        let tmp = std::env::temp_dir().join(format!("rho-config-test-{}", std::process::id()));
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path();
         let deep = tmp.join("repo").join("a").join("b");
         std::fs::create_dir_all(&deep).unwrap();
         std::fs::create_dir_all(tmp.join("repo").join(".git")).unwrap();
@@ -234,27 +235,25 @@ mod tests {
             paths.mcp_cache_dir(),
             tmp.join("home").join(".rho").join("cache").join("mcp")
         );
-        std::fs::remove_dir_all(&tmp).unwrap();
     }
 
     #[test]
     fn outside_a_repository_the_project_is_the_directory() {
-        let tmp = std::env::temp_dir().join(format!("rho-config-norepo-{}", std::process::id()));
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path();
         std::fs::create_dir_all(tmp.join("x")).unwrap();
-        let paths = RhoPaths::resolve(&env(&tmp), &tmp.join("x")).unwrap();
+        let paths = RhoPaths::resolve(&env(tmp), &tmp.join("x")).unwrap();
         assert_eq!(paths.project.chain.len(), 1);
         assert_eq!(
             paths.project.root,
             dunce::canonicalize(tmp.join("x")).unwrap()
         );
-        std::fs::remove_dir_all(&tmp).unwrap();
     }
 
     #[test]
     fn home_as_project_is_user_scope_only() {
-        let tmp = std::env::temp_dir().join(format!("rho-config-home-{}", std::process::id()));
-        std::fs::create_dir_all(&tmp).unwrap();
-        let home = dunce::canonicalize(&tmp).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let home = dunce::canonicalize(dir.path()).unwrap();
         let paths = RhoPaths::resolve(&env(&home), &home).unwrap();
         assert!(paths.project_plugin_roots().is_empty());
         assert!(
@@ -262,7 +261,6 @@ mod tests {
                 .project_skill_roots()
                 .contains(&home.join(".agents/skills"))
         );
-        std::fs::remove_dir_all(&tmp).unwrap();
     }
 
     #[test]

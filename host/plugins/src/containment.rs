@@ -347,11 +347,12 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
-    fn tmp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("rho-contain-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dunce::canonicalize(&dir).unwrap()
+    /// A fresh temporary directory (removed when the first half is dropped) and its
+    /// canonical path.
+    fn tmp() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dunce::canonicalize(dir.path()).unwrap();
+        (dir, path)
     }
 
     #[test]
@@ -366,7 +367,7 @@ mod tests {
 
     #[test]
     fn symlinked_file_outside_is_refused_inside_is_allowed() {
-        let t = tmp("file");
+        let (_dir, t) = tmp();
         let root = t.join("root");
         std::fs::create_dir_all(&root).unwrap();
         std::fs::write(t.join("secret"), "canary").unwrap();
@@ -382,12 +383,11 @@ mod tests {
             read_within(&root, &root.join("real"), 1),
             Err(ContainError::TooLarge(1))
         ));
-        std::fs::remove_dir_all(&t).unwrap();
     }
 
     #[test]
     fn fifo_and_loop_and_dangling_do_not_hang() {
-        let t = tmp("fifo");
+        let (_dir, t) = tmp();
         let status = std::process::Command::new("mkfifo")
             .arg(t.join("f"))
             .status()
@@ -408,12 +408,11 @@ mod tests {
             read_within(&t, &t.join("d"), 10),
             Err(ContainError::Missing)
         ));
-        std::fs::remove_dir_all(&t).unwrap();
     }
 
     #[test]
     fn beneath_reads_inside_refuses_outside_and_absolute_links_inside() {
-        let t = tmp("beneath");
+        let (_dir, t) = tmp();
         let root = t.join("root");
         std::fs::create_dir_all(root.join("dir")).unwrap();
         std::fs::write(t.join("secret"), "canary").unwrap();
@@ -452,12 +451,11 @@ mod tests {
             b.dir(Path::new("up")),
             Err(ContainError::Escape(_))
         ));
-        std::fs::remove_dir_all(&t).unwrap();
     }
 
     #[test]
     fn resolve_within_handles_missing_tails() {
-        let t = tmp("resolve");
+        let (_dir, t) = tmp();
         std::fs::create_dir_all(t.join("root/sub")).unwrap();
         let root = t.join("root");
         assert_eq!(
@@ -479,6 +477,5 @@ mod tests {
             data.join("cache")
         );
         assert!(resolve_within(&data, &data.join("../q")).is_err());
-        std::fs::remove_dir_all(&t).unwrap();
     }
 }

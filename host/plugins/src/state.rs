@@ -192,8 +192,8 @@ mod tests {
 
     #[test]
     fn round_trip_and_defaults() {
-        let dir = std::env::temp_dir().join(format!("rho-state-{}", std::process::id()));
-        let path = dir.join("plugins.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plugins.toml");
         let mut state = ActivationState::load(&path).unwrap();
         assert!(state.is_enabled("x"));
         state.set_enabled("x", false);
@@ -208,20 +208,17 @@ mod tests {
             !back.plugins.contains_key("x"),
             "an all-default entry is dropped"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn strict_parsing_names_file_and_line() {
-        let dir = std::env::temp_dir().join(format!("rho-state-bad-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("plugins.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plugins.toml");
         std::fs::write(&path, "[plugins.x]\nenabled = false\nenbled = true\n").unwrap();
         let err = ActivationState::load(&path).unwrap_err().to_string();
         assert!(
             err.contains("plugins.toml") && err.contains("enbled") && err.contains('3'),
             "{err}"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -45,8 +45,12 @@ mod tests {
 
     #[test]
     fn lists_what_git_would_and_nothing_special() {
-        let dir = std::env::temp_dir().join(format!("rho-tui-files-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        // Not hidden (a `.tmp` name), so the walk's own rules see only the files below.
+        let temp = tempfile::Builder::new()
+            .prefix("rho-tui-files-")
+            .tempdir()
+            .unwrap();
+        let dir = temp.path();
         std::fs::create_dir_all(dir.join("src")).unwrap_or_default();
         std::fs::create_dir_all(dir.join("target")).unwrap_or_default();
         for (path, text) in [
@@ -58,8 +62,7 @@ mod tests {
         ] {
             std::fs::write(dir.join(path), text).unwrap_or_default();
         }
-        let files = list(&dir);
-        let _ = std::fs::remove_dir_all(&dir);
+        let files = list(dir);
         assert_eq!(files, ["README.md", "src/main.rs"]);
     }
 }

@@ -116,8 +116,9 @@ async fn run(options: &Options) -> Result<(), String> {
     }
     report("load, cold compile", &mut cold);
 
-    let dir = std::env::temp_dir().join(format!("rho-wasm-bench-{}", std::process::id()));
-    let cached_host = WasmHost::new(Some(dir.clone())).map_err(|e| e.to_string())?;
+    // Removed when dropped, also when a step below fails.
+    let cache = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let cached_host = WasmHost::new(Some(cache.path().to_path_buf())).map_err(|e| e.to_string())?;
     cached_host
         .load(&spec, &bytes)
         .await
@@ -135,7 +136,7 @@ async fn run(options: &Options) -> Result<(), String> {
         }
     }
     report("load, cached artifact", &mut cached);
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(cache);
 
     let component = cold_host
         .load(&spec, &bytes)
@@ -220,7 +221,8 @@ async fn example_loads(options: &Options) -> Result<(), String> {
         cold.push(started.elapsed());
     }
     let cold_p50 = report("example, cold compile", &mut cold);
-    let dir = std::env::temp_dir().join(format!("rho-wasm-bench-ex-{}", std::process::id()));
+    let cache = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = cache.path().to_path_buf();
     let cached_host = WasmHost::new(Some(dir.clone())).map_err(|e| e.to_string())?;
     cached_host
         .load(&spec, &bytes)
@@ -238,7 +240,7 @@ async fn example_loads(options: &Options) -> Result<(), String> {
         }
     }
     let cached_p50 = report("example, cached load", &mut cached);
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(cache);
     println!(
         "cached load: {:.1?} (cold compile {:.1?}, {:.0}x faster); goal ≤ 2 ms per component: {}",
         cached_p50,

@@ -13,8 +13,9 @@ use crate::peers::*;
 async fn modern_questions(wire: Wire) {
     let (mut spec, _peer) = modern(wire).await;
     spec.sampling = SamplingPolicy::Ask;
+    let root = workspace("modern ws");
     let options = ClientOptions {
-        roots: Some(workspace("modern ws")),
+        roots: Some(root.path().to_path_buf()),
         elicitation: true,
         sampling: true,
         skip_offers: false,

@@ -184,22 +184,39 @@ pub(crate) async fn connect(spec: &McpServerSpec, options: &ClientOptions) -> Co
         .unwrap_or_else(|e| panic!("connect {}: {e}", spec.id))
 }
 
-pub(crate) fn workspace(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("rho-mcp-client-half-{}", std::process::id()))
-        .join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A directory called `name` inside a fresh temporary directory; both are removed when this
+/// is dropped, so a test holds it for as long as it uses the directory.
+pub(crate) struct Workspace {
+    _temp: tempfile::TempDir,
+    path: PathBuf,
 }
 
-pub(crate) fn everything_options() -> ClientOptions {
-    ClientOptions {
-        roots: Some(workspace("my workspace")),
+impl Workspace {
+    /// The directory called `name`.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+pub(crate) fn workspace(name: &str) -> Workspace {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join(name);
+    std::fs::create_dir_all(&path).unwrap();
+    Workspace { _temp: temp, path }
+}
+
+/// Options declaring every client capability, with a workspace called `my workspace` as the
+/// one root (held by the second half).
+pub(crate) fn everything_options() -> (ClientOptions, Workspace) {
+    let root = workspace("my workspace");
+    let options = ClientOptions {
+        roots: Some(root.path().to_path_buf()),
         elicitation: true,
         sampling: true,
         skip_offers: false,
         oauth: None,
-    }
+    };
+    (options, root)
 }
 
 pub(crate) fn offers(connection: &Connection, tool: &str) -> bool {

@@ -14,7 +14,8 @@ use crate::peers::*;
 async fn roots_and_questions(wire: Wire) {
     let (mut spec, _peer) = everything(wire).await;
     spec.sampling = SamplingPolicy::Ask;
-    let connection = connect(&spec, &everything_options()).await;
+    let (options, _root) = everything_options();
+    let connection = connect(&spec, &options).await;
     assert!(connection.is_legacy(), "{wire:?}");
 
     let roots = text_of(&call(&connection, "get-roots-list", json!({}), None).await);
@@ -186,16 +187,18 @@ async fn what_is_not_declared_is_not_offered() {
     bare.close().await;
     // Config left at `deny`: no sampling, whatever the run could do.
     spec.sampling = SamplingPolicy::Deny;
-    let denied = connect(&spec, &everything_options()).await;
+    let (denied_options, _denied_root) = everything_options();
+    let denied = connect(&spec, &denied_options).await;
     assert!(!offers(&denied, "trigger-sampling-request"));
     assert!(offers(&denied, "trigger-elicitation-request"));
     assert!(offers(&denied, "get-roots-list"));
     denied.close().await;
     // A run without a model: no sampling either.
     spec.sampling = SamplingPolicy::Ask;
+    let (options, _root) = everything_options();
     let options = ClientOptions {
         sampling: false,
-        ..everything_options()
+        ..options
     };
     let no_model = connect(&spec, &options).await;
     assert!(!offers(&no_model, "trigger-sampling-request"));
@@ -205,7 +208,8 @@ async fn what_is_not_declared_is_not_offered() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_two_calls_in_flight_a_question_is_declined_unasked() {
     let (spec, _peer) = everything(Wire::Stdio).await;
-    let connection = connect(&spec, &everything_options()).await;
+    let (options, _root) = everything_options();
+    let connection = connect(&spec, &options).await;
     let asker = TestAsker::new(|_| accept(&[("name", "Ada")]));
     let long = call(
         &connection,
@@ -267,7 +271,8 @@ async fn an_open_question_pauses_the_call_budget_and_is_bounded_by_it() {
     let mut spec = spec("slow", crate::startup::python(SLOW_ASKER_SERVER));
     spec.protocol_version = Some("2025-11-25".into());
     spec.call_timeout = Duration::from_millis(1500);
-    let connection = connect(&spec, &everything_options()).await;
+    let (options, _root) = everything_options();
+    let connection = connect(&spec, &options).await;
     let slow = Arc::new(SlowAsker {
         delay: Some(Duration::from_millis(800)),
     });

@@ -39,7 +39,8 @@ async fn a_server_failing_its_handshake_is_reported_with_its_stderr_redacted() {
 async fn a_discovery_failure_closes_the_session_instead_of_killing_it() {
     // A legacy server that shakes hands, refuses tools/list, and records how it ended: a
     // closed stdin (the bounded close) rather than a kill (drop).
-    let marker = workspace("discovery").join("ended");
+    let dir = workspace("discovery");
+    let marker = dir.path().join("ended");
     let _ = std::fs::remove_file(&marker);
     let code = format!(
         r#"
@@ -118,7 +119,8 @@ async fn start_knowing(
     call: &str,
     fail: bool,
 ) -> (Result<String, String>, Vec<String>) {
-    let record = workspace(name).join("methods");
+    let dir = workspace(name);
+    let record = dir.path().join("methods");
     let _ = std::fs::remove_file(&record);
     let spec = spec("legacy", recording_legacy_server(&record));
     let options = ClientOptions::default();
@@ -227,7 +229,8 @@ async fn a_known_tool_the_server_refuses_and_no_longer_lists_fails_as_withdrawn(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_in_its_remembered_era_is_not_started_twice() {
-    let record = workspace("dead-era").join("starts");
+    let dir = workspace("dead-era");
+    let record = dir.path().join("starts");
     let _ = std::fs::remove_file(&record);
     let code = format!(
         "open({:?}, 'a').write('start\\n')\nimport sys\nsys.exit(3)",

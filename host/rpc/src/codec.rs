@@ -231,7 +231,7 @@ pub(crate) fn decode_line(line: &[u8]) -> Decoded {
     let request = match parse_line(line) {
         Ok(Some(request)) => request,
         Ok(None) => return Decoded::Blank,
-        Err(response) => return Decoded::Refused(Some(response)),
+        Err(error) => return Decoded::Refused(Some(error.response_line())),
     };
     let refuse = |code: ErrorCode, message: &str| refused(&request, code, message);
     if request.method == DISCOVER {
@@ -249,7 +249,7 @@ pub(crate) fn decode_line(line: &[u8]) -> Decoded {
             method,
             operation,
         },
-        Err(message) => refuse(ErrorCode::InvalidParams, &message),
+        Err(error) => refuse(error.code(), &error.to_string()),
     }
 }
 
@@ -267,8 +267,8 @@ fn refused(request: &Request, code: ErrorCode, message: &str) -> Decoded {
 /// the session, so it is answered even while a turn runs.
 fn discover(request: &Request) -> Decoded {
     let refuse = |code: ErrorCode, message: &str| refused(request, code, message);
-    if let Err(message) = request.params::<NoParams>() {
-        return refuse(ErrorCode::InvalidParams, &message);
+    if let Err(error) = request.params::<NoParams>() {
+        return refuse(error.code(), &error.to_string());
     }
     let Some(id) = request.id.as_deref() else {
         return Decoded::Answered(None);

@@ -49,6 +49,54 @@ impl ErrorCode {
     }
 }
 
+/// Params that do not fit their method (answered with [`ErrorCode::InvalidParams`]); names the
+/// method.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid params for {method}: {reason}")]
+pub struct ParamsError {
+    /// The method the params were sent to.
+    pub method: String,
+    /// What does not fit.
+    pub reason: String,
+}
+
+impl ParamsError {
+    /// The JSON-RPC code of the error response (`-32602`).
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidParams
+    }
+}
+
+/// A line that is not a request rho takes: the JSON-RPC code and message of the error
+/// response it gets, and the id that response echoes (`None` where the line has no usable
+/// id). The message names what is wrong (the line, the id, `"jsonrpc"`, `"method"`,
+/// `"params"`).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct LineError {
+    /// The id to answer with (`None`: written as `null`).
+    pub id: Option<Box<RawValue>>,
+    /// [`ErrorCode::Parse`] or [`ErrorCode::InvalidRequest`].
+    pub code: ErrorCode,
+    /// What is wrong with the line.
+    pub message: String,
+}
+
+impl LineError {
+    fn new(id: Option<Box<RawValue>>, code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            id,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The error response line to send back.
+    pub fn response_line(&self) -> String {
+        error_line(self.id.as_deref(), self.code, &self.message)
+    }
+}
+
 /// A well-formed request or notification.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -81,14 +129,14 @@ impl Request {
     /// it is required). A `null` in an optional slot is left out, since a client that skips an
     /// argument can only send `null` there; more elements than slots is an error. By-name
     /// params (and none) are returned as they are.
-    pub fn named(&self, slots: &[(&str, bool)]) -> Result<Cow<'_, Self>, String> {
+    pub fn named(&self, slots: &[(&str, bool)]) -> Result<Cow<'_, Self>, ParamsError> {
         let Some(raw) = &self.params else {
             return Ok(Cow::Borrowed(self));
         };
         if !raw.get().trim_start().starts_with('[') {
             return Ok(Cow::Borrowed(self));
         }
-        let invalid = |message: String| format!("invalid params for {}: {message}", self.method);
+        let invalid = |reason: String| self.invalid_params(reason);
         let values: Vec<&RawValue> =
             serde_json::from_str(raw.get()).map_err(|e| invalid(e.to_string()))?;
         if values.len() > slots.len() {
@@ -116,7 +164,7 @@ impl Request {
     }
 
     /// Deserializes the params; absent, `null`, `{}` and `[]` count as no params.
-    pub fn params<T: serde::de::DeserializeOwned + Default>(&self) -> Result<T, String> {
+    pub fn params<T: serde::de::DeserializeOwned + Default>(&self) -> Result<T, ParamsError> {
         let Some(raw) = &self.params else {
             return Ok(T::default());
         };
@@ -124,13 +172,20 @@ impl Request {
         if text == "null" || text == "[]" {
             return Ok(T::default());
         }
-        serde_json::from_str(text).map_err(|e| format!("invalid params for {}: {e}", self.method))
+        serde_json::from_str(text).map_err(|e| self.invalid_params(e.to_string()))
     }
 
     /// Deserializes required params.
-    pub fn required_params<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+    pub fn required_params<T: serde::de::DeserializeOwned>(&self) -> Result<T, ParamsError> {
         let text = self.params.as_deref().map_or("null", RawValue::get);
-        serde_json::from_str(text).map_err(|e| format!("invalid params for {}: {e}", self.method))
+        serde_json::from_str(text).map_err(|e| self.invalid_params(e.to_string()))
+    }
+
+    fn invalid_params(&self, reason: String) -> ParamsError {
+        ParamsError {
+            method: self.method.clone(),
+            reason,
+        }
     }
 }
 
@@ -151,30 +206,31 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue
     serde::Deserialize::deserialize(d).map(Some)
 }
 
-/// Parses one line. `Ok(None)` for a blank line; `Err(line)` is the error response to send.
-pub fn parse_line(line: &[u8]) -> Result<Option<Request>, String> {
+/// Parses one line. `Ok(None)` for a blank line; an error carries the error response to send
+/// ([`LineError::response_line`]).
+pub fn parse_line(line: &[u8]) -> Result<Option<Request>, LineError> {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
     let Ok(text) = std::str::from_utf8(line) else {
-        return Err(error_line(
+        return Err(LineError::new(
             None,
             ErrorCode::Parse,
             "the line is not valid UTF-8",
         ));
     };
     if let Err(e) = serde_json::from_str::<&RawValue>(text) {
-        return Err(error_line(
+        return Err(LineError::new(
             None,
             ErrorCode::Parse,
-            &format!("not valid JSON: {e}"),
+            format!("not valid JSON: {e}"),
         ));
     }
     match text.trim_start().as_bytes().first() {
         Some(b'[') => {
-            return Err(error_line(
+            return Err(LineError::new(
                 None,
                 ErrorCode::InvalidRequest,
                 "batches are not supported: send one request per line",
@@ -182,7 +238,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Request>, String> {
         }
         Some(b'{') => {}
         _ => {
-            return Err(error_line(
+            return Err(LineError::new(
                 None,
                 ErrorCode::InvalidRequest,
                 "a request must be a JSON object",
@@ -190,10 +246,10 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Request>, String> {
         }
     }
     let envelope: Envelope = serde_json::from_str(text).map_err(|e| {
-        error_line(
+        LineError::new(
             None,
             ErrorCode::InvalidRequest,
-            &format!("not a request object: {e}"),
+            format!("not a request object: {e}"),
         )
     })?;
     let id = match envelope.id {
@@ -213,7 +269,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Request>, String> {
                     _ => false,
                 };
             if !valid {
-                return Err(error_line(
+                return Err(LineError::new(
                     None,
                     ErrorCode::InvalidRequest,
                     "the id must be a string or an integer (at most 1024 characters)",
@@ -223,8 +279,8 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Request>, String> {
         }
     };
     let invalid = |message: &str| {
-        Err(error_line(
-            id.as_deref(),
+        Err(LineError::new(
+            id.clone(),
             ErrorCode::InvalidRequest,
             message,
         ))
@@ -324,7 +380,7 @@ mod tests {
     use super::*;
 
     fn error_of(line: &str) -> serde_json::Value {
-        serde_json::from_str(&parse_line(line.as_bytes()).unwrap_err()).unwrap()
+        serde_json::from_str(&parse_line(line.as_bytes()).unwrap_err().response_line()).unwrap()
     }
 
     #[test]
@@ -393,7 +449,8 @@ mod tests {
             assert_eq!(error["id"], *id, "{line}");
         }
         let invalid_utf8 = parse_line(b"{\"a\":\"\xff\"}").unwrap_err();
-        assert!(invalid_utf8.contains("-32700"));
+        assert_eq!(invalid_utf8.code, ErrorCode::Parse);
+        assert!(invalid_utf8.response_line().contains("-32700"));
     }
 
     #[test]

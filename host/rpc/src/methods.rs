@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::convert;
-use crate::jsonrpc::Request;
+use crate::jsonrpc::{ParamsError, Request};
 use crate::wire::{
     AgentEndParams, AgentErrorParams, ApprovalRequestParams, ApprovalResponseParams, CompactResult,
     CompleteParams, CompleteResult, DeltaParams, DoctorResult, Empty, ExtensionsResult,
@@ -26,14 +26,14 @@ use crate::wire::{
 /// A method's params: how they are read from a request.
 pub(crate) trait MethodParams: DeserializeOwned + JsonSchema {
     /// Reads the params (required ones by default).
-    fn read(request: &Request) -> Result<Self, String> {
+    fn read(request: &Request) -> Result<Self, ParamsError> {
         request.required_params()
     }
 }
 
 impl MethodParams for NoParams {
     /// No params, `null`, `{}` or `[]`.
-    fn read(request: &Request) -> Result<Self, String> {
+    fn read(request: &Request) -> Result<Self, ParamsError> {
         request.params()
     }
 }
@@ -87,13 +87,13 @@ macro_rules! methods {
 
             /// The host operation a request becomes, or why its params do not fit. Params by
             /// position are named after the method's params in the OpenRPC document's order.
-            pub(crate) fn decode(self, request: &Request) -> Result<Operation, String> {
+            pub(crate) fn decode(self, request: &Request) -> Result<Operation, ParamsError> {
                 let request = request.named(&crate::openrpc::param_slots(self.name()))?;
                 let request = request.as_ref();
                 match self {
                     $(Self::$variant => {
                         let params = <$params as MethodParams>::read(request)?;
-                        let decode: fn($params) -> Result<Operation, String> = $decode;
+                        let decode: fn($params) -> Result<Operation, ParamsError> = $decode;
                         decode(params)
                     })*
                 }

@@ -123,7 +123,7 @@ impl Connection {
             && value.get("isError").and_then(Value::as_bool) != Some(true)
         {
             crate::output_schema::check(schema, value.get("structuredContent"))
-                .map_err(call_error)?;
+                .map_err(|e| call_error(e.to_string()))?;
         }
         Ok(value)
     }

@@ -5,25 +5,48 @@
 
 use serde_json::Value;
 
+/// Why a tool's result breaks its output-schema contract (the caller names the tool).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputSchemaError {
+    /// The tool declares an `outputSchema` but its result has no `structuredContent`.
+    #[error("the tool declares an outputSchema but returned no structuredContent")]
+    Missing,
+    /// The tool's `outputSchema` cannot be used (not a schema, or a `$ref` to the network).
+    #[error("the tool's outputSchema is not usable: {reason}")]
+    Unusable {
+        /// Why the validator refused it.
+        reason: String,
+    },
+    /// `structuredContent` does not validate.
+    #[error(
+        "structuredContent does not match the tool's outputSchema: {}",
+        .problems.join("; ")
+    )]
+    Mismatch {
+        /// The first few problems, each naming where in the content it is.
+        problems: Vec<String>,
+    },
+}
+
 /// Checks `structured` against `schema`; the error says what is wrong, in one line.
-pub fn check(schema: &Value, structured: Option<&Value>) -> Result<(), String> {
+pub fn check(schema: &Value, structured: Option<&Value>) -> Result<(), OutputSchemaError> {
     let Some(structured) = structured else {
-        return Err("the tool declares an outputSchema but returned no structuredContent".into());
+        return Err(OutputSchemaError::Missing);
     };
-    let validator = jsonschema::options()
-        .offline()
-        .build(schema)
-        .map_err(|e| format!("the tool's outputSchema is not usable: {e}"))?;
+    let validator =
+        jsonschema::options()
+            .offline()
+            .build(schema)
+            .map_err(|e| OutputSchemaError::Unusable {
+                reason: e.to_string(),
+            })?;
     let problems: Vec<String> = rho_component::schema_problems(&validator, structured)
         .take(5)
         .collect();
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "structuredContent does not match the tool's outputSchema: {}",
-            problems.join("; ")
-        ))
+        Err(OutputSchemaError::Mismatch { problems })
     }
 }
 
@@ -37,17 +60,25 @@ mod tests {
         let schema =
             json!({"type": "object", "properties": {"t": {"type": "number"}}, "required": ["t"]});
         assert!(check(&schema, Some(&json!({"t": 1}))).is_ok());
+        let mismatch = check(&schema, Some(&json!({"t": "x"}))).unwrap_err();
+        assert!(matches!(mismatch, OutputSchemaError::Mismatch { .. }));
         assert!(
-            check(&schema, Some(&json!({"t": "x"})))
-                .unwrap_err()
-                .contains("/t")
+            mismatch
+                .to_string()
+                .starts_with("structuredContent does not match the tool's outputSchema: ")
         );
-        assert!(
-            check(&schema, None)
-                .unwrap_err()
-                .contains("no structuredContent")
+        assert!(mismatch.to_string().contains("/t"));
+        assert_eq!(
+            check(&schema, None).unwrap_err().to_string(),
+            "the tool declares an outputSchema but returned no structuredContent"
         );
         let remote = json!({"$ref": "http://169.254.169.254/schema.json"});
-        assert!(check(&remote, Some(&json!({}))).is_err(), "no network $ref");
+        assert!(
+            matches!(
+                check(&remote, Some(&json!({}))),
+                Err(OutputSchemaError::Unusable { .. })
+            ),
+            "no network $ref"
+        );
     }
 }

@@ -20,7 +20,7 @@ use rho_component::{
     AskFuture, Asker, Form, HttpServerSpec, McpServerOrigin, McpServerSpec, McpTransport,
     QuestionAnswer, SamplingAnswer, SamplingRequest,
 };
-use rho_mcp::oauth::{Browser, BrowserFuture, Handover, LoginPolicy, OAuthAccess};
+use rho_mcp::oauth::{Browser, BrowserError, BrowserFuture, Handover, LoginPolicy, OAuthAccess};
 use rho_mcp::{ClientOptions, Connection, ServerTool};
 use serde_json::{Map, Value, json};
 
@@ -90,29 +90,30 @@ impl Browser for Headless {
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(BUDGET)
                 .build()
-                .map_err(|e| e.to_string())?;
-            let page = http.get(url).send().await.map_err(|e| e.to_string())?;
+                .map_err(other)?;
+            let page = http.get(url).send().await.map_err(other)?;
             let location = page
                 .headers()
                 .get("location")
                 .and_then(|v| v.to_str().ok())
                 .ok_or_else(|| {
-                    format!(
+                    BrowserError::Other(format!(
                         "the authorization page answered {} without a redirect",
                         page.status()
-                    )
+                    ))
                 })?
                 .to_owned();
             eprintln!("authorization page redirected to rho's listener");
-            let back = http
-                .get(&location)
-                .send()
-                .await
-                .map_err(|e| e.to_string())?;
+            let back = http.get(&location).send().await.map_err(other)?;
             eprintln!("rho's listener answered {}", back.status());
             Ok(Handover::Opened)
         })
     }
+}
+
+/// A reason of the headless browser's, in its own words.
+fn other(error: impl std::fmt::Display) -> BrowserError {
+    BrowserError::Other(error.to_string())
 }
 
 /// The client id metadata document the suite's CIMD scenario expects (an `https` URL the

@@ -39,7 +39,8 @@ use tokio::sync::Mutex;
 use crate::McpError;
 use crate::http::HttpClient;
 pub use browser::{
-    Browser, BrowserFuture, Handover, PASTE_MAX_BYTES, PasteBrowser, SystemBrowser, opening_message,
+    Browser, BrowserError, BrowserFuture, Handover, PASTE_MAX_BYTES, PasteBrowser, SystemBrowser,
+    opening_message,
 };
 pub use callback::CALLBACK_PATH;
 use callback::{Callback, CallbackListener};
@@ -568,7 +569,7 @@ async fn browse(
         tokio::pin!(opened);
         // The browser may come back to the listener before the opener returns.
         let handover = tokio::select! {
-            handover = &mut opened => handover.map_err(|e| connect_error(spec, e))?,
+            handover = &mut opened => handover.map_err(|e| connect_error(spec, e.to_string()))?,
             callback = listener.wait(&state) => return finish(spec, callback),
         };
         match handover {

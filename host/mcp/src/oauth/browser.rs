@@ -19,8 +19,46 @@ pub enum Handover {
     Pasted(String),
 }
 
+/// Why [`Browser::open`] could not hand the authorization page over; names the browser
+/// command or the pasted address.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    /// The browser command could not be started.
+    #[error(
+        "cannot run the browser {command:?}: {reason} (set BROWSER, or log in with --no-browser)"
+    )]
+    Launch {
+        /// The command (`$BROWSER`, else the platform opener).
+        command: String,
+        /// The operating system's reason.
+        reason: std::io::Error,
+    },
+    /// The pasted address could not be read from stdin.
+    #[error("cannot read the pasted address: {reason}")]
+    PasteUnreadable {
+        /// Why the read failed.
+        reason: String,
+    },
+    /// The pasted line is longer than [`PASTE_MAX_BYTES`].
+    #[error("the pasted address is longer than {max} bytes")]
+    PasteTooLong {
+        /// The limit ([`PASTE_MAX_BYTES`]).
+        max: usize,
+    },
+    /// The pasted line is not UTF-8.
+    #[error("the pasted address is not UTF-8")]
+    PasteNotUtf8,
+    /// An empty line was pasted.
+    #[error("nothing was pasted")]
+    NothingPasted,
+    /// A reason from a [`Browser`] implemented outside this crate, said in its own words.
+    #[error("{0}")]
+    Other(String),
+}
+
 /// The future of [`Browser::open`].
-pub type BrowserFuture<'a> = Pin<Box<dyn Future<Output = Result<Handover, String>> + Send + 'a>>;
+pub type BrowserFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Handover, BrowserError>> + Send + 'a>>;
 
 /// Shows a person an authorization URL. Implementations decide how; rho checks the URL first
 /// (`https`, or `http` to loopback).
@@ -48,19 +86,15 @@ impl SystemBrowser {
 
     /// Starts the browser on `url` without printing anything (for front-ends that show the
     /// URL their own way).
-    pub fn launch(url: &str) -> Result<(), String> {
+    pub fn launch(url: &str) -> Result<(), BrowserError> {
         let command = Self::command();
-        let mut child = Command::new(&command)
+        let spawned = Command::new(&command)
             .arg(url)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| {
-                format!(
-                    "cannot run the browser {command:?}: {e} (set BROWSER, or log in with --no-browser)"
-                )
-            })?;
+            .spawn();
+        let mut child = spawned.map_err(|reason| BrowserError::Launch { command, reason })?;
         // Reap it in the background: openers usually exit at once, browsers may not.
         std::thread::spawn(move || child.wait());
         Ok(())
@@ -115,20 +149,25 @@ impl Browser for PasteBrowser {
                     .map(|_| line)
             })
             .await
-            .map_err(|e| format!("cannot read the pasted address: {e}"))?
-            .map_err(|e| format!("cannot read the pasted address: {e}"))?;
+            .map_err(|e| unreadable(&e))?
+            .map_err(|e| unreadable(&e))?;
             if line.len() > PASTE_MAX_BYTES {
-                return Err(format!(
-                    "the pasted address is longer than {PASTE_MAX_BYTES} bytes"
-                ));
+                return Err(BrowserError::PasteTooLong {
+                    max: PASTE_MAX_BYTES,
+                });
             }
-            let pasted = String::from_utf8(line)
-                .map_err(|_| "the pasted address is not UTF-8".to_owned())?;
+            let pasted = String::from_utf8(line).map_err(|_| BrowserError::PasteNotUtf8)?;
             let pasted = pasted.trim();
             if pasted.is_empty() {
-                return Err("nothing was pasted".into());
+                return Err(BrowserError::NothingPasted);
             }
             Ok(Handover::Pasted(pasted.to_owned()))
         })
+    }
+}
+
+fn unreadable(reason: &dyn std::fmt::Display) -> BrowserError {
+    BrowserError::PasteUnreadable {
+        reason: reason.to_string(),
     }
 }

@@ -42,7 +42,8 @@ pub use tool_cache::{
 pub use tool_set::{MountOptions, ToolSet};
 pub use trust_question::TrustQuestion;
 pub use wasm_tools::{
-    BUILTIN_OWNER, LoadOutcome, load_plugin_components, wasm_cache_dir, wasm_tool_risk,
+    BUILTIN_OWNER, ComponentLoadError, LoadOutcome, load_plugin_components, wasm_cache_dir,
+    wasm_tool_risk,
 };
 
 /// Everything one run knows about its components, before anything is started.

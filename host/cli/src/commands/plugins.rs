@@ -214,6 +214,7 @@ fn component_tools(
             // Exported as a session would (a fresh table: names of other plugins cannot
             // collide with `wasm__<this plugin>__`).
             let mut names = rho_component::naming::ExportedNames::default();
+            let loaded = loaded.map_err(|e| e.to_string());
             out.push(loaded.map(|component| {
                 let tools: Vec<WasmToolEntry> = component
                     .tools()

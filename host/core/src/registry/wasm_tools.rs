@@ -27,7 +27,26 @@ use super::Registry;
 
 /// How loading one component ended: the loaded component, or why it does not load (naming
 /// what failed, ready for a diagnostic).
-pub type LoadOutcome = Result<Arc<rho_wasm::LoadedComponent>, String>;
+pub type LoadOutcome = Result<Arc<rho_wasm::LoadedComponent>, ComponentLoadError>;
+
+/// Why one WASM component did not load. The plugin's and the engine's errors, kept whole,
+/// name the component (`<plugin>/<name>`) or its file; they are shared ([`Arc`]) because a
+/// failed engine fails every component of the mount with the same error.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ComponentLoadError {
+    /// The WASM engine did not start.
+    #[error("the WASM engine did not start: {0}")]
+    Engine(Arc<rho_wasm::WasmError>),
+    /// The component's file could not be read under the plugin's containment rules.
+    #[error(transparent)]
+    Unreadable(Arc<rho_plugins::PluginError>),
+    /// The engine refused the component (compiling, linking, instantiating, listing tools).
+    #[error(transparent)]
+    Refused(Arc<rho_wasm::WasmError>),
+    /// The load task ended without an outcome (a defect in rho).
+    #[error("loading failed unexpectedly (an internal error)")]
+    Internal,
+}
 
 /// Where compiled components are cached: `$RHO_HOME/cache/wasm`.
 pub fn wasm_cache_dir(paths: &RhoPaths) -> PathBuf {
@@ -35,7 +54,7 @@ pub fn wasm_cache_dir(paths: &RhoPaths) -> PathBuf {
 }
 
 /// A component's bytes (borrowed for a built-in one), or why they could not be read.
-type ComponentBytes = Result<Cow<'static, [u8]>, String>;
+type ComponentBytes = Result<Cow<'static, [u8]>, ComponentLoadError>;
 
 /// Compiles (or takes from the cache) and instantiates every component of `record`, one
 /// outcome per declared component in declaration order. This runs the plugin's code: callers
@@ -52,7 +71,7 @@ pub async fn load_plugin_components(
             let bytes = record
                 .read_component(&spec.name)
                 .map(Cow::Owned)
-                .map_err(|e| e.to_string());
+                .map_err(|e| ComponentLoadError::Unreadable(Arc::new(e)));
             (spec.clone(), bytes)
         })
         .collect::<Vec<_>>();
@@ -64,19 +83,19 @@ pub async fn load_plugin_components(
 
 /// Starts the one [`rho_wasm::WasmHost`] of a mount, caching compiled components under
 /// `cache`, or says why it did not start.
-fn start_host(cache: PathBuf) -> Result<rho_wasm::WasmHost, String> {
-    rho_wasm::WasmHost::new(Some(cache)).map_err(|e| format!("the WASM engine did not start: {e}"))
+fn start_host(cache: PathBuf) -> Result<rho_wasm::WasmHost, ComponentLoadError> {
+    rho_wasm::WasmHost::new(Some(cache)).map_err(|e| ComponentLoadError::Engine(Arc::new(e)))
 }
 
 /// Loads `components` (each with its bytes, or why they could not be read) through `host`
 /// (or fails each with why the engine did not start); outcomes come in input order.
 async fn load_components(
-    host: &Result<rho_wasm::WasmHost, String>,
+    host: &Result<rho_wasm::WasmHost, ComponentLoadError>,
     components: Vec<(WasmComponentSpec, ComponentBytes)>,
 ) -> Vec<LoadOutcome> {
     let host = match host {
         Ok(host) => host,
-        Err(message) => return vec![Err(message.clone()); components.len()],
+        Err(error) => return vec![Err(error.clone()); components.len()],
     };
     // Components load concurrently, as many at a time as there are cores (a cold compile
     // takes a core, and each holds its code in memory until done); outcomes are kept in
@@ -88,8 +107,8 @@ async fn load_components(
     for (index, (spec, bytes)) in components.into_iter().enumerate() {
         let bytes = match bytes {
             Ok(bytes) => bytes,
-            Err(message) => {
-                outcomes.push(Some(Err(message)));
+            Err(error) => {
+                outcomes.push(Some(Err(error)));
                 continue;
             }
         };
@@ -106,7 +125,7 @@ async fn load_components(
         match joined {
             Ok((index, result)) => {
                 if let Some(slot) = outcomes.get_mut(index) {
-                    *slot = Some(result.map_err(|e| e.to_string()));
+                    *slot = Some(result.map_err(|e| ComponentLoadError::Refused(Arc::new(e))));
                 }
             }
             // Its component stays `None`: reported below.
@@ -115,11 +134,7 @@ async fn load_components(
     }
     outcomes
         .into_iter()
-        .map(|outcome| {
-            outcome.unwrap_or_else(|| {
-                Err("loading failed unexpectedly (an internal error)".to_owned())
-            })
-        })
+        .map(|outcome| outcome.unwrap_or(Err(ComponentLoadError::Internal)))
         .collect()
 }
 
@@ -245,7 +260,7 @@ pub(crate) async fn wasm_tools(registry: &Registry, names: &mut ExportedNames) -
             let bytes = record
                 .read_component(&spec.name)
                 .map(Cow::Owned)
-                .map_err(|e| e.to_string());
+                .map_err(|e| ComponentLoadError::Unreadable(Arc::new(e)));
             inputs.push((spec.clone(), bytes));
         }
     }
@@ -258,8 +273,8 @@ pub(crate) async fn wasm_tools(registry: &Registry, names: &mut ExportedNames) -
         let spec = builtin_spec(builtin);
         let host = match &host {
             Ok(host) => host,
-            Err(message) => {
-                out.diagnostics.push(failed(&spec, message.clone()));
+            Err(error) => {
+                out.diagnostics.push(failed(&spec, error.to_string()));
                 continue;
             }
         };
@@ -290,8 +305,8 @@ pub(crate) async fn wasm_tools(registry: &Registry, names: &mut ExportedNames) -
     for (spec, outcome) in specs.iter().zip(outcomes) {
         let loaded = match outcome {
             Ok(loaded) => loaded,
-            Err(message) => {
-                out.diagnostics.push(failed(spec, message));
+            Err(error) => {
+                out.diagnostics.push(failed(spec, error.to_string()));
                 continue;
             }
         };

@@ -17,17 +17,17 @@ pub mod tool_search;
 
 pub use model_choice::{
     BUILTIN_ENDPOINT, BUILTIN_MODEL, BUILTIN_PROVIDER, CONFIGURE_A_MODEL, ChosenModel,
-    ProviderEntry, ProviderFlags, ProviderSource, choose_model, list_provider_models,
-    provider_entries,
+    ModelChoiceError, ProviderEntry, ProviderFlags, ProviderSource, choose_model,
+    list_provider_models, provider_entries,
 };
 pub use registry::{
-    ACTIVATE_SKILL, BUILTIN_OWNER, CacheKey, CacheKeys, CacheReader, CachedCatalog, DirectCall,
-    DirectCallError, LoadOutcome, MAX_TOOL_CACHE_FILE_BYTES, MAX_TOOL_CACHE_FILES, MountOptions,
-    MountedServer, MountedTool, PluginSummary, Probe, ProbedServer, ProbedTool, Registry,
-    ServerHealth, ServerRestart, ServerSlot, ServerSource, ServerStatus, SkillBodyError, SlotState,
-    StartReport, TOOL_CACHE_FORMAT, ToolCache, ToolSet, TrustQuestion, collect_servers,
-    load_plugin_components, plugin_locations, skill_catalog, untrusted_message, wasm_cache_dir,
-    wasm_tool_risk,
+    ACTIVATE_SKILL, BUILTIN_OWNER, CacheKey, CacheKeys, CacheReader, CachedCatalog,
+    ComponentLoadError, DirectCall, DirectCallError, LoadOutcome, MAX_TOOL_CACHE_FILE_BYTES,
+    MAX_TOOL_CACHE_FILES, MountOptions, MountedServer, MountedTool, PluginSummary, Probe,
+    ProbedServer, ProbedTool, Registry, ServerHealth, ServerRestart, ServerSlot, ServerSource,
+    ServerStatus, SkillBodyError, SlotState, StartReport, TOOL_CACHE_FORMAT, ToolCache, ToolSet,
+    TrustQuestion, collect_servers, load_plugin_components, plugin_locations, skill_catalog,
+    untrusted_message, wasm_cache_dir, wasm_tool_risk,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths, ToolSearch};
 pub use rho_mcp::{MAX_QUEUED_QUESTIONS, RejectedQuestions};

@@ -10,7 +10,7 @@ use rho_component::endpoint::is_loopback_host;
 use rho_config::{AgentSettings, RhoConfig};
 use serde::Serialize;
 
-use crate::provider::{OpenAiCompatible, OpenAiConfig, Provider};
+use crate::provider::{OpenAiCompatible, OpenAiConfig, Provider, ProviderError};
 
 /// The provider used when neither flags nor configuration name one.
 pub const BUILTIN_PROVIDER: &str = "local";
@@ -197,6 +197,77 @@ impl std::fmt::Debug for ChosenModel {
     }
 }
 
+/// Why no provider and model could be chosen, or a provider's models not listed; every
+/// variant names the provider (and the variable or endpoint) involved, never a key.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelChoiceError {
+    /// The provider asked for is not configured.
+    #[error("no provider {provider:?} (configure [providers.{provider}])")]
+    UnknownProvider {
+        /// The provider id asked for.
+        provider: String,
+    },
+    /// No provider is configured at all.
+    #[error("no provider configured")]
+    NoProvider,
+    /// The provider's configuration has a problem.
+    #[error("provider {provider:?} cannot be used: {problem}")]
+    Unusable {
+        /// The provider id.
+        provider: String,
+        /// What is wrong with its configuration.
+        problem: String,
+    },
+    /// The provider's configuration has a problem (as [`list_provider_models`] reports it:
+    /// the problem alone, since the caller names the provider).
+    #[error("{problem}")]
+    Misconfigured {
+        /// The provider id.
+        provider: String,
+        /// What is wrong with its configuration.
+        problem: String,
+    },
+    /// The provider is outside this machine and `--accept-external-provider` was not given.
+    #[error(
+        "provider {provider:?} at {endpoint} is outside this machine: the conversation \
+         (including file contents) would be sent there; pass --accept-external-provider to \
+         allow it"
+    )]
+    External {
+        /// The provider id.
+        provider: String,
+        /// Its endpoint.
+        endpoint: String,
+    },
+    /// No model was named and the provider has no default.
+    #[error("no model chosen for provider {provider:?}: pass --model or set [agent] model")]
+    NoModel {
+        /// The provider id.
+        provider: String,
+    },
+    /// The provider's API key variable is not set (named, never its value).
+    #[error(
+        "the environment variable {variable} (the API key of provider {provider:?}) is not set"
+    )]
+    MissingKey {
+        /// The provider id.
+        provider: String,
+        /// The environment variable.
+        variable: String,
+    },
+    /// The provider could not be set up or did not answer.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// Listing the provider's models took longer than the budget.
+    #[error("no answer within {seconds} s")]
+    NoAnswer {
+        /// The provider id.
+        provider: String,
+        /// The budget.
+        seconds: u64,
+    },
+}
+
 /// Picks the provider and model: `model` (`id` or `provider:id`, e.g. from `setModel`) or
 /// `--model`, then `[agent] model`/`provider`, then the provider's default model. The key is
 /// read from the environment through `ambient`; its value never appears in an error.
@@ -206,7 +277,7 @@ pub fn choose_model(
     flags: &ProviderFlags,
     model: Option<&str>,
     ambient: &dyn Fn(&str) -> Option<String>,
-) -> Result<ChosenModel, String> {
+) -> Result<ChosenModel, ModelChoiceError> {
     let wanted = model.or(flags.model.as_deref()).or(agent.model.as_deref());
     let (prefix, model_id) = match wanted {
         Some(text) => match text.split_once(':') {
@@ -217,34 +288,36 @@ pub fn choose_model(
     };
     let provider_id = prefix.or(agent.provider.as_deref());
     let entry = match provider_id {
-        Some(id) if flags.endpoint.is_none() => entries
-            .iter()
-            .find(|e| e.id == id)
-            .ok_or_else(|| format!("no provider {id:?} (configure [providers.{id}])"))?,
+        Some(id) if flags.endpoint.is_none() => {
+            entries.iter().find(|e| e.id == id).ok_or_else(|| {
+                ModelChoiceError::UnknownProvider {
+                    provider: id.to_owned(),
+                }
+            })?
+        }
         _ => entries
             .iter()
             .find(|e| e.problem.is_none())
             .or(entries.first())
-            .ok_or_else(|| "no provider configured".to_owned())?,
+            .ok_or(ModelChoiceError::NoProvider)?,
     };
     if let Some(problem) = &entry.problem {
-        return Err(format!("provider {:?} cannot be used: {problem}", entry.id));
+        return Err(ModelChoiceError::Unusable {
+            provider: entry.id.clone(),
+            problem: problem.clone(),
+        });
     }
     if entry.external && !flags.accept_external_provider {
-        return Err(format!(
-            "provider {:?} at {} is outside this machine: the conversation (including file \
-             contents) would be sent there; pass --accept-external-provider to allow it",
-            entry.id, entry.endpoint
-        ));
+        return Err(ModelChoiceError::External {
+            provider: entry.id.clone(),
+            endpoint: entry.endpoint.clone(),
+        });
     }
     let model = model_id
         .map(str::to_owned)
         .or_else(|| entry.default_model.clone())
-        .ok_or_else(|| {
-            format!(
-                "no model chosen for provider {:?}: pass --model or set [agent] model",
-                entry.id
-            )
+        .ok_or_else(|| ModelChoiceError::NoModel {
+            provider: entry.id.clone(),
         })?;
     let mut config = OpenAiConfig::new(&entry.id, &entry.url, &model);
     if let Some(timeout) = entry.request_timeout {
@@ -254,15 +327,13 @@ pub fn choose_model(
         config.idle_timeout = timeout;
     }
     if let Some(variable) = &entry.api_key_env {
-        let key = ambient(variable).ok_or_else(|| {
-            format!(
-                "the environment variable {variable} (the API key of provider {:?}) is not set",
-                entry.id
-            )
+        let key = ambient(variable).ok_or_else(|| ModelChoiceError::MissingKey {
+            provider: entry.id.clone(),
+            variable: variable.clone(),
         })?;
         config = config.with_api_key(key);
     }
-    let provider = OpenAiCompatible::new(config).map_err(|e| e.to_string())?;
+    let provider = OpenAiCompatible::new(config)?;
     Ok(ChosenModel {
         provider: Arc::new(provider),
         entry: entry.clone(),
@@ -276,25 +347,29 @@ pub async fn list_provider_models(
     entry: &ProviderEntry,
     ambient: &(dyn Fn(&str) -> Option<String> + Sync),
     budget: std::time::Duration,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, ModelChoiceError> {
     if let Some(problem) = &entry.problem {
-        return Err(problem.clone());
+        return Err(ModelChoiceError::Misconfigured {
+            provider: entry.id.clone(),
+            problem: problem.clone(),
+        });
     }
     let mut config = OpenAiConfig::new(&entry.id, &entry.url, "");
     if let Some(variable) = &entry.api_key_env {
-        let key = ambient(variable).ok_or_else(|| {
-            format!(
-                "the environment variable {variable} (the API key of provider {:?}) is not set",
-                entry.id
-            )
+        let key = ambient(variable).ok_or_else(|| ModelChoiceError::MissingKey {
+            provider: entry.id.clone(),
+            variable: variable.clone(),
         })?;
         config = config.with_api_key(key);
     }
-    let provider = OpenAiCompatible::new(config).map_err(|e| e.to_string())?;
+    let provider = OpenAiCompatible::new(config)?;
     match tokio::time::timeout(budget, provider.list_models()).await {
         Ok(Ok(models)) => Ok(models),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!("no answer within {} s", budget.as_secs())),
+        Ok(Err(e)) => Err(e.into()),
+        Err(_) => Err(ModelChoiceError::NoAnswer {
+            provider: entry.id.clone(),
+            seconds: budget.as_secs(),
+        }),
     }
 }
 
@@ -386,7 +461,8 @@ mod tests {
             Some("m"),
             &|_| None,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(!err.contains("SECRETQ"), "{err}");
     }
 
@@ -401,13 +477,23 @@ mod tests {
         let agent = AgentSettings::default();
         let entries = provider_entries(&RhoConfig::default(), &flags);
         let err = choose_model(&entries, &agent, &flags, None, &|_| None).unwrap_err();
-        assert!(err.contains("--accept-external-provider"), "{err}");
+        assert!(
+            matches!(&err, ModelChoiceError::External { provider, .. } if provider == "cli"),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("--accept-external-provider"),
+            "{err}"
+        );
         let flags = ProviderFlags {
             accept_external_provider: true,
             ..flags
         };
         let err = choose_model(&entries, &agent, &flags, None, &|_| None).unwrap_err();
-        assert!(err.contains("EXAMPLE_KEY"), "{err}");
+        assert!(
+            matches!(&err, ModelChoiceError::MissingKey { variable, .. } if variable == "EXAMPLE_KEY"),
+            "{err}"
+        );
         let key = |name: &str| (name == "EXAMPLE_KEY").then(|| "sk-canary-42".to_owned());
         let chosen = choose_model(&entries, &agent, &flags, None, &key).unwrap();
         assert!(!format!("{chosen:?}").contains("sk-canary-42"));

@@ -201,6 +201,7 @@ impl Work {
             }
             Err(e) => {
                 tracing::warn!("no usable provider: {e}");
+                let e = e.to_string();
                 self.provider_error = Some(e.clone());
                 self.active = None;
                 (Arc::new(Unavailable(e)), String::new(), None)
@@ -566,7 +567,9 @@ impl Work {
             );
         }
         let ambient = self.ambient.clone();
-        crate::list_provider_models(entry, &move |name| ambient(name), Duration::from_secs(3)).await
+        crate::list_provider_models(entry, &move |name| ambient(name), Duration::from_secs(3))
+            .await
+            .map_err(|e| e.to_string())
     }
 
     async fn list_providers(&self) -> Vec<ProviderReport> {

@@ -78,11 +78,10 @@ impl BuiltinTool for EditFile {
 }
 
 fn edit(sandbox: &Sandbox, args: &Args) -> ToolOutput {
-    let path = match sandbox.resolve("path", &args.path) {
-        Ok(path) => path,
-        Err(message) => return ToolOutput::error(message),
+    let (path, shown) = match sandbox.resolve_path(&args.path) {
+        Ok(resolved) => resolved,
+        Err(output) => return output,
     };
-    let shown = sandbox.display(&path);
     match fs::metadata(&path) {
         Ok(meta) if meta.is_dir() => {
             return ToolOutput::error(format!("`{shown}` is a directory"));

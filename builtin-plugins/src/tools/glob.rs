@@ -81,11 +81,10 @@ impl BuiltinTool for Glob {
 
 fn find(sandbox: &Sandbox, stop: &Stop, args: &Args, matcher: &GlobMatcher) -> ToolOutput {
     let raw = args.path.as_deref().unwrap_or(".");
-    let root = match sandbox.resolve("path", raw) {
-        Ok(root) => root,
-        Err(message) => return ToolOutput::error(message),
+    let (root, shown) = match sandbox.resolve_path(raw) {
+        Ok(resolved) => resolved,
+        Err(output) => return output,
     };
-    let shown = sandbox.display(&root);
     if !root.is_dir() {
         return ToolOutput::error(format!("`{shown}` is not a directory"));
     }

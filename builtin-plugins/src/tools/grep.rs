@@ -121,11 +121,10 @@ fn search(
     limit: usize,
 ) -> ToolOutput {
     let raw = args.path.as_deref().unwrap_or(".");
-    let root = match sandbox.resolve("path", raw) {
-        Ok(root) => root,
-        Err(message) => return ToolOutput::error(message),
+    let (root, shown) = match sandbox.resolve_path(raw) {
+        Ok(resolved) => resolved,
+        Err(output) => return output,
     };
-    let shown = sandbox.display(&root);
     if !root.exists() {
         return ToolOutput::error(format!("`{shown}` does not exist"));
     }

@@ -58,11 +58,10 @@ impl BuiltinTool for ListDirectory {
 }
 
 fn list(sandbox: &Sandbox, stop: &Stop, raw: &str) -> ToolOutput {
-    let path = match sandbox.resolve("path", raw) {
-        Ok(path) => path,
-        Err(message) => return ToolOutput::error(message),
+    let (path, shown) = match sandbox.resolve_path(raw) {
+        Ok(resolved) => resolved,
+        Err(output) => return output,
     };
-    let shown = sandbox.display(&path);
     let reader = match fs::read_dir(&path) {
         Ok(reader) => reader,
         Err(_) if path.is_file() => {

@@ -11,6 +11,8 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
+use rho_component::ToolOutput;
+
 /// How many symbolic links a dangling chain may have before resolution gives up, like the
 /// kernel's own limit.
 const MAX_LINK_HOPS: u32 = 40;
@@ -70,6 +72,14 @@ impl Sandbox {
                 self.workspace.display()
             ))
         }
+    }
+
+    /// Resolves the tool's `path` argument as [`Sandbox::resolve`] does, with how the result is
+    /// shown to the model ([`Sandbox::display`]). The error is the call's output.
+    pub(crate) fn resolve_path(&self, raw: &str) -> Result<(PathBuf, String), ToolOutput> {
+        let path = self.resolve("path", raw).map_err(ToolOutput::error)?;
+        let shown = self.display(&path);
+        Ok((path, shown))
     }
 
     /// How a path is shown to the model: relative to the workspace when inside it (`.` for

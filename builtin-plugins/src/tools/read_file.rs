@@ -82,11 +82,10 @@ impl BuiltinTool for ReadFile {
 }
 
 fn read(sandbox: &Sandbox, stop: &Stop, args: &Args) -> ToolOutput {
-    let path = match sandbox.resolve("path", &args.path) {
-        Ok(path) => path,
-        Err(message) => return ToolOutput::error(message),
+    let (path, shown) = match sandbox.resolve_path(&args.path) {
+        Ok(resolved) => resolved,
+        Err(output) => return output,
     };
-    let shown = sandbox.display(&path);
     match read_window(&path, &shown, stop, args) {
         Ok(output) => output,
         Err(e) => ToolOutput::error(format!("cannot read `{shown}`: {e}")),

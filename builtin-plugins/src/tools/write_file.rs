@@ -59,11 +59,10 @@ impl BuiltinTool for WriteFile {
 }
 
 fn write(sandbox: &Sandbox, args: &Args) -> ToolOutput {
-    let path = match sandbox.resolve("path", &args.path) {
-        Ok(path) => path,
-        Err(message) => return ToolOutput::error(message),
+    let (path, shown) = match sandbox.resolve_path(&args.path) {
+        Ok(resolved) => resolved,
+        Err(output) => return output,
     };
-    let shown = sandbox.display(&path);
     let existed = match fs::symlink_metadata(&path) {
         Ok(meta) if meta.is_dir() => {
             return ToolOutput::error(format!("`{shown}` is a directory"));

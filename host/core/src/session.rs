@@ -301,32 +301,15 @@ impl Session {
         let mut loaded = store::load(path)?;
         loaded.messages = repair_history(&loaded.messages).into_owned();
         let file = SessionFile::open(path)?;
-        let base_system = system_prompt(&config.workspace, &tools);
-        let deferral =
-            deferral::Deferral::new(config.tool_search, config.tool_search_budget_percent);
-        deferral.restore(loaded.loaded_tools);
-        Ok(Self {
-            context: ContextSnapshot {
-                messages: loaded.messages.len(),
-                ..ContextSnapshot::default()
-            },
-            config,
-            provider,
-            tools,
-            system_message: ChatMessage::system(base_system.clone()),
-            base_system,
-            deferral,
-            waiting: Vec::new(),
-            messages: loaded.messages,
-            usage: loaded.usage,
-            steering: SteeringQueue::default(),
-            file: Some(file),
-            id: Some(loaded.id),
-            questions: None,
-            sampling_usage: loaded.sampling_usage,
-            sampling_pending: Arc::default(),
-            approved_for_session: std::collections::BTreeSet::new(),
-        })
+        let mut session = Self::ephemeral(config, provider, tools);
+        session.deferral.restore(loaded.loaded_tools);
+        session.context.messages = loaded.messages.len();
+        session.messages = loaded.messages;
+        session.usage = loaded.usage;
+        session.sampling_usage = loaded.sampling_usage;
+        session.file = Some(file);
+        session.id = Some(loaded.id);
+        Ok(session)
     }
 
     /// The queue steering messages go into.

@@ -181,39 +181,22 @@ impl Session {
             verdicts.push(verdict);
         }
         if let Some(message) = redirect {
-            // Every call still needs a result for the conversation to stay well-formed.
-            for call in &calls {
-                turn.tool_calls.push(CallRecord {
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    outcome: CallOutcome::Redirected,
-                    duration_ms: 0,
-                });
-                self.push(
-                    ChatMessage::tool_result(
-                        &call.id,
-                        &call.name,
-                        "Not run: the user redirected with new instructions.",
-                    )
-                    .with_outcome(CallOutcome::Redirected),
-                )?;
-            }
+            self.record_not_run(
+                &calls,
+                turn,
+                &CallOutcome::Redirected,
+                "Not run: the user redirected with new instructions.",
+            )?;
             self.push(ChatMessage::user(message))?;
             return Ok(());
         }
         if cancel.is_cancelled() {
-            for call in &calls {
-                turn.tool_calls.push(CallRecord {
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    outcome: CallOutcome::Cancelled,
-                    duration_ms: 0,
-                });
-                self.push(
-                    ChatMessage::tool_result(&call.id, &call.name, "Not run: the user aborted.")
-                        .with_outcome(CallOutcome::Cancelled),
-                )?;
-            }
+            self.record_not_run(
+                &calls,
+                turn,
+                &CallOutcome::Cancelled,
+                "Not run: the user aborted.",
+            )?;
             return Err(SessionError::Cancelled);
         }
         let outputs = self.execute(&calls, &verdicts, sink, cancel).await;
@@ -259,6 +242,29 @@ impl Session {
             };
             self.push(
                 ChatMessage::tool_result(&call.id, &call.name, content).with_outcome(outcome),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Records every call of the batch as not run, with `outcome` and `text` as its result:
+    /// every call still needs a result for the conversation to stay well-formed.
+    fn record_not_run(
+        &mut self,
+        calls: &[ToolCall],
+        turn: &mut TurnResult,
+        outcome: &CallOutcome,
+        text: &str,
+    ) -> Result<(), SessionError> {
+        for call in calls {
+            turn.tool_calls.push(CallRecord {
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                outcome: outcome.clone(),
+                duration_ms: 0,
+            });
+            self.push(
+                ChatMessage::tool_result(&call.id, &call.name, text).with_outcome(outcome.clone()),
             )?;
         }
         Ok(())

@@ -379,14 +379,8 @@ impl Work {
     async fn expand(&self, server: &str, name: &str, rest: &str) -> Result<PromptInput, HostError> {
         let command = server_prompts::command_name(server, name);
         let connection = self
-            .tools
-            .live_connection(server)
-            .await
-            .ok_or_else(|| {
-                HostError::invalid_params(format!(
-                    "{command}: no connected MCP server is called {server:?}"
-                ))
-            })?
+            .live_connection(server, &command)
+            .await?
             .map_err(HostError::internal)?;
         let prompt = connection
             .prompts()
@@ -408,6 +402,21 @@ impl Work {
         })
     }
 
+    /// `server`'s connection, started if it is lazy (the inner error says why it could not
+    /// start); a server not mounted is refused with `doing` opening the message.
+    async fn live_connection(
+        &self,
+        server: &str,
+        doing: &str,
+    ) -> Result<Result<tokio::sync::RwLockReadGuard<'_, rho_mcp::Connection>, String>, HostError>
+    {
+        self.tools.live_connection(server).await.ok_or_else(|| {
+            HostError::invalid_params(format!(
+                "{doing}: no connected MCP server is called {server:?}"
+            ))
+        })
+    }
+
     /// One attachment, read from its server.
     async fn read_resource(
         &self,
@@ -415,14 +424,8 @@ impl Work {
         uri: &str,
     ) -> Result<rho_component::ResourceAttachment, HostError> {
         let connection = self
-            .tools
-            .live_connection(server)
-            .await
-            .ok_or_else(|| {
-                HostError::invalid_params(format!(
-                    "cannot read {uri}: no connected MCP server is called {server:?}"
-                ))
-            })?
+            .live_connection(server, &format!("cannot read {uri}"))
+            .await?
             .map_err(HostError::invalid_params)?;
         connection
             .read_resource(uri)

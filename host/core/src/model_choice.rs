@@ -385,63 +385,31 @@ mod tests {
 
     #[test]
     fn flags_then_config_then_the_builtin_default() {
-        let none = |_: &str| None;
-        let empty = config("");
-        let entries = provider_entries(&empty, &ProviderFlags::default());
-        let chosen = choose_model(
-            &entries,
-            &empty.agent,
-            &ProviderFlags::default(),
-            None,
-            &none,
-        )
-        .unwrap();
+        // `provider:model` of the choice for a config, the flags and a `--model` value.
+        let choose = |config: &RhoConfig, flags: &ProviderFlags, model: Option<&str>| {
+            let entries = provider_entries(config, flags);
+            let chosen = choose_model(&entries, &config.agent, flags, model, &|_| None).unwrap();
+            format!("{}:{}", chosen.entry.id, chosen.model)
+        };
+        let no_flags = ProviderFlags::default();
         assert_eq!(
-            (chosen.entry.id.as_str(), chosen.model.as_str()),
-            (BUILTIN_PROVIDER, BUILTIN_MODEL)
+            choose(&config(""), &no_flags, None),
+            format!("{BUILTIN_PROVIDER}:{BUILTIN_MODEL}")
         );
 
         let configured = config(
             "[agent]\nmodel = \"b:big\"\n[providers.a]\nendpoint = \"http://127.0.0.1:1/v1\"\n\
              default_model = \"small\"\n[providers.b]\nendpoint = \"http://localhost:2/v1\"\n",
         );
-        let entries = provider_entries(&configured, &ProviderFlags::default());
-        let chosen = choose_model(
-            &entries,
-            &configured.agent,
-            &ProviderFlags::default(),
-            None,
-            &none,
-        )
-        .unwrap();
-        assert_eq!(
-            (chosen.entry.id.as_str(), chosen.model.as_str()),
-            ("b", "big")
-        );
-        let chosen = choose_model(
-            &entries,
-            &configured.agent,
-            &ProviderFlags::default(),
-            Some("a:tiny"),
-            &none,
-        )
-        .unwrap();
-        assert_eq!(
-            (chosen.entry.id.as_str(), chosen.model.as_str()),
-            ("a", "tiny")
-        );
+        assert_eq!(choose(&configured, &no_flags, None), "b:big");
+        assert_eq!(choose(&configured, &no_flags, Some("a:tiny")), "a:tiny");
 
         let flags = ProviderFlags {
             endpoint: Some("http://127.0.0.1:9/v1/chat/completions".into()),
             model: Some("m".into()),
             ..ProviderFlags::default()
         };
-        let entries = provider_entries(&configured, &flags);
-        let chosen = choose_model(&entries, &configured.agent, &flags, None, &none).unwrap();
-        assert_eq!(
-            (chosen.entry.id.as_str(), chosen.model.as_str()),
-            ("cli", "m")
-        );
+        assert_eq!(choose(&configured, &flags, None), "cli:m");
     }
 
     #[test]

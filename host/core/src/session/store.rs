@@ -451,6 +451,20 @@ mod tests {
 
     use super::*;
 
+    /// Closes `file` and leaves a torn last line, `partial`, as a crash mid-write would.
+    /// Returns the file's path.
+    pub(super) fn close_torn(file: SessionFile, partial: &[u8]) -> PathBuf {
+        let path = file.path().to_path_buf();
+        drop(file);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(partial)
+            .unwrap();
+        path
+    }
+
     #[test]
     fn timestamps_are_utc_calendar_dates() {
         assert_eq!(timestamp(0), "19700101T000000");
@@ -491,14 +505,7 @@ mod tests {
             purpose: UsagePurpose::Turn,
         })
         .unwrap();
-        let path = file.path().to_path_buf();
-        drop(file);
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(b"{\"type\":\"mess")
-            .unwrap();
+        let path = close_torn(file, b"{\"type\":\"mess");
         let loaded = load(&path).unwrap();
         assert_eq!(loaded.cwd, Path::new("/w"));
         assert_eq!(
@@ -635,6 +642,7 @@ mod file_tests {
 
     use std::os::unix::fs::PermissionsExt;
 
+    use super::tests::close_torn;
     use super::*;
 
     #[test]
@@ -653,14 +661,7 @@ mod file_tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(file.path()), 0o600);
         assert_eq!(mode(&sessions), 0o700);
-        let path = file.path().to_path_buf();
-        drop(file);
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(b"{\"type\":\"message\",\"message\":{\"role\":\"us")
-            .unwrap();
+        let path = close_torn(file, b"{\"type\":\"message\",\"message\":{\"role\":\"us");
         let mut file = SessionFile::open(&path).unwrap();
         file.append(&Entry::Message {
             message: ChatMessage::user("two"),

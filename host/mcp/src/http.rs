@@ -227,15 +227,16 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        let opening = opens_standalone(session_id.as_deref(), last_event_id.as_deref());
-        let stream = self
-            .client
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await;
-        if opening {
-            self.standalone.settle();
-        }
-        stream
+        // What reqwest's own `get_stream` does: the default event-size limit.
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default().max_sse_event_size,
+        )
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(

@@ -3,6 +3,10 @@
 //! retries a start makes when the era turns out otherwise (see `docs/mcp.md`, "Starting and
 //! stopping").
 
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig,
+};
+
 use super::*;
 
 /// How a start picks its handshake when the configuration pins no protocol version.
@@ -188,6 +192,18 @@ impl From<McpError> for Handshake {
     }
 }
 
+/// [`serve`] over Streamable HTTP through `http_client` (rho's, or it wrapped for OAuth).
+async fn serve_http<C: StreamableHttpClient>(
+    client: RhoClient,
+    http_client: C,
+    config: StreamableHttpClientTransportConfig,
+    lifecycle: Option<ClientLifecycleMode>,
+    probe_wait: Duration,
+) -> Result<RunningService<RoleClient, RhoClient>, Refused> {
+    let transport = crate::http::transport(http_client, config);
+    serve(client, transport, lifecycle, Liveness::Sent, probe_wait).await
+}
+
 /// Whether `error` is the server refusing the handshake it was offered (an error answer, or
 /// one of another shape or version), not the server failing (gone, silent).
 fn refuses_handshake(error: &ClientInitializeError) -> bool {
@@ -258,26 +274,11 @@ async fn handshake(
             standalone = stream;
             let served = match authorizer {
                 None => {
-                    let transport = crate::http::transport(http_client, config);
-                    serve(
-                        client.clone(),
-                        transport,
-                        lifecycle,
-                        Liveness::Sent,
-                        probe_wait,
-                    )
-                    .await
+                    serve_http(client.clone(), http_client, config, lifecycle, probe_wait).await
                 }
                 Some(authorizer) => {
-                    let transport = crate::http::transport(authorizer.client(http_client), config);
-                    serve(
-                        client.clone(),
-                        transport,
-                        lifecycle,
-                        Liveness::Sent,
-                        probe_wait,
-                    )
-                    .await
+                    let http_client = authorizer.client(http_client);
+                    serve_http(client.clone(), http_client, config, lifecycle, probe_wait).await
                 }
             };
             let service = match served {

@@ -17,16 +17,40 @@ const MAX_MEMORIES: usize = 16;
 /// The limiter a call's store uses.
 pub(crate) struct Limiter {
     inner: StoreLimits,
-    /// The cap on all linear memories of the instance together.
-    memory_limit: usize,
-    /// Bytes of linear memory granted so far (memories only grow, and only die with the store).
-    memory_total: usize,
-    /// Set when a memory grow beyond `memory_limit` was refused: the total it asked for.
-    memory_refused: Option<usize>,
-    /// Table elements granted so far, all tables together.
-    table_total: usize,
-    /// Set when a table grow beyond the element cap was refused: the total it asked for.
-    table_refused: Option<usize>,
+    /// Bytes of linear memory, all memories of the instance together.
+    memory: Tally,
+    /// Table elements, all tables together.
+    tables: Tally,
+}
+
+/// A cap on what all memories (or all tables) of an instance hold together.
+struct Tally {
+    limit: usize,
+    /// Granted so far (memories and tables only grow, and only die with the store).
+    total: usize,
+    /// Set when a grow beyond `limit` was refused: the total it asked for.
+    refused: Option<usize>,
+}
+
+impl Tally {
+    fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            total: 0,
+            refused: None,
+        }
+    }
+
+    /// The total once one of them grows from `current` to `desired`, or `None` (the refusal
+    /// recorded) past the limit. The caller keeps it as `total` once the grow is granted.
+    fn grown(&mut self, current: usize, desired: usize) -> Option<usize> {
+        let total = self.total.saturating_add(desired.saturating_sub(current));
+        if total > self.limit {
+            self.refused = Some(total);
+            return None;
+        }
+        Some(total)
+    }
 }
 
 impl Limiter {
@@ -40,22 +64,19 @@ impl Limiter {
                 .memories(MAX_MEMORIES)
                 .trap_on_grow_failure(true)
                 .build(),
-            memory_limit: usize::try_from(memory_limit).unwrap_or(usize::MAX),
-            memory_total: 0,
-            memory_refused: None,
-            table_total: 0,
-            table_refused: None,
+            memory: Tally::new(usize::try_from(memory_limit).unwrap_or(usize::MAX)),
+            tables: Tally::new(MAX_TABLE_ELEMENTS),
         }
     }
 
     /// The total a refused memory grow asked for, if one was refused.
     pub(crate) fn memory_refused(&self) -> Option<usize> {
-        self.memory_refused
+        self.memory.refused
     }
 
     /// The total a refused table grow asked for (all tables together), if one was refused.
     pub(crate) fn table_refused(&self) -> Option<usize> {
-        self.table_refused
+        self.tables.refused
     }
 }
 
@@ -67,19 +88,15 @@ impl ResourceLimiter for Limiter {
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let total = self
-            .memory_total
-            .saturating_add(desired.saturating_sub(current));
-        if total > self.memory_limit {
-            self.memory_refused = Some(total);
+        let Some(total) = self.memory.grown(current, desired) else {
             wasmtime::bail!("forcing trap when growing memory to {desired} bytes: over the limit");
-        }
+        };
         if maximum.is_some_and(|max| desired > max) {
             wasmtime::bail!(
                 "forcing trap when growing memory to {desired} bytes: over its maximum"
             );
         }
-        self.memory_total = total;
+        self.memory.total = total;
         Ok(true)
     }
 
@@ -94,18 +111,14 @@ impl ResourceLimiter for Limiter {
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         // Counted here rather than only by `StoreLimits`, whose cap applies to each table alone.
-        let total = self
-            .table_total
-            .saturating_add(desired.saturating_sub(current));
-        if total > MAX_TABLE_ELEMENTS {
-            self.table_refused = Some(total);
+        let Some(total) = self.tables.grown(current, desired) else {
             wasmtime::bail!(
                 "forcing trap when growing a table to {desired} elements: over the limit"
             );
-        }
+        };
         let granted = self.inner.table_growing(current, desired, maximum)?;
         if granted {
-            self.table_total = total;
+            self.tables.total = total;
         }
         Ok(granted)
     }

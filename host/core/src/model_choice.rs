@@ -326,6 +326,21 @@ pub fn choose_model(
     if let Some(timeout) = entry.idle_timeout {
         config.idle_timeout = timeout;
     }
+    let provider = open_provider(entry, config, ambient)?;
+    Ok(ChosenModel {
+        provider: Arc::new(provider),
+        entry: entry.clone(),
+        model,
+    })
+}
+
+/// The client of `entry` with `config`, its API key taken from `ambient` when the entry names
+/// a variable for one.
+fn open_provider(
+    entry: &ProviderEntry,
+    mut config: OpenAiConfig,
+    ambient: &dyn Fn(&str) -> Option<String>,
+) -> Result<OpenAiCompatible, ModelChoiceError> {
     if let Some(variable) = &entry.api_key_env {
         let key = ambient(variable).ok_or_else(|| ModelChoiceError::MissingKey {
             provider: entry.id.clone(),
@@ -333,12 +348,7 @@ pub fn choose_model(
         })?;
         config = config.with_api_key(key);
     }
-    let provider = OpenAiCompatible::new(config)?;
-    Ok(ChosenModel {
-        provider: Arc::new(provider),
-        entry: entry.clone(),
-        model,
-    })
+    Ok(OpenAiCompatible::new(config)?)
 }
 
 /// Asks `entry`'s endpoint for its models (`GET …/models`) within `budget`. Reaching an
@@ -354,15 +364,8 @@ pub async fn list_provider_models(
             problem: problem.clone(),
         });
     }
-    let mut config = OpenAiConfig::new(&entry.id, &entry.url, "");
-    if let Some(variable) = &entry.api_key_env {
-        let key = ambient(variable).ok_or_else(|| ModelChoiceError::MissingKey {
-            provider: entry.id.clone(),
-            variable: variable.clone(),
-        })?;
-        config = config.with_api_key(key);
-    }
-    let provider = OpenAiCompatible::new(config)?;
+    let config = OpenAiConfig::new(&entry.id, &entry.url, "");
+    let provider = open_provider(entry, config, ambient)?;
     match tokio::time::timeout(budget, provider.list_models()).await {
         Ok(Ok(models)) => Ok(models),
         Ok(Err(e)) => Err(e.into()),

@@ -557,3 +557,42 @@ async fn a_generated_server_of_40_tools_is_known_with_all_of_them() {
     assert_eq!(starts(&pids), 2);
     set.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_known_start_remembers_what_its_handshake_said_at_once() {
+    let sandbox = Sandbox::new();
+    let pids = sandbox.outside("records").join("pids");
+    sandbox.write_config(&config(&pids, "ok", "lazy", ""));
+    // The first session fills the cache in the background.
+    let set = mount(&sandbox).await;
+    wait_for("the background start filled the cache", || {
+        !cache_entries(&sandbox).is_empty()
+    })
+    .await;
+    set.close().await;
+    // The entry says the server spoke 2026-07-28 (it speaks 2025-11-25).
+    let [entry] = cache_entries(&sandbox).try_into().unwrap();
+    let text = std::fs::read_to_string(&entry).unwrap();
+    assert!(text.contains("\"2025-11-25\""), "{text}");
+    std::fs::write(&entry, text.replace("\"2025-11-25\"", "\"2026-07-28\"")).unwrap();
+
+    let set = mount(&sandbox).await;
+    assert_eq!(set.servers[0].status(), ServerStatus::Known);
+    let echo = set.servers[0]
+        .tools()
+        .into_iter()
+        .find(|t| t.tool == "echo")
+        .unwrap()
+        .name;
+    let before = starts(&pids);
+    let output = call(&set, &echo, &sandbox).await;
+    assert!(!output.is_error, "{}", output.text);
+    // Refused in the remembered era, started once more and probed.
+    assert_eq!(starts(&pids), before + 2);
+    // No turn boundary comes, yet the entry already says what the handshake said.
+    wait_for("the entry remembers the era the server spoke", || {
+        std::fs::read_to_string(&entry).is_ok_and(|t| t.contains("\"2025-11-25\""))
+    })
+    .await;
+    set.close().await;
+}

@@ -79,8 +79,16 @@ impl Connection {
             }
         }
         // The tools of a server started from what rho knew of it are checked by the next
-        // listing; a call the server refuses before then asks whether the tool is still there.
-        if self.unchecked && refused(&outcome) && self.lists(tool).await == Some(false) {
+        // listing; a call the server refuses before then asks whether the tool is still there,
+        // within what is left of the call's budget (cut short, the server's answer stands).
+        if self.unchecked
+            && refused(&outcome)
+            && tokio::select! {
+                listed = self.lists(tool) => listed == Some(false),
+                () = flight.budget.expired() => false,
+                () = flight.cancel.cancelled() => false,
+            }
+        {
             return Err(call_error(
                 "the server withdrew this tool since rho last listed it".into(),
             ));

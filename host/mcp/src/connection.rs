@@ -147,7 +147,9 @@ pub struct Known<'a> {
     /// Its tools as it last listed them (allow/deny applied): the connection's fixed set,
     /// taken without `tools/list` (see [`connect_knowing`]).
     pub tools: &'a [ServerTool],
-    /// Its prompts as last listed: offered until the background re-listing replaces them.
+    /// How many tools it listed past [`crate::MAX_SERVER_TOOLS`] (left out of `tools`).
+    pub tools_left_out: usize,
+    /// Its prompts as last listed: offered until the next listing replaces them.
     pub prompts: &'a [ServerPrompt],
     /// Its resources and templates as last listed: the same.
     pub resources: &'a [ServerResource],
@@ -155,11 +157,11 @@ pub struct Known<'a> {
 
 /// [`connect_with`] for a server rho knows from its last start (a tool cache remembers it):
 /// the handshake of its era straight away, without the era probe's round trip, and the
-/// connection usable as soon as the handshake is over. Its tools are `known`'s, not yet
-/// checked against the server: [`Connection::tools_changed`] is set, so a session lists and
-/// reconciles them at its next turn boundary (the live list wins), and a call that the
-/// server refuses before then is checked against the live list (a tool the server no longer
-/// lists fails as withdrawn). Prompts and resources are listed again in the background.
+/// connection usable as soon as the handshake is over. Its tools, prompts and resources are
+/// `known`'s, not yet checked against the server: [`Connection::tools_changed`] is set, so a
+/// session lists them all and reconciles the tools at its next turn boundary (the live list
+/// wins), and a call that the server refuses before then is checked against the live list
+/// (a tool the server no longer lists fails as withdrawn).
 ///
 /// A server that refuses the handshake (it changed era since) is started once more and
 /// probed as usual. A version the configuration pins wins over `known`'s.
@@ -343,20 +345,15 @@ impl Connection {
     }
 
     /// Takes `known`'s offers as this connection's (see [`connect_knowing`]): its tools as
-    /// the fixed set, unchecked until the next listing; its prompts and resources until the
-    /// background re-listing of each list the server declares (one it does not declare is
-    /// empty).
+    /// the fixed set and its prompts and resources (empty for a list the server does not
+    /// declare), all unchecked until [`Connection::reconcile_tools`] lists them.
     async fn adopt_known(&mut self, known: &Known<'_>) {
         self.set_configured_level().await;
         self.tools = known.tools.to_vec();
+        self.tools_left_out = known.tools_left_out;
         self.unchecked = true;
         self.client.tools_changed.store(true, Ordering::Relaxed);
-        let catalog = &self.client.catalog;
-        let declared = [
-            (Listing::Prompts, self.summary.prompts),
-            (Listing::Resources, self.summary.resources),
-        ];
-        catalog.adopt(
+        self.client.catalog.adopt(
             if self.summary.prompts {
                 known.prompts
             } else {
@@ -368,15 +365,10 @@ impl Connection {
                 &[]
             },
         );
-        for (which, declared) in declared {
-            if declared {
-                catalog.relist(self.service.peer().clone(), which);
-            }
-        }
     }
 
     /// Prompts and resources of a server that declares them; failures leave them empty.
-    async fn discover_offers(&self) {
+    pub(crate) async fn discover_offers(&self) {
         let catalog = &self.client.catalog;
         if self.summary.prompts {
             catalog.refresh(self.service.peer(), Listing::Prompts).await;

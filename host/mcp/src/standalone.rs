@@ -14,8 +14,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 /// The longest a connection waits for its standalone stream after discovery. The `GET` runs
-/// alongside `tools/list`, so the wait usually costs nothing; a server that holds its answer
-/// back longer costs at most this, and the connection is used without the stream.
+/// alongside `tools/list` (or, for a start that knows the server's tools, right after the
+/// handshake), so the wait usually costs little; a server that holds its answer back longer
+/// costs at most this, and the connection is used without the stream.
 pub const STANDALONE_STREAM_WAIT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -47,7 +47,8 @@ pub struct ToolChanges {
     pub revised: Vec<String>,
     /// No longer offered: kept under their exported names, and calls fail with a reason.
     pub withdrawn: Vec<String>,
-    /// Newly offered: not exported until the session restarts.
+    /// Newly offered: a session exports them under new names at the turn boundary that found
+    /// them (`ToolSet::reconcile` in rho-core), within [`MAX_SERVER_TOOLS`] for the server.
     pub added: Vec<String>,
 }
 
@@ -111,8 +112,22 @@ impl Connection {
     pub async fn reconcile_tools(&mut self) -> Result<ToolChanges, McpError> {
         // Cleared before listing: a change announced while the listing runs is seen next time.
         self.client.tools_changed.store(false, Ordering::Relaxed);
-        let listed = self.listed_tools().await?;
-        self.unchecked = false;
+        let listed = match self.listed_tools().await {
+            Ok(listed) => listed,
+            Err(error) => {
+                // Tools rho knew before the start stay to be checked at the next boundary.
+                if self.unchecked {
+                    self.client.tools_changed.store(true, Ordering::Relaxed);
+                }
+                return Err(error);
+            }
+        };
+        if self.unchecked {
+            // What a known start took from the tool cache is listed now too (failures leave a
+            // list empty, as at a first start).
+            self.discover_offers().await;
+            self.unchecked = false;
+        }
         let fixed: HashMap<String, usize> = self
             .tools
             .iter()
@@ -121,9 +136,11 @@ impl Connection {
             .collect();
         let mut fresh: Vec<Option<Value>> = vec![None; self.tools.len()];
         let spec = &self.spec;
+        // The fixed set and the added tools together stay within the cap.
+        let room = MAX_SERVER_TOOLS.saturating_sub(self.tools.len());
         let added = keep_first(
             listed,
-            MAX_SERVER_TOOLS,
+            room,
             |tool| {
                 let name = tool.name.as_ref();
                 spec.tools.allows(name).then(|| name.to_owned())

@@ -36,6 +36,13 @@ pub enum DirectCallError {
         /// What failed, naming the server (and its stderr tail, for a stdio server).
         message: String,
     },
+    /// The call's cancellation fired while the server was starting (the start is dropped,
+    /// which stops it).
+    #[error("stopped while starting MCP server {server:?}")]
+    Cancelled {
+        /// The server identity.
+        server: String,
+    },
     /// It offers no tool of that name.
     #[error("server {server:?} has no tool {tool:?} (see `rho mcp show {server} --connect`)")]
     NoTool {
@@ -60,8 +67,8 @@ impl Registry {
     /// Starts server `server` (lazy or not) as [`Registry::probe`] does, with `options`
     /// (`keep_alive` is ignored: the server closes right after), and calls its tool `tool`
     /// (the exported name a session gives it, or the server's own name) with `arguments`
-    /// in `context` (its cancellation and progress). A start writes the tool cache as any
-    /// start does, and waits for the write.
+    /// in `context` (its cancellation, which also ends the start, and its progress). A start
+    /// writes the tool cache as any start does, and waits for the write.
     pub async fn call_tool(
         &self,
         server: &str,
@@ -78,7 +85,18 @@ impl Registry {
         let mut starts =
             self.start_servers(&mut set, &options, Starting::Probe { only: Some(server) });
         let writes = starts.writes();
-        starts.join(&mut set, None).await;
+        let cancelled = tokio::select! {
+            () = starts.join(&mut set, None) => false,
+            () = context.cancel.cancelled() => true,
+        };
+        if cancelled {
+            drop(starts);
+            set.close().await;
+            writes.finish().await;
+            return Err(DirectCallError::Cancelled {
+                server: server.to_owned(),
+            });
+        }
         starts.mount(&mut set, None);
         let outcome = call_in(&set, server, tool, arguments, context).await;
         set.close().await;

@@ -268,11 +268,12 @@ impl ServerLink {
         match started {
             Ok((mut fresh, known)) => {
                 self.books().started();
-                // A known server's connection has the cache entry's tools (the turn boundary
-                // lists them and remembers what it finds); otherwise what the server listed
-                // is remembered, and the tools mounted before this start (none) stay the set.
+                // A known start's catalog is the entry's with what its handshake said (version,
+                // serverInfo, instructions): remembered when those changed, the rest at the
+                // turn boundary that lists it. Otherwise what the server listed is remembered,
+                // and the tools mounted before this start (none) stay the set.
+                self.remember(&fresh);
                 if !known {
-                    self.remember(&fresh);
                     fresh.adopt_mounted(Vec::new());
                 }
                 lock(&self.live).started(&fresh);
@@ -333,11 +334,9 @@ impl ServerLink {
             .connect_after(wait, deadline, cancel, &format!("is down ({reason})"))
             .await?;
         match started {
-            Ok((fresh, known)) => {
+            Ok((fresh, _)) => {
                 self.books().started();
-                if !known {
-                    self.remember(&fresh);
-                }
+                self.remember(&fresh);
                 let mut slot = self.connection.write().await;
                 let old = match slot.as_mut() {
                     Some(current) => Some(current.take_over(fresh, reason)),
@@ -404,6 +403,7 @@ impl ServerLink {
         let known = cached.as_deref().map(|c| rho_mcp::Known {
             protocol_version: &c.protocol_version,
             tools: &c.tools,
+            tools_left_out: c.tools_left_out,
             prompts: &c.prompts,
             resources: &c.resources,
         });

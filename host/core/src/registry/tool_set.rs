@@ -223,8 +223,10 @@ impl ToolSet {
             .collect()
     }
 
-    /// Re-lists the tools of every server that announced a change, was started again, or
-    /// started for the first time with a list other than the one mounted for it, at a turn
+    /// Re-lists the tools of every server that announced a change, was started again, started
+    /// from its tool cache entry (its tools not yet listed; its prompts and resources are
+    /// listed too), or started for the first time with a list other than the one mounted for
+    /// it, at a turn
     /// boundary (no call may be running). Revised definitions replace the old ones; added
     /// tools join under new exported names; withdrawn ones keep their names and fail clearly.
     /// Returns `(server, changes)` for each server that had some.

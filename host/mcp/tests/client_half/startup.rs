@@ -127,6 +127,7 @@ async fn start_knowing(
     let known = rho_mcp::Known {
         protocol_version: version,
         tools,
+        tools_left_out: 0,
         prompts: &[],
         resources: &[],
     };
@@ -244,6 +245,7 @@ async fn a_server_that_dies_in_its_remembered_era_is_not_started_twice() {
         Some(rho_mcp::Known {
             protocol_version: "2025-11-25",
             tools: &[],
+            tools_left_out: 0,
             prompts: &[],
             resources: &[],
         }),

@@ -28,7 +28,7 @@ pub(super) fn call(
     runtime::run(|stop| async move {
         // A signal cancels the call (the server is told) or the start, then the server stops.
         let mut context = rho_component::ToolContext::new(&registry.paths.project.cwd);
-        context.cancel = stop;
+        context.cancel = stop.clone();
         context.progress = Some(std::sync::Arc::new(|p: rho_component::ToolProgress| {
             let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
             let message = p
@@ -40,6 +40,10 @@ pub(super) fn call(
         let called = registry
             .call_tool(id, tool, arguments, &context, options)
             .await?;
+        // A signal ends rho with 128 + its number, whatever the cancelled call printed.
+        if stop.is_cancelled() {
+            bail!("stopped by a signal");
+        }
         let rendered = called.output;
         // A failed call (no result, or a result flagged isError) is an error a person reads
         // on stderr; a program reading --json gets it as the result with `is_error`.

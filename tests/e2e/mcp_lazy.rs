@@ -167,10 +167,25 @@ async fn a_changed_command_misses_the_cache_and_a_vanished_tool_fails_clearly() 
     let set = mount(&sandbox).await;
     assert_not_known_yet(&set.servers[0].status());
     set.close().await;
+    // Its background start may still be writing its pid: count starts once none runs and
+    // the count holds still.
+    let mut before = starts(&pids);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "the second session's server never stopped"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = starts(&pids);
+        if now == before && !running(&pids) {
+            break;
+        }
+        before = now;
+    }
 
     // Back to the first command: known again, from the first entry.
     sandbox.write_config(&config(&pids, "list-changed", "lazy", ""));
-    let before = starts(&pids);
     let set = mount(&sandbox).await;
     assert_eq!(set.servers[0].status(), ServerStatus::Known);
     assert_eq!(starts(&pids), before);

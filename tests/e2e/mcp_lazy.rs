@@ -77,6 +77,16 @@ fn running(pids: &Path) -> bool {
     })
 }
 
+/// The exported name of the one server's tool `tool`.
+fn exported(set: &rho_core::ToolSet, tool: &str) -> String {
+    set.servers[0]
+        .tools()
+        .into_iter()
+        .find(|t| t.tool == tool)
+        .unwrap_or_else(|| panic!("{tool} is not mounted"))
+        .name
+}
+
 async fn call(set: &rho_core::ToolSet, name: &str, sandbox: &Sandbox) -> rho_component::ToolOutput {
     let tool = set.get(name).unwrap_or_else(|| panic!("no tool {name}"));
     let context = rho_component::ToolContext::new(&sandbox.project);
@@ -295,12 +305,7 @@ async fn a_known_server_that_fails_to_start_names_itself_and_the_next_call_retri
     sandbox.write_config(&config(&pids, "ok", "lazy", &fail));
     let set = mount(&sandbox).await;
     assert_eq!(set.servers[0].status(), ServerStatus::Known);
-    let echo = set.servers[0]
-        .tools()
-        .into_iter()
-        .find(|t| t.tool == "echo")
-        .unwrap()
-        .name;
+    let echo = exported(&set, "echo");
     let output = call(&set, &echo, &sandbox).await;
     assert!(output.is_error, "{}", output.text);
     assert!(
@@ -593,12 +598,7 @@ async fn a_known_start_remembers_what_its_handshake_said_at_once() {
 
     let set = mount(&sandbox).await;
     assert_eq!(set.servers[0].status(), ServerStatus::Known);
-    let echo = set.servers[0]
-        .tools()
-        .into_iter()
-        .find(|t| t.tool == "echo")
-        .unwrap()
-        .name;
+    let echo = exported(&set, "echo");
     let before = starts(&pids);
     let output = call(&set, &echo, &sandbox).await;
     assert!(!output.is_error, "{}", output.text);

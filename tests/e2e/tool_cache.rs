@@ -71,8 +71,9 @@ async fn what_a_connection_offered_round_trips_through_the_tool_cache() {
 /// mount takes: a lazy server it started is `known` to the next session, from the entry the
 /// probe wrote to the tool cache, under the exported names the listing showed, without a
 /// process. (The CLI's own connect pass wrote no cache: the session found it `configured`.)
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_probe_fills_the_tool_cache_a_lazy_session_then_mounts() {
+/// A sandbox whose one server, `fake` (fake-mcp `ok`, recording its starts in the returned
+/// file), starts lazily.
+fn lazy_fake() -> (Sandbox, std::path::PathBuf) {
     let sandbox = Sandbox::new();
     let pids = sandbox.outside("records").join("pids");
     sandbox.write_config(&format!(
@@ -80,6 +81,12 @@ async fn a_probe_fills_the_tool_cache_a_lazy_session_then_mounts() {
          startup = \"lazy\"\n",
         pids = pids.display().to_string()
     ));
+    (sandbox, pids)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_fills_the_tool_cache_a_lazy_session_then_mounts() {
+    let (sandbox, pids) = lazy_fake();
     let starts = || {
         std::fs::read_to_string(&pids)
             .map(|text| text.lines().count())
@@ -129,13 +136,7 @@ async fn a_probe_fills_the_tool_cache_a_lazy_session_then_mounts() {
 
 #[test]
 fn a_direct_call_names_tools_as_a_session_and_fills_the_tool_cache() {
-    let sandbox = Sandbox::new();
-    let pids = sandbox.outside("records").join("pids");
-    sandbox.write_config(&format!(
-        "[mcp.servers.fake]\ncommand = \"{FAKE}\"\nargs = [\"--mode\", \"ok\", \"--pid-file\", {pids:?}]\n\
-         startup = \"lazy\"\n",
-        pids = pids.display().to_string()
-    ));
+    let (sandbox, _pids) = lazy_fake();
     // By its own name and by the exported name a session gives it.
     for name in ["echo", "mcp__fake__echo"] {
         let called = sandbox

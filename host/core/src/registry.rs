@@ -33,7 +33,9 @@ pub use direct_call::{DirectCall, DirectCallError};
 pub use probe::{Probe, ProbedServer, ProbedTool, StartReport};
 pub use server_link::{ServerHealth, ServerRestart};
 pub use server_state::{MountedServer, MountedTool, ServerStatus};
-pub use servers::{ServerSlot, ServerSource, SlotState, collect_servers, untrusted_message};
+pub use servers::{
+    ServerSlot, ServerSource, SlotState, Unstartable, collect_servers, startable, untrusted_message,
+};
 pub use skill_tool::{ACTIVATE_SKILL, skill_catalog};
 pub use tool_cache::{
     CacheKey, CacheKeys, CacheReader, CachedCatalog, MAX_TOOL_CACHE_FILE_BYTES,

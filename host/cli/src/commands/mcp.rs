@@ -48,18 +48,7 @@ pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
 
 /// The configured server `id` that is ready to start, or why not.
 fn startable(slots: &[ServerSlot], id: &str) -> anyhow::Result<McpServerSpec> {
-    let Some(slot) = slots.iter().find(|s| s.id == id) else {
-        bail!("no MCP server {id:?} (try `rho mcp list`)");
-    };
-    let Some(spec) = slot.startable().cloned() else {
-        let status = slot.status();
-        bail!(
-            "server {id:?} is {}{}",
-            status.as_str(),
-            status.error().map(|e| format!(": {e}")).unwrap_or_default()
-        );
-    };
-    Ok(spec)
+    Ok(rho_core::startable(slots, id)?.clone())
 }
 
 /// Every server of one command, as the registry lists them (`rho_core::collect_servers`: config

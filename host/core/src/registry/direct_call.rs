@@ -9,25 +9,15 @@ use serde_json::Value;
 use super::Registry;
 use super::mount::Starting;
 use super::server_state::ServerStatus;
+use super::servers::{Unstartable, startable};
 use super::tool_set::{MountOptions, ToolSet};
 
 /// Why a direct call was not made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DirectCallError {
-    /// No server has this identity.
-    #[error("no MCP server {server:?} (try `rho mcp list`)")]
-    NoServer {
-        /// The identity asked for.
-        server: String,
-    },
-    /// The server is in a state it does not start from (disabled, untrusted, invalid).
-    #[error("server {server:?} is {state}")]
-    NotStartable {
-        /// The server identity.
-        server: String,
-        /// Its state, with the reason when there is one (`invalid: …`).
-        state: String,
-    },
+    /// It is not there, or not in a state to start.
+    #[error(transparent)]
+    Unstartable(#[from] Unstartable),
     /// Its start failed.
     #[error("{message}")]
     StartFailed {
@@ -77,6 +67,7 @@ impl Registry {
         context: &ToolContext,
         options: MountOptions,
     ) -> Result<DirectCall, DirectCallError> {
+        startable(&self.servers, server)?;
         let options = MountOptions {
             keep_alive: None,
             ..options
@@ -114,12 +105,13 @@ async fn call_in(
     context: &ToolContext,
 ) -> Result<DirectCall, DirectCallError> {
     let Some(mounted) = set.servers.iter().find(|s| s.id == server) else {
-        return Err(DirectCallError::NoServer {
+        return Err(Unstartable::NoServer {
             server: server.to_owned(),
-        });
+        }
+        .into());
     };
     match mounted.status() {
-        ServerStatus::Started | ServerStatus::Used => {}
+        status if status.is_running() => {}
         ServerStatus::Failed(message) => {
             return Err(DirectCallError::StartFailed {
                 server: server.to_owned(),
@@ -127,12 +119,9 @@ async fn call_in(
             });
         }
         other => {
-            return Err(DirectCallError::NotStartable {
+            return Err(DirectCallError::StartFailed {
                 server: server.to_owned(),
-                state: match other.error() {
-                    Some(reason) => format!("{}: {reason}", other.as_str()),
-                    None => other.as_str().to_owned(),
-                },
+                message: format!("MCP server `{server}` did not start ({})", other.as_str()),
             });
         }
     }

@@ -461,7 +461,7 @@ fn remember_in(cache: &ToolCache, key: CacheKey, writes: CacheWrites) -> Remembe
     Box::new(move |catalog| {
         let (cache, key) = (cache.clone(), key.clone());
         writes.add(tokio::task::spawn_blocking(move || {
-            if cache.load(&key).as_ref() != Some(&catalog) {
+            if cache.load(&key).as_ref() != Some(&*catalog) {
                 cache.store(&key, &catalog);
             }
         }));

@@ -47,7 +47,7 @@ pub(crate) type RestartNotices = Arc<Mutex<Vec<ServerRestart>>>;
 /// Called with what a link's server offers whenever that changed from what the tool cache is
 /// known to hold (at its first start, a start again, a reconciled tool list): the registry
 /// remembers it (the tool cache).
-pub(crate) type Remember = Box<dyn Fn(CachedCatalog) + Send + Sync>;
+pub(crate) type Remember = Box<dyn Fn(Arc<CachedCatalog>) + Send + Sync>;
 
 /// A server shared by its tools, its prompts and resources, and the keep-alive.
 pub(crate) struct ServerLink {
@@ -128,14 +128,14 @@ impl ServerLink {
     /// Remembers what the server behind `connection` offers now (the tool cache), unless the
     /// cache is known to hold just that already.
     pub(crate) fn remember(&self, connection: &Connection) {
-        let catalog = CachedCatalog::of(connection);
+        let catalog = Arc::new(CachedCatalog::of(connection));
         {
             // Kept even without a cache to write to: the next start speaks its era at once.
             let mut cached = self.cached();
-            if cached.as_deref() == Some(&catalog) {
+            if cached.as_deref() == Some(&*catalog) {
                 return;
             }
-            *cached = Some(Arc::new(catalog.clone()));
+            *cached = Some(Arc::clone(&catalog));
         }
         if let Some(remember) = &self.remember {
             remember(catalog);
@@ -261,12 +261,14 @@ impl ServerLink {
                 return Err(last.clone().unwrap_or_default());
             }
         }
+        // With a cache entry the start takes the tools it lists (see `connect_after`).
+        let known = self.cached().is_some();
         let wait = self.books().wait(Instant::now());
         let started = self
             .connect_after(wait, deadline, cancel, "could not start")
             .await?;
         match started {
-            Ok((mut fresh, known)) => {
+            Ok(mut fresh) => {
                 self.books().started();
                 // A known start's catalog is the entry's with what its handshake said (version,
                 // serverInfo, instructions): remembered when those changed, the rest at the
@@ -334,7 +336,7 @@ impl ServerLink {
             .connect_after(wait, deadline, cancel, &format!("is down ({reason})"))
             .await?;
         match started {
-            Ok((fresh, _)) => {
+            Ok(fresh) => {
                 self.books().started();
                 self.remember(&fresh);
                 let mut slot = self.connection.write().await;
@@ -381,7 +383,7 @@ impl ServerLink {
         deadline: Instant,
         cancel: &CancelSignal,
         state: &str,
-    ) -> Result<Result<(Connection, bool), rho_mcp::McpError>, String> {
+    ) -> Result<Result<Connection, rho_mcp::McpError>, String> {
         if Instant::now() + wait > deadline {
             return Err(format!(
                 "MCP server `{}` {state}, and its next start is {:.1} s away, past the call's budget",
@@ -410,7 +412,7 @@ impl ServerLink {
         let start =
             rho_mcp::connect_knowing(&self.spec, &rho_mcp::process_ambient, &self.options, known);
         tokio::select! {
-            started = start => Ok(started.map(|c| (c, known.is_some()))),
+            started = start => Ok(started),
             () = cancel.cancelled() => Err("cancelled".to_owned()),
         }
     }

@@ -100,6 +100,44 @@ impl ServerSlot {
     }
 }
 
+/// Why a server asked for by identity cannot start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unstartable {
+    /// No server has this identity.
+    #[error("no MCP server {server:?} (try `rho mcp list`)")]
+    NoServer {
+        /// The identity asked for.
+        server: String,
+    },
+    /// The server is in a state it does not start from (disabled, untrusted, invalid).
+    #[error("server {server:?} is {state}")]
+    NotStartable {
+        /// The server identity.
+        server: String,
+        /// Its state, with the reason when there is one (`failed: …`).
+        state: String,
+    },
+}
+
+/// The entry of server `id` among `slots` when it can start, or why not.
+pub fn startable<'a>(slots: &'a [ServerSlot], id: &str) -> Result<&'a McpServerSpec, Unstartable> {
+    let Some(slot) = slots.iter().find(|s| s.id == id) else {
+        return Err(Unstartable::NoServer {
+            server: id.to_owned(),
+        });
+    };
+    slot.startable().ok_or_else(|| {
+        let status = slot.status();
+        Unstartable::NotStartable {
+            server: id.to_owned(),
+            state: match status.error() {
+                Some(reason) => format!("{}: {reason}", status.as_str()),
+                None => status.as_str().to_owned(),
+            },
+        }
+    })
+}
+
 /// Collects every server entry from the configuration and the plugin inventory. Servers of
 /// project plugins the user has not trusted (see `rho plugins trust`) are `Untrusted`. Plugin
 /// servers get their `startup` and `defer` from `config.toml` (`[mcp.plugin_servers]`, else the

@@ -22,6 +22,7 @@ mod oauth;
 mod oauth_fixtures;
 mod openrpc_client;
 mod rpc;
+mod run;
 mod skills;
 mod tool_cache;
 mod tool_search;

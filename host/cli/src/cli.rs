@@ -70,6 +70,8 @@ pub enum Command {
     },
     /// Run as a headless agent speaking JSON-RPC 2.0 on stdin/stdout.
     Rpc(RpcArgs),
+    /// Run one prompt to completion and print the answer (`--json`: the event stream).
+    Run(RunArgs),
     /// Print a shell completion script: `source <(rho completions bash)`.
     Completions {
         /// The shell.
@@ -120,9 +122,9 @@ pub struct ProviderArgs {
     pub accept_external_provider: bool,
 }
 
-/// `rho rpc`.
+/// The session flags `rho rpc`, `rho run` and plain `rho` share.
 #[derive(Debug, Clone, Args)]
-pub struct RpcArgs {
+pub struct SessionArgs {
     /// Provider choice.
     #[command(flatten)]
     pub provider: ProviderArgs,
@@ -135,10 +137,44 @@ pub struct RpcArgs {
     /// Resume the session saved in this file.
     #[arg(long, value_name = "PATH")]
     pub session: Option<PathBuf>,
+}
+
+/// `rho rpc`.
+#[derive(Debug, Clone, Args)]
+pub struct RpcArgs {
+    /// The session.
+    #[command(flatten)]
+    pub session: SessionArgs,
     /// The client answers servers' questions (`question/request`, `questionResponse`):
     /// servers are told rho can show a form. Without it every question is declined.
     #[arg(long)]
     pub accept_questions: bool,
+}
+
+/// `rho run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The prompt (none, or `-`: read from stdin, up to 1 MiB).
+    pub prompt: Option<String>,
+    /// The session.
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// What runs without a person to ask: `never` refuses every call that needs approval
+    /// (the configured `permission_mode` decides which do), `read` runs only read tools,
+    /// `all` runs every call.
+    #[arg(long, value_enum, default_value_t = Approve::Never)]
+    pub approve: Approve,
+}
+
+/// `rho run --approve`: the answer to calls that would ask a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Approve {
+    /// Refuse every call that needs approval; the rest runs as `permission_mode` says.
+    Never,
+    /// Run only read tools (as `permission_mode = "read-only"`); refuse the rest.
+    Read,
+    /// Run every call (as `permission_mode = "allow-all"`).
+    All,
 }
 
 /// `rho mcp ...`
@@ -290,7 +326,7 @@ pub enum SkillsCommand {
     },
 }
 
-impl RpcArgs {
+impl SessionArgs {
     /// Whether any session flag was given.
     pub fn is_set(&self) -> bool {
         let p = &self.provider;

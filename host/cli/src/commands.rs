@@ -8,6 +8,7 @@ mod man;
 mod mcp;
 mod plugins;
 mod rpc;
+mod run;
 mod scaffold;
 mod skills;
 mod tools;
@@ -30,7 +31,7 @@ pub fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCode>
         }
         return rpc::run(&ctx, cli.session);
     };
-    if cli.session.is_set() {
+    if cli.session.session.is_set() {
         anyhow::bail!(
             "session flags (--model, --endpoint, ...) go after `rpc`, or without a command"
         );
@@ -42,6 +43,7 @@ pub fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCode>
         Command::Tools(command) => tools::run(&ctx, command),
         Command::Doctor { no_connect } => doctor::run(&ctx, !no_connect),
         Command::Rpc(args) => rpc::run(&ctx, args),
+        Command::Run(args) => run::run(&ctx, args),
         Command::Completions { shell } => completions::run(shell),
         Command::Man { out } => man::run(out.map(|dir| ctx.arg_path(&dir)).as_deref(), ctx.json),
     }

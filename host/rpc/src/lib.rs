@@ -23,3 +23,9 @@ pub mod wire;
 pub use codec::serve;
 pub use methods::{METHODS, Method, NOTIFICATIONS, Notification};
 pub use transport::{Inbound, Peer, Transport};
+
+/// The notification line (one JSON-RPC 2.0 message, no newline) RPC mode writes for a session
+/// event; `rho run --json` prints the same lines.
+pub fn event_line(event: &rho_core::session::SessionEvent) -> String {
+    convert::event_line(event)
+}

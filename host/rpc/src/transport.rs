@@ -52,7 +52,6 @@ pub fn channel() -> (Transport, Peer) {
 /// finishes when every sender is gone (or stdout is closed by the reader).
 pub fn stdio() -> (Transport, tokio::task::JoinHandle<()>) {
     let (to_rho, incoming) = mpsc::channel(64);
-    let (outgoing, mut lines) = mpsc::channel::<String>(OUTGOING_LINES);
     // A thread, not a task: reading stdin blocks.
     let spawned = std::thread::Builder::new()
         .name("rho-rpc-stdin".into())
@@ -60,6 +59,16 @@ pub fn stdio() -> (Transport, tokio::task::JoinHandle<()>) {
     if let Err(e) = spawned {
         tracing::error!("cannot start the stdin reader: {e}");
     }
+    let (outgoing, writer) = stdout_lines();
+    (Transport { incoming, outgoing }, writer)
+}
+
+/// Lines (without newline) for stdout, written in order by one blocking thread, so a peer
+/// that reads slowly holds up the senders (at most [`OUTGOING_LINES`] wait) and never a
+/// runtime thread. The handle finishes when every sender is gone, or when the reader closed
+/// stdout (further lines are dropped).
+pub fn stdout_lines() -> (mpsc::Sender<String>, tokio::task::JoinHandle<()>) {
+    let (outgoing, mut lines) = mpsc::channel::<String>(OUTGOING_LINES);
     let writer = tokio::task::spawn_blocking(move || {
         let stdout = std::io::stdout();
         while let Some(line) = lines.blocking_recv() {
@@ -75,7 +84,7 @@ pub fn stdio() -> (Transport, tokio::task::JoinHandle<()>) {
             }
         }
     });
-    (Transport { incoming, outgoing }, writer)
+    (outgoing, writer)
 }
 
 /// Splits `input` into lines of at most [`MAX_LINE_BYTES`]; longer lines are reported as

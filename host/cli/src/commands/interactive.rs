@@ -76,7 +76,7 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
             notices: notices_tx,
         })),
     };
-    let resumed = args.session.is_some() || args.continue_session;
+    let resumed = args.session.session.is_some() || args.session.continue_session;
     // A configuration that cannot be used stops rho before the screen takes the terminal.
     let first = ctx.registry()?;
     // A signal raises `stop`: the screen leaves, restoring the terminal, and the host closes
@@ -95,7 +95,7 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
                 registry = ctx.registry()?;
             }
             drop(confirms_tx);
-            let options = host_options(ctx, registry, args, login, true);
+            let options = host_options(ctx, registry, args.session, login, true);
             debug_assert_eq!(resumed, !matches!(options.start, SessionStart::New));
             Ok::<_, anyhow::Error>(SessionHost::start(options).await?)
         };

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rho_core::host::{HostOptions, SessionHost, SessionStart};
 use rho_core::{MountOptions, ProviderFlags};
 
-use crate::cli::RpcArgs;
+use crate::cli::{RpcArgs, SessionArgs};
 use crate::context::Context;
 use crate::runtime;
 
@@ -17,7 +17,7 @@ use crate::runtime;
 pub(super) fn host_options(
     ctx: &Context,
     registry: rho_core::Registry,
-    args: RpcArgs,
+    args: SessionArgs,
     login: rho_mcp::oauth::LoginPolicy,
     accepts_questions: bool,
 ) -> HostOptions {
@@ -53,8 +53,13 @@ pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
     // stdin and stdout carry JSON-RPC; a person may still be at the terminal stderr goes to
     // (plain `rho` with piped input), and only then may a login open a browser.
     let login = rho_mcp::oauth::LoginPolicy::for_run(std::io::stderr().is_terminal());
-    let accepts_questions = args.accept_questions;
-    let options = host_options(ctx, ctx.registry()?, args, login, accepts_questions);
+    let options = host_options(
+        ctx,
+        ctx.registry()?,
+        args.session,
+        login,
+        args.accept_questions,
+    );
     // SIGINT, SIGTERM and SIGHUP abort what runs and stop (a signal during the start drops the
     // start, which stops the servers it started); EOF lets received work finish.
     runtime::run(|stop| async move {

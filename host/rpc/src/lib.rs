@@ -19,6 +19,8 @@ mod methods;
 pub mod openrpc;
 pub mod transport;
 pub mod wire;
+#[cfg(test)]
+mod wire_snapshots;
 
 pub use codec::serve;
 pub use methods::{METHODS, Method, NOTIFICATIONS, Notification};

@@ -1,29 +1,30 @@
 //! What an MCP server offers besides tools: prompts (slash commands), resources and resource
 //! templates (attachments), and what reading or expanding them gives (`docs/mcp.md`, "Prompts"
 //! and "Resources"). Plain descriptors; `rho-mcp` fills them in, sessions and front-ends use
-//! them.
+//! them. Prompts and resources serialize as the RPC mode sends them (`docs/rpc.md`), and their
+//! derived schemas are the OpenRPC document's.
 
 use serde::{Deserialize, Serialize};
 
 /// One argument of a prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PromptArgument {
-    /// The name (the key in `prompts/get`).
+    /// Its name (the key in `key=value`).
     pub name: String,
-    /// A display title, when the server gives one.
+    /// A display title.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What it is for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// Whether the prompt cannot be expanded without it.
+    /// Whether the prompt needs it.
     pub required: bool,
 }
 
 /// One prompt a server offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServerPrompt {
-    /// The server's own name for it.
+    /// The server's name for the prompt.
     pub name: String,
     /// A display title.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -31,7 +32,8 @@ pub struct ServerPrompt {
     /// What it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// Its arguments, in the server's order.
+    /// Its arguments: one argument takes everything after the command; several take
+    /// `key=value` pairs.
     pub arguments: Vec<PromptArgument>,
 }
 
@@ -54,10 +56,12 @@ pub struct PromptMessage {
     pub text: String,
 }
 
-/// One resource or resource template a server offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One resource or resource template a server offers. `mimeType` is camelCase, as on the wire;
+/// `mime_type`, as tool caches written before it hold it, is read too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ServerResource {
-    /// The URI (an RFC 6570 template for templates).
+    /// Its URI (an RFC 6570 template when `template`).
     pub uri: String,
     /// The server's name for it.
     pub name: String,
@@ -68,9 +72,9 @@ pub struct ServerResource {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Its MIME type, when declared.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", alias = "mime_type")]
     pub mime_type: Option<String>,
-    /// A template: there is nothing to read until its placeholders are filled in.
+    /// A template: fill in its placeholders before attaching it.
     pub template: bool,
 }
 
@@ -86,4 +90,36 @@ pub struct ResourceAttachment {
     pub image: Option<crate::ToolImage>,
     /// Whether the text was cut at the cap.
     pub truncated: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The wire's spelling is written; the spelling of tool caches written before is read.
+    #[test]
+    fn a_resource_writes_mime_type_camel_case_and_reads_both_spellings() {
+        let resource = ServerResource {
+            uri: "x://r".to_owned(),
+            name: "r".to_owned(),
+            title: None,
+            description: None,
+            mime_type: Some("text/plain".to_owned()),
+            template: false,
+        };
+        let written = serde_json::to_string(&resource).unwrap();
+        assert_eq!(
+            written,
+            r#"{"uri":"x://r","name":"r","mimeType":"text/plain","template":false}"#
+        );
+        let old = r#"{"uri":"x://r","name":"r","mime_type":"text/plain","template":false}"#;
+        for text in [written.as_str(), old] {
+            assert_eq!(
+                serde_json::from_str::<ServerResource>(text).unwrap(),
+                resource
+            );
+        }
+    }
 }

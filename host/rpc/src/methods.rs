@@ -4,7 +4,7 @@
 //! the method list ([`METHODS`]) and the OpenRPC document (`openrpc.rs`) all come from these
 //! entries, so a method cannot exist in one place and be missing in another.
 
-use rho_core::host::{Operation, Response};
+use rho_core::host::{Operation, PromptCommand, Response};
 use rho_core::session::{ApprovalDecision, QuestionAnswer};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -15,12 +15,11 @@ use crate::jsonrpc::{ParamsError, Request};
 use crate::wire::{
     AgentEndParams, AgentErrorParams, ApprovalRequestParams, ApprovalResponseParams, CompactResult,
     CompleteParams, CompleteResult, DeltaParams, DoctorResult, Empty, ExtensionsResult,
-    MessagesResult, ModelsResult, NoParams, PromptAnswer, PromptArgumentWire, PromptParams,
-    PromptResult, PromptWire, ProvidersResult, QuestionAction, QuestionRequestParams,
-    QuestionResponseParams, ResourceWire, ResumeSessionParams, ServerRestartParams, SessionResult,
-    SessionsResult, SetModelParams, SetModelResult, StateChangeParams, StateResult, StatsResult,
-    ToolCallParams, ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolsChangedParams,
-    ToolsResult, UsageParams,
+    MessagesResult, ModelsResult, NoParams, PromptAnswer, PromptParams, PromptResult,
+    ProvidersResult, QuestionAction, QuestionRequestParams, QuestionResponseParams, ResourceEntry,
+    ResumeSessionParams, ServerRestartParams, SessionResult, SessionsResult, SetModelParams,
+    SetModelResult, StateChangeParams, StateResult, StatsResult, ToolCallParams, ToolDeniedParams,
+    ToolProgressParams, ToolResultParams, ToolsChangedParams, ToolsResult, UsageParams,
 };
 
 /// A method's params: how they are read from a request.
@@ -295,30 +294,8 @@ methods! {
     ListPrompts = "listPrompts" {
         summary: "List every connected server's prompts as /mcp:<server>:<prompt> commands (listed at connect, refreshed on prompts/list_changed)",
         params: NoParams => |_| Ok(Operation::ListPrompts),
-        result: "prompts", Vec<PromptWire> => |r| match r {
-            Response::Prompts(commands) => Some(
-                commands
-                    .into_iter()
-                    .map(|c| PromptWire {
-                        command: c.command,
-                        server: c.server,
-                        name: c.prompt.name,
-                        title: c.prompt.title,
-                        description: c.prompt.description,
-                        arguments: c
-                            .prompt
-                            .arguments
-                            .into_iter()
-                            .map(|a| PromptArgumentWire {
-                                name: a.name,
-                                title: a.title,
-                                description: a.description,
-                                required: a.required,
-                            })
-                            .collect(),
-                    })
-                    .collect(),
-            ),
+        result: "prompts", Vec<PromptCommand> => |r| match r {
+            Response::Prompts(commands) => Some(commands),
             _ => None,
         },
     }
@@ -326,19 +303,11 @@ methods! {
     ListResources = "listResources" {
         summary: "List every connected server's resources and resource templates (listed at connect, refreshed on resources/list_changed)",
         params: NoParams => |_| Ok(Operation::ListResources),
-        result: "resources", Vec<ResourceWire> => |r| match r {
+        result: "resources", Vec<ResourceEntry> => |r| match r {
             Response::Resources(resources) => Some(
                 resources
                     .into_iter()
-                    .map(|(server, r)| ResourceWire {
-                        server,
-                        uri: r.uri,
-                        name: r.name,
-                        title: r.title,
-                        description: r.description,
-                        mime_type: r.mime_type,
-                        template: r.template,
-                    })
+                    .map(|(server, resource)| ResourceEntry { server, resource })
                     .collect(),
             ),
             _ => None,

@@ -18,14 +18,15 @@ use crate::session::PromptInput;
 /// What starts a prompt command.
 pub const PROMPT_COMMAND_PREFIX: &str = "/mcp:";
 
-/// A server's prompt as a front-end offers it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One server prompt, as a slash command.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct PromptCommand {
-    /// `/mcp:<server>:<prompt>`.
+    /// `/mcp:<server>:<prompt>`: a `prompt` whose message starts with it expands the prompt.
     pub command: String,
     /// The server identity.
     pub server: String,
-    /// The prompt as the server declared it.
+    /// The prompt as the server declared it (its fields beside `command` and `server`).
+    #[serde(flatten)]
     pub prompt: ServerPrompt,
 }
 

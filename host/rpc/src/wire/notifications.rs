@@ -1,5 +1,4 @@
-//! Notification params, and the shapes they share with results (questions, prompts,
-//! resources).
+//! Notification params, and the shapes they share with results (questions, resources).
 
 use super::*;
 
@@ -249,62 +248,14 @@ pub struct SamplingMessageWire {
     pub text: String,
 }
 
-/// One argument of a prompt.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PromptArgumentWire {
-    /// Its name (the key in `key=value`).
-    pub name: String,
-    /// A display title.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What it is for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Whether the prompt needs it.
-    pub required: bool,
-}
-
-/// One server prompt, as a slash command.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PromptWire {
-    /// `/mcp:<server>:<prompt>`: a `prompt` whose message starts with it expands the prompt.
-    pub command: String,
-    /// The server identity.
-    pub server: String,
-    /// The server's name for the prompt.
-    pub name: String,
-    /// A display title.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What it does.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Its arguments: one argument takes everything after the command; several take
-    /// `key=value` pairs.
-    pub arguments: Vec<PromptArgumentWire>,
-}
-
 /// One server resource or resource template.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceWire {
+pub struct ResourceEntry {
     /// The server offering it.
     pub server: String,
-    /// Its URI (an RFC 6570 template when `template`).
-    pub uri: String,
-    /// The server's name for it.
-    pub name: String,
-    /// A display title.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What it is.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Its MIME type, when declared.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// A template: fill in its placeholders before attaching it.
-    pub template: bool,
+    /// The resource as the server declared it.
+    #[serde(flatten)]
+    pub resource: rho_component::ServerResource,
 }
 
 /// `complete` result.

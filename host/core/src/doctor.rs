@@ -81,12 +81,12 @@ impl CheckKind {
 
 rho_component::serialize_as_words!(CheckKind, "What a health-report row checks.");
 
-/// One row of the report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One row of the health report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Check {
-    /// What was checked.
+    /// `config`, `agent plugins`, `plugin trust`, `skills`, `mcp servers` or `provider`.
     pub check: CheckKind,
-    /// How it is.
+    /// `ok`, `warning` or `error`.
     pub status: CheckStatus,
     /// What was found.
     pub detail: String,

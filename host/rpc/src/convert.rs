@@ -1,23 +1,22 @@
 //! From host values to wire values, and from session events to notification lines.
 
 use rho_component::{Diagnostic, ToolOrigin, ToolSpec};
-use rho_core::host::{Extensions, HostState, ModelEntry, ProviderReport, SessionInfo};
+use rho_core::host::{Extensions, ModelEntry, ProviderReport};
 use rho_core::provider::ChatMessage;
 use rho_core::session::{
-    CallOutcome, CallRecord, QuestionRequest, SessionEvent, SessionStats, SessionSummary,
-    TurnResult,
+    CallOutcome, CallRecord, QuestionRequest, SessionEvent, SessionStats, TurnResult,
 };
 
 use crate::jsonrpc::notification_line;
 use crate::methods::Notification;
 use crate::wire::{
-    AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, CheckWire, ChoiceWire,
-    DeltaParams, DiagnosticWire, DoctorResult, ExtensionsResult, FieldWire, MessageWire, ModelWire,
+    AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, ChoiceWire,
+    DeltaParams, DiagnosticWire, DoctorResult, ExtensionsResult, FieldWire, MessageWire,
     ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire, ProvidersResult,
     QuestionRequestParams, SamplingMessageWire, ServerRestartParams, ServerToolWire, ServerWire,
-    SessionResult, SessionWire, SessionsResult, SkillWire, StateChangeParams, StateResult,
-    StatsResult, ToolCallParams, ToolCallWire, ToolDeniedParams, ToolProgressParams,
-    ToolResultParams, ToolWire, ToolsChangedParams, UsageByPurposeWire, UsageParams,
+    SkillWire, StateChangeParams, StatsResult, ToolCallParams, ToolDeniedParams,
+    ToolProgressParams, ToolResultParams, ToolWire, ToolsChangedParams, UsageByPurposeWire,
+    UsageParams,
 };
 
 pub(crate) fn message(m: &ChatMessage) -> MessageWire {
@@ -25,15 +24,7 @@ pub(crate) fn message(m: &ChatMessage) -> MessageWire {
         role: m.role,
         content: m.content.clone(),
         reasoning: (!m.reasoning.is_empty()).then(|| m.reasoning.clone()),
-        tool_calls: m
-            .tool_calls
-            .iter()
-            .map(|c| ToolCallWire {
-                id: c.id.clone(),
-                name: c.name.clone(),
-                arguments: c.arguments.clone(),
-            })
-            .collect(),
+        tool_calls: m.tool_calls.clone(),
         tool_call_id: m.tool_call_id.clone(),
         name: m.name.clone(),
     }
@@ -254,28 +245,9 @@ fn question_request(q: &QuestionRequest) -> QuestionRequestParams {
     }
 }
 
-pub(crate) fn state(s: HostState) -> StateResult {
-    StateResult {
-        model: s.model,
-        provider: s.provider,
-        provider_source: s.provider_source,
-        provider_error: s.provider_error,
-        cwd: s.cwd,
-        session_id: s.session_id,
-        session_file: s.session_file,
-        permission_mode: s.permission_mode,
-    }
-}
-
 pub(crate) fn models(models: Vec<ModelEntry>, errors: Vec<(String, String)>) -> ModelsResult {
     ModelsResult {
-        models: models
-            .into_iter()
-            .map(|m| ModelWire {
-                id: m.id,
-                provider: m.provider,
-            })
-            .collect(),
+        models,
         errors: errors
             .into_iter()
             .map(|(provider, error)| ProviderProblem { provider, error })
@@ -312,30 +284,6 @@ pub(crate) fn stats(s: &SessionStats) -> StatsResult {
         },
         context: s.context,
         messages: s.messages,
-    }
-}
-
-pub(crate) fn sessions(sessions: Vec<SessionSummary>) -> SessionsResult {
-    SessionsResult {
-        sessions: sessions
-            .into_iter()
-            .map(|s| SessionWire {
-                id: s.id,
-                path: s.path,
-                created: s.created,
-                modified: s.modified,
-                messages: s.messages,
-                first_prompt: s.first_prompt,
-            })
-            .collect(),
-    }
-}
-
-pub(crate) fn session(info: SessionInfo) -> SessionResult {
-    SessionResult {
-        session_id: info.session_id,
-        session_file: info.session_file,
-        messages: info.messages,
     }
 }
 
@@ -424,13 +372,6 @@ pub(crate) fn doctor(checks: Vec<rho_core::doctor::Check>) -> DoctorResult {
         ok: !checks
             .iter()
             .any(|c| c.status == rho_core::doctor::CheckStatus::Error),
-        checks: checks
-            .into_iter()
-            .map(|c| CheckWire {
-                check: c.check,
-                status: c.status,
-                detail: c.detail,
-            })
-            .collect(),
+        checks,
     }
 }

@@ -4,7 +4,7 @@
 //! the method list ([`METHODS`]) and the OpenRPC document (`openrpc.rs`) all come from these
 //! entries, so a method cannot exist in one place and be missing in another.
 
-use rho_core::host::{Operation, PromptCommand, Response};
+use rho_core::host::{HostState, Operation, PromptCommand, Response, SessionInfo};
 use rho_core::session::{ApprovalDecision, QuestionAnswer};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -17,9 +17,9 @@ use crate::wire::{
     CompleteParams, CompleteResult, DeltaParams, DoctorResult, Empty, ExtensionsResult,
     MessagesResult, ModelsResult, NoParams, PromptAnswer, PromptParams, PromptResult,
     ProvidersResult, QuestionAction, QuestionRequestParams, QuestionResponseParams, ResourceEntry,
-    ResumeSessionParams, ServerRestartParams, SessionResult, SessionsResult, SetModelParams,
-    SetModelResult, StateChangeParams, StateResult, StatsResult, ToolCallParams, ToolDeniedParams,
-    ToolProgressParams, ToolResultParams, ToolsChangedParams, ToolsResult, UsageParams,
+    ResumeSessionParams, ServerRestartParams, SessionsResult, SetModelParams, SetModelResult,
+    StateChangeParams, StatsResult, ToolCallParams, ToolDeniedParams, ToolProgressParams,
+    ToolResultParams, ToolsChangedParams, ToolsResult, UsageParams,
 };
 
 /// A method's params: how they are read from a request.
@@ -164,8 +164,8 @@ methods! {
     GetState = "getState" {
         summary: "Return model, provider, and cwd",
         params: NoParams => |_| Ok(Operation::GetState),
-        result: "state", StateResult => |r| match r {
-            Response::State(state) => Some(convert::state(state)),
+        result: "state", HostState => |r| match r {
+            Response::State(state) => Some(state),
             _ => None,
         },
     }
@@ -221,7 +221,7 @@ methods! {
         summary: "List previous sessions for project",
         params: NoParams => |_| Ok(Operation::ListSessions),
         result: "sessions", SessionsResult => |r| match r {
-            Response::Sessions(sessions) => Some(convert::sessions(sessions)),
+            Response::Sessions(sessions) => Some(SessionsResult { sessions }),
             _ => None,
         },
     }
@@ -265,8 +265,8 @@ methods! {
     ResumeSession = "resumeSession" {
         summary: "Resume a previous session from JSONL",
         params: ResumeSessionParams => |p| Ok(Operation::ResumeSession(p.path)),
-        result: "session", SessionResult => |r| match r {
-            Response::Session(info) => Some(convert::session(info)),
+        result: "session", SessionInfo => |r| match r {
+            Response::Session(info) => Some(info),
             _ => None,
         },
     }
@@ -274,8 +274,8 @@ methods! {
     NewSession = "newSession" {
         summary: "Start a fresh session (preserves model, provider, tools)",
         params: NoParams => |_| Ok(Operation::NewSession),
-        result: "session", SessionResult => |r| match r {
-            Response::Session(info) => Some(convert::session(info)),
+        result: "session", SessionInfo => |r| match r {
+            Response::Session(info) => Some(info),
             _ => None,
         },
     }

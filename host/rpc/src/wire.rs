@@ -14,10 +14,8 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use rho_component::{
-    DiagnosticCode, FieldKind, PermissionMode, RiskLevel, SamplingRole, Scope, Severity,
-    SkillSource, ToolOrigin,
+    DiagnosticCode, FieldKind, RiskLevel, SamplingRole, Scope, Severity, SkillSource, ToolOrigin,
 };
-use rho_core::doctor::{CheckKind, CheckStatus};
 use rho_core::provider::{FinishReason, Role};
 use rho_core::session::{CallOutcome, LoopState, QuestionKind};
 use rho_core::{PluginStatus, ProviderSource, ServerSource, ServerStatus};
@@ -184,6 +182,9 @@ impl From<&CallOutcome> for OutcomeKindWire {
 
 #[cfg(test)]
 mod tests {
+    use rho_component::PermissionMode;
+    use rho_core::doctor::{CheckKind, CheckStatus};
+
     use super::*;
 
     /// The JSON string `value` serializes to.

@@ -144,30 +144,32 @@ pub struct PromptReply {
     pub finish_reason: FinishReason,
 }
 
-/// Model, provider, workspace and session.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `getState` result.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct HostState {
-    /// The model id (`None` when no provider could be chosen).
+    /// The model id (`null` when no provider could be chosen).
     pub model: Option<String>,
     /// The provider identity.
     pub provider: Option<String>,
-    /// Where the provider came from: `Builtin` when nothing was configured or passed (the
-    /// model is rho's guess, not the user's choice).
+    /// Where the provider came from: `flags` (`--endpoint`), `config` (`[providers.*]`) or
+    /// `builtin` (nothing configured: the model is rho's default guess, not a choice).
     pub provider_source: Option<crate::ProviderSource>,
     /// Why no provider could be chosen.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provider_error: Option<String>,
     /// The workspace.
     pub cwd: PathBuf,
-    /// The session id (`None` when ephemeral).
+    /// The session id (`null` when ephemeral).
     pub session_id: Option<String>,
-    /// The session file.
+    /// The session file (`null` when ephemeral).
     pub session_file: Option<PathBuf>,
-    /// The permission mode.
+    /// The permission mode: `read-only`, `ask`, `ask-destructive` or `allow-all`.
     pub permission_mode: rho_component::PermissionMode,
 }
 
 /// One model a provider offers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct ModelEntry {
     /// The model id.
     pub id: String,
@@ -194,10 +196,11 @@ pub struct ProviderReport {
     pub active: bool,
 }
 
-/// What a session file holds after `newSession` or `resumeSession`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `newSession` / `resumeSession` result.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
-    /// The session id (`None` when ephemeral).
+    /// The session id (`null` when ephemeral).
     pub session_id: Option<String>,
     /// The session file.
     pub session_file: Option<PathBuf>,

@@ -26,7 +26,7 @@ pub enum Role {
 }
 
 /// One tool call the model asked for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCall {
     /// The provider's id for the call; the result message carries it back.
     pub id: String,

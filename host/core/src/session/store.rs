@@ -326,8 +326,8 @@ pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
     Ok(session)
 }
 
-/// One saved session, for `listSessions`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One saved session.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionSummary {
     /// The session id.
@@ -338,9 +338,9 @@ pub struct SessionSummary {
     pub created: u64,
     /// Last change (seconds since the epoch).
     pub modified: u64,
-    /// Messages in the conversation.
+    /// Messages.
     pub messages: usize,
-    /// The first user message, cut to 100 characters.
+    /// The first user message, cut.
     pub first_prompt: Option<String>,
 }
 

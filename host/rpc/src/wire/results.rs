@@ -28,41 +28,6 @@ pub enum PromptAnswer {
     Steered(Empty),
 }
 
-/// `getState` result.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StateResult {
-    /// The model id (`null` when no provider could be chosen).
-    pub model: Option<String>,
-    /// The provider identity.
-    pub provider: Option<String>,
-    /// Where the provider came from: `flags` (`--endpoint`), `config` (`[providers.*]`) or
-    /// `builtin` (nothing configured: the model is rho's default guess, not a choice).
-    pub provider_source: Option<ProviderSource>,
-    /// Why no provider could be chosen.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub provider_error: Option<String>,
-    /// The workspace.
-    pub cwd: PathBuf,
-    /// The session id (`null` when ephemeral).
-    pub session_id: Option<String>,
-    /// The session file (`null` when ephemeral).
-    pub session_file: Option<PathBuf>,
-    /// The permission mode: `read-only`, `ask`, `ask-destructive` or `allow-all`.
-    pub permission_mode: PermissionMode,
-}
-
-/// A tool call inside a message.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ToolCallWire {
-    /// The provider's call id.
-    pub id: String,
-    /// The exported tool name.
-    pub name: String,
-    /// The arguments as the model wrote them.
-    pub arguments: String,
-}
-
 /// One message of the conversation.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -76,7 +41,7 @@ pub struct MessageWire {
     pub reasoning: Option<String>,
     /// Tool calls (assistant messages).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ToolCallWire>,
+    pub tool_calls: Vec<rho_core::provider::ToolCall>,
     /// The call answered (tool messages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
@@ -101,20 +66,11 @@ pub struct SetModelResult {
     pub provider: String,
 }
 
-/// One model a provider offers.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ModelWire {
-    /// The model id.
-    pub id: String,
-    /// The provider.
-    pub provider: String,
-}
-
 /// `listModels` result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ModelsResult {
     /// Models from configuration and from each reachable provider.
-    pub models: Vec<ModelWire>,
+    pub models: Vec<rho_core::host::ModelEntry>,
     /// Providers that could not be asked, with the reason.
     pub errors: Vec<ProviderProblem>,
 }
@@ -185,41 +141,11 @@ pub struct UsageByPurposeWire {
     pub mcp_sampling: rho_core::provider::Usage,
 }
 
-/// One saved session.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionWire {
-    /// The session id.
-    pub id: String,
-    /// The file.
-    pub path: PathBuf,
-    /// Creation time (seconds since the epoch).
-    pub created: u64,
-    /// Last change (seconds since the epoch).
-    pub modified: u64,
-    /// Messages.
-    pub messages: usize,
-    /// The first user message, cut.
-    pub first_prompt: Option<String>,
-}
-
 /// `listSessions` result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SessionsResult {
     /// This project's sessions, most recent first.
-    pub sessions: Vec<SessionWire>,
-}
-
-/// `newSession` / `resumeSession` result.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionResult {
-    /// The session id (`null` when ephemeral).
-    pub session_id: Option<String>,
-    /// The session file.
-    pub session_file: Option<PathBuf>,
-    /// Messages in the conversation.
-    pub messages: usize,
+    pub sessions: Vec<rho_core::session::SessionSummary>,
 }
 
 /// `compact` result.
@@ -377,18 +303,7 @@ pub struct ExtensionsResult {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DoctorResult {
     /// One row per part of the setup.
-    pub checks: Vec<CheckWire>,
+    pub checks: Vec<rho_core::doctor::Check>,
     /// No row is an error.
     pub ok: bool,
-}
-
-/// One row of the health report.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct CheckWire {
-    /// `config`, `agent plugins`, `plugin trust`, `skills`, `mcp servers` or `provider`.
-    pub check: CheckKind,
-    /// `ok`, `warning` or `error`.
-    pub status: CheckStatus,
-    /// What was found.
-    pub detail: String,
 }

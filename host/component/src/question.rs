@@ -29,35 +29,35 @@ pub enum FieldKind {
 }
 
 /// One value a choice field offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Choice {
-    /// The value sent back.
+    /// The value to answer with.
     pub value: String,
-    /// The title the schema gives it, when it gives one.
+    /// Its title.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
 
 /// One question of a form.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FormField {
-    /// The property name (the key of the answer).
+    /// The answer's key.
     pub name: String,
-    /// The schema's title for it.
+    /// A display title.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// What answer it takes.
+    /// `text`, `number`, `integer`, `boolean`, `choice` or `multi_choice` (answers
+    /// comma-separated).
     pub kind: FieldKind,
-    /// The values of a choice field (empty otherwise).
+    /// The values of a choice field.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<Choice>,
-    /// The schema's default, as the text an answer would be.
+    /// The default answer, as text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
-    /// Whether the schema requires it.
+    /// Whether an answer is required.
     pub required: bool,
-    /// The description and the constraints rho does not enforce (`minLength`, `minimum`,
-    /// `format`, ...), as help text.
+    /// The description and constraints (shown, not enforced).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
 }
@@ -97,9 +97,9 @@ pub enum SamplingRole {
 
 /// One message of a sampling conversation, its blocks rendered as text (non-text blocks are
 /// named, not sent).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SamplingMessage {
-    /// Who wrote it.
+    /// `user` or `assistant`.
     pub role: SamplingRole,
     /// Its text.
     pub text: String,

@@ -3,20 +3,16 @@
 use rho_component::{Diagnostic, ToolOrigin, ToolSpec};
 use rho_core::host::{Extensions, ModelEntry, ProviderReport};
 use rho_core::provider::ChatMessage;
-use rho_core::session::{
-    CallOutcome, CallRecord, QuestionRequest, SessionEvent, SessionStats, TurnResult,
-};
+use rho_core::session::{CallOutcome, CallRecord, SessionEvent, SessionStats, TurnResult};
 
 use crate::jsonrpc::notification_line;
 use crate::methods::Notification;
 use crate::wire::{
-    AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, ChoiceWire,
-    DeltaParams, DiagnosticWire, DoctorResult, ExtensionsResult, FieldWire, MessageWire,
-    ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire, ProvidersResult,
-    QuestionRequestParams, SamplingMessageWire, ServerRestartParams, ServerToolWire, ServerWire,
+    AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, DeltaParams,
+    DiagnosticWire, DoctorResult, ExtensionsResult, MessageWire, ModelsResult, OutcomeWire,
+    PluginWire, ProviderProblem, ProviderWire, ProvidersResult, ServerToolWire, ServerWire,
     SkillWire, StateChangeParams, StatsResult, ToolCallParams, ToolDeniedParams,
-    ToolProgressParams, ToolResultParams, ToolWire, ToolsChangedParams, UsageByPurposeWire,
-    UsageParams,
+    ToolProgressParams, ToolResultParams, ToolWire, UsageByPurposeWire, UsageParams,
 };
 
 pub(crate) fn message(m: &ChatMessage) -> MessageWire {
@@ -181,67 +177,15 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
                 error: error.clone(),
             }),
         ),
-        SessionEvent::Question(question) => notification_line(
-            Notification::QuestionRequest.name(),
-            Some(&question_request(question)),
-        ),
-        SessionEvent::ServerRestart(restart) => notification_line(
-            Notification::ServerRestart.name(),
-            Some(&ServerRestartParams {
-                server: restart.server.clone(),
-                restarts: restart.restarts,
-                reason: restart.reason.clone(),
-                gave_up: restart.gave_up.clone(),
-            }),
-        ),
-        SessionEvent::ToolsChanged(changed) => notification_line(
-            Notification::ToolsChanged.name(),
-            Some(&ToolsChangedParams {
-                server: changed.server.clone(),
-                revised: changed.revised.clone(),
-                withdrawn: changed.withdrawn.clone(),
-                added: changed.added.clone(),
-            }),
-        ),
-    }
-}
-
-fn question_request(q: &QuestionRequest) -> QuestionRequestParams {
-    QuestionRequestParams {
-        question_id: q.id,
-        kind: q.kind,
-        server: q.server.clone(),
-        call_id: q.call_id.clone(),
-        message: q.message.clone(),
-        fields: q
-            .fields
-            .iter()
-            .map(|f| FieldWire {
-                name: f.name.clone(),
-                title: f.title.clone(),
-                kind: f.kind,
-                choices: f
-                    .choices
-                    .iter()
-                    .map(|c| ChoiceWire {
-                        value: c.value.clone(),
-                        title: c.title.clone(),
-                    })
-                    .collect(),
-                default: f.default.clone(),
-                required: f.required,
-                help: f.help.clone(),
-            })
-            .collect(),
-        messages: q
-            .messages
-            .iter()
-            .map(|m| SamplingMessageWire {
-                role: m.role,
-                text: m.text.clone(),
-            })
-            .collect(),
-        max_tokens: q.max_tokens,
+        SessionEvent::Question(question) => {
+            notification_line(Notification::QuestionRequest.name(), Some(question))
+        }
+        SessionEvent::ServerRestart(restart) => {
+            notification_line(Notification::ServerRestart.name(), Some(restart))
+        }
+        SessionEvent::ToolsChanged(changed) => {
+            notification_line(Notification::ToolsChanged.name(), Some(changed))
+        }
     }
 }
 

@@ -4,8 +4,9 @@
 //! the method list ([`METHODS`]) and the OpenRPC document (`openrpc.rs`) all come from these
 //! entries, so a method cannot exist in one place and be missing in another.
 
+use rho_core::ServerRestart;
 use rho_core::host::{HostState, Operation, PromptCommand, Response, SessionInfo};
-use rho_core::session::{ApprovalDecision, QuestionAnswer};
+use rho_core::session::{ApprovalDecision, QuestionAnswer, QuestionRequest, ToolsChanged};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -16,10 +17,9 @@ use crate::wire::{
     AgentEndParams, AgentErrorParams, ApprovalRequestParams, ApprovalResponseParams, CompactResult,
     CompleteParams, CompleteResult, DeltaParams, DoctorResult, Empty, ExtensionsResult,
     MessagesResult, ModelsResult, NoParams, PromptAnswer, PromptParams, PromptResult,
-    ProvidersResult, QuestionAction, QuestionRequestParams, QuestionResponseParams, ResourceEntry,
-    ResumeSessionParams, ServerRestartParams, SessionsResult, SetModelParams, SetModelResult,
-    StateChangeParams, StatsResult, ToolCallParams, ToolDeniedParams, ToolProgressParams,
-    ToolResultParams, ToolsChangedParams, ToolsResult, UsageParams,
+    ProvidersResult, QuestionAction, QuestionResponseParams, ResourceEntry, ResumeSessionParams,
+    SessionsResult, SetModelParams, SetModelResult, StateChangeParams, StatsResult, ToolCallParams,
+    ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolsResult, UsageParams,
 };
 
 /// A method's params: how they are read from a request.
@@ -432,17 +432,17 @@ notifications! {
     /// A server asks the user.
     QuestionRequest = "question/request" {
         summary: "A server asks the user during one of its tool calls (rho's addition) — send questionResponse",
-        params: QuestionRequestParams,
+        params: QuestionRequest,
     }
     /// An MCP server was started again, or given up on.
     ServerRestart = "server/restart" {
         summary: "rho started an MCP server again after its session was lost, or (gaveUp) stopped trying (rho's addition)",
-        params: ServerRestartParams,
+        params: ServerRestart,
     }
     /// A server's tool list changed.
     ToolsChanged = "tools/changed" {
         summary: "An MCP server's tool list changed (it said so, was started again, or a lazy server listed other tools than the tool cache); used from this turn on (rho's addition)",
-        params: ToolsChangedParams,
+        params: ToolsChanged,
     }
     /// One model request's usage.
     Usage = "usage" {

@@ -13,11 +13,9 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use rho_component::{
-    DiagnosticCode, FieldKind, RiskLevel, SamplingRole, Scope, Severity, SkillSource, ToolOrigin,
-};
+use rho_component::{DiagnosticCode, RiskLevel, Scope, Severity, SkillSource, ToolOrigin};
 use rho_core::provider::{FinishReason, Role};
-use rho_core::session::{CallOutcome, LoopState, QuestionKind};
+use rho_core::session::{CallOutcome, LoopState};
 use rho_core::{PluginStatus, ProviderSource, ServerSource, ServerStatus};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};

@@ -28,8 +28,10 @@ pub struct ServerHealth {
     pub given_up: Option<String>,
 }
 
-/// A restart of a server, or rho giving up on one, as the session reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A restart of a server, or rho giving up on one, as the session reports it
+/// (`server/restart`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ServerRestart {
     /// The server identity.
     pub server: String,
@@ -37,7 +39,7 @@ pub struct ServerRestart {
     pub restarts: u32,
     /// Why it was (or could not be) started again.
     pub reason: String,
-    /// Set when rho gave up on it: why.
+    /// Set when rho gave up on the server (it stays failed for the rest of the session): why.
     pub gave_up: Option<String>,
 }
 

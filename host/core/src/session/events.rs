@@ -197,8 +197,8 @@ pub enum SessionEvent {
     ToolsChanged(ToolsChanged),
 }
 
-/// What changed in one server's tool list, by the server's own tool names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What changed in one server's tool list, by the server's own tool names (`tools/changed`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ToolsChanged {
     /// The server identity.
     pub server: String,
@@ -246,24 +246,30 @@ pub enum QuestionKind {
 }
 
 /// A server's question, as a front-end shows it: titled with the asking server, attached to
-/// the tool call that caused it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// the tool call that caused it. It is the params of `question/request` (`id` spelled
+/// `questionId`), answered with `questionResponse`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct QuestionRequest {
-    /// The id the answer names.
+    /// The id `questionResponse` names.
+    #[serde(rename = "questionId")]
     pub id: u64,
-    /// Form or sampling.
+    /// `elicitation` (a form) or `sampling` (permission to use the model).
     pub kind: QuestionKind,
     /// The asking server's identity.
     pub server: String,
-    /// The model's id of the tool call the question belongs to.
+    /// The tool call the question belongs to (as in `tool/call`).
     pub call_id: String,
-    /// The server's message (a form), or what the server asks the model to do (sampling).
+    /// The server's message, or what the server asks the model to do.
     pub message: String,
     /// The form's questions (elicitation).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fields: Vec<FormField>,
     /// The conversation the server wants the model to continue (sampling).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<SamplingMessage>,
     /// The token ceiling the server asked for (sampling).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
 }
 

@@ -64,33 +64,6 @@ pub struct ToolResultParams {
     pub output: String,
 }
 
-/// `server/restart`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ServerRestartParams {
-    /// The server identity.
-    pub server: String,
-    /// Its restarts so far in this session.
-    pub restarts: u32,
-    /// Why it was (or could not be) started again.
-    pub reason: String,
-    /// Set when rho gave up on the server (it stays failed for the rest of the session): why.
-    pub gave_up: Option<String>,
-}
-
-/// `tools/changed`, by the server's own tool names.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ToolsChangedParams {
-    /// The server identity.
-    pub server: String,
-    /// Still offered with a new definition.
-    pub revised: Vec<String>,
-    /// No longer offered: calls fail, saying the server withdrew it.
-    pub withdrawn: Vec<String>,
-    /// Newly offered, and mounted under new exported names.
-    pub added: Vec<String>,
-}
-
 /// `tool/denied`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolDeniedParams {
@@ -177,75 +150,6 @@ pub struct AgentEndParams {
 pub struct AgentErrorParams {
     /// What failed.
     pub error: String,
-}
-
-/// `question/request` (rho's addition): a server asks the user something during one of its
-/// tool calls. Answer with `questionResponse`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct QuestionRequestParams {
-    /// The id `questionResponse` names.
-    pub question_id: u64,
-    /// `elicitation` (a form) or `sampling` (permission to use the model).
-    pub kind: QuestionKind,
-    /// The asking server's identity.
-    pub server: String,
-    /// The tool call the question belongs to (as in `tool/call`).
-    pub call_id: String,
-    /// The server's message, or what the server asks the model to do.
-    pub message: String,
-    /// The form's questions (elicitation).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub fields: Vec<FieldWire>,
-    /// The conversation the server wants the model to continue (sampling).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<SamplingMessageWire>,
-    /// The token ceiling the server asked for (sampling).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u32>,
-}
-
-/// One question of a form.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct FieldWire {
-    /// The answer's key.
-    pub name: String,
-    /// A display title.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// `text`, `number`, `integer`, `boolean`, `choice` or `multi_choice` (answers
-    /// comma-separated).
-    pub kind: FieldKind,
-    /// The values of a choice field.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub choices: Vec<ChoiceWire>,
-    /// The default answer, as text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
-    /// Whether an answer is required.
-    pub required: bool,
-    /// The description and constraints (shown, not enforced).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-}
-
-/// One value a choice field offers.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ChoiceWire {
-    /// The value to answer with.
-    pub value: String,
-    /// Its title.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-}
-
-/// One message of a sampling conversation.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SamplingMessageWire {
-    /// `user` or `assistant`.
-    pub role: SamplingRole,
-    /// Its text.
-    pub text: String,
 }
 
 /// One server resource or resource template.

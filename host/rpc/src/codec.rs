@@ -430,4 +430,39 @@ mod tests {
         let notification = json!({"jsonrpc": "2.0", "method": "rpc.discover"});
         assert_eq!(answered(notification.to_string().as_bytes()), None);
     }
+
+    /// Every shape of a question's answer, accepted or refused: what each becomes.
+    #[test]
+    fn question_responses_decode_into_the_hosts_answer() {
+        let cases = [
+            json!({"questionId": 1, "action": "accept", "answers": {"name": "Ann", "n": "2"}}),
+            json!({"questionId": 1, "action": "accept"}),
+            json!({"questionId": 1, "action": "accept", "answers": null}),
+            json!({"questionId": 1, "action": "decline"}),
+            json!({"questionId": 1, "action": "decline", "answers": {"a": "b"}}),
+            json!({"questionId": 1, "action": "cancel"}),
+            json!([2, "accept", {"x": "y"}]),
+            json!([2, "cancel"]),
+            json!({"questionId": 1, "action": "maybe"}),
+            json!({"questionId": 1, "action": "Accept"}),
+            json!({"questionId": 1}),
+            json!({"action": "accept"}),
+            json!({"questionId": 1, "action": "accept", "extra": 1}),
+            json!({"questionId": 1, "action": "accept", "answers": {"n": 1}}),
+            json!({"questionId": 1, "action": "accept", "answers": []}),
+            json!({"questionId": -1, "action": "accept"}),
+        ];
+        let lines: Vec<String> = cases
+            .into_iter()
+            .map(|params| {
+                let outcome = match decode_line(&line("questionResponse", params.clone())) {
+                    Decoded::Accepted { operation, .. } => format!("{operation:?}"),
+                    Decoded::Refused(Some(response)) => response,
+                    _ => "no answer".to_owned(),
+                };
+                format!("{params} => {outcome}")
+            })
+            .collect();
+        insta::assert_snapshot!("question_responses", lines.join("\n"));
+    }
 }

@@ -7,7 +7,8 @@
 //! in `methods.rs` (name, params, the operation it becomes, its result), and dispatch, the
 //! method list and the OpenRPC document in `schemas/rho-rpc.openrpc.json` (`openrpc.rs`, also
 //! the answer to `rpc.discover`) all come from that table; every param, result and
-//! notification has a typed wire struct (`wire.rs`). stdout carries only protocol; logs go to
+//! notification has a type: the host's own where its shape is the wire's, else a wire
+//! envelope or params struct (`wire.rs`). stdout carries only protocol; logs go to
 //! stderr.
 
 mod codec;

@@ -1,7 +1,11 @@
-//! Every shape on the wire: method params and results, and notification params, as typed
-//! structs. Params deserialize strictly (unknown fields are `-32602`); results and
-//! notifications serialize exactly as `docs/rpc.md` spells them. The OpenRPC document in
-//! `schemas/rho-rpc.openrpc.json` is generated from these types (`openrpc.rs`). A field that
+//! The wire's own shapes: method params, and the envelopes of results and notifications whose
+//! shape is not a host type's. Where a host type is the shape (a question, a session, a
+//! server's prompt or resource, a restart, a health-report row, ...), it derives `Serialize`
+//! and `JsonSchema` itself and `methods.rs` names it directly; nothing here mirrors it. Params
+//! deserialize strictly (unknown fields are `-32602`); results and notifications serialize
+//! exactly as `docs/rpc.md` spells them (`wire_snapshots.rs` keeps the bytes). The OpenRPC
+//! document in `schemas/rho-rpc.openrpc.json` is generated from these types and the host's
+//! (`openrpc.rs`). A field that
 //! holds one of a fixed set of words is an enum, never a `String`: a host enum where the host
 //! has one (its serde spelling is the wire's and its derived schema lists its values;
 //! [`FinishReason`], which also keeps values rho does not know, has its value set built from

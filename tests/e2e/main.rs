@@ -17,6 +17,7 @@ mod mcp_live;
 mod mcp_misbehaving;
 mod mcp_restarts;
 mod mcp_scale;
+mod mcp_serve;
 mod mcp_show;
 mod oauth;
 mod oauth_fixtures;

@@ -214,6 +214,9 @@ pub enum McpCommand {
         /// The server identity.
         id: String,
     },
+    /// Serve rho's tools (MCP servers, WASM tools, built-ins on request) as one MCP server on
+    /// stdin/stdout, for another MCP client.
+    Serve(ServeArgs),
     /// Connect to a server, call one tool and print the result as the model would read it.
     Call {
         /// The server identity.
@@ -223,6 +226,45 @@ pub enum McpCommand {
         /// Arguments as a JSON object (default `{}`).
         args: Option<String>,
     },
+}
+
+/// `rho mcp serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Also serve built-in tools (file tools, `run_command`, ...) up to `--max-risk`.
+    #[arg(long)]
+    pub builtins: bool,
+    /// The highest risk of a built-in tool served.
+    #[arg(long, value_enum, default_value_t = RiskArg::Read)]
+    pub max_risk: RiskArg,
+    /// Serve only these components' tools: MCP server identities or plugin names,
+    /// comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "COMPONENTS")]
+    pub only: Vec<String>,
+    /// Never serve these components' tools (MCP server identities or plugin names).
+    #[arg(long, value_delimiter = ',', value_name = "COMPONENTS")]
+    pub exclude: Vec<String>,
+}
+
+/// A risk level on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RiskArg {
+    /// Reads files or state; changes nothing.
+    Read,
+    /// Changes files or state inside the workspace.
+    Write,
+    /// May delete, overwrite or reach outside (commands).
+    Destructive,
+}
+
+impl From<RiskArg> for rho_component::RiskLevel {
+    fn from(risk: RiskArg) -> Self {
+        match risk {
+            RiskArg::Read => Self::Read,
+            RiskArg::Write => Self::Write,
+            RiskArg::Destructive => Self::Destructive,
+        }
+    }
 }
 
 /// `rho plugins ...`

@@ -14,6 +14,7 @@ mod mcp_tool;
 mod mount;
 mod output_contract;
 mod probe;
+mod served;
 mod server_link;
 mod server_state;
 mod servers;
@@ -31,6 +32,7 @@ use rho_plugins::{PluginInventory, PluginLocations};
 
 pub use direct_call::{DirectCall, DirectCallError};
 pub use probe::{Probe, ProbedServer, ProbedTool, StartReport};
+pub use served::{ServeError, ServeOptions};
 pub use server_link::{ServerHealth, ServerRestart};
 pub use server_state::{MountedServer, MountedTool, ServerStatus};
 pub use servers::{

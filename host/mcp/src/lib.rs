@@ -52,6 +52,7 @@ mod request;
 mod resources;
 mod restart;
 mod sampling;
+pub mod serving;
 mod standalone;
 mod start_slots;
 mod stdio;

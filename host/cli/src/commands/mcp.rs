@@ -25,6 +25,7 @@ use crate::shapes::{ImageEntry, McpCall, McpLogin, McpLogout, McpToolEntry};
 
 mod auth;
 mod progress;
+mod serve;
 mod tool_call;
 
 use crate::shapes::{AuthEntry, ListOutput, PromptEntry, ResourceEntry, ServerEntry};
@@ -43,6 +44,7 @@ pub fn run(ctx: &Context, command: McpCommand) -> anyhow::Result<ExitCode> {
             scopes,
         } => login(ctx, &id, no_browser, &scopes),
         McpCommand::Logout { id } => logout(ctx, &id),
+        McpCommand::Serve(args) => serve::serve(ctx, args),
     }
 }
 

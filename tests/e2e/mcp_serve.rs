@@ -1,0 +1,346 @@
+//! `rho mcp serve`: rho's tools as one MCP server, driven by clients no one here wrote (the
+//! Python `mcp` SDK 2.x in the 2026-07-28 and 2025-11-25 revisions, the TypeScript SDK in
+//! 2025-11-25) through `tests/peers/gateway_client.{py,mjs}`: what is listed (exported names,
+//! risk as annotations, built-ins only on request and up to a risk), calls to MCP, built-in
+//! and WASM tools, progress passed through, the component filters, and the servers rho started
+//! stopped when the client goes away or a signal arrives.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rho_e2e::*;
+use serde_json::{Value, json};
+
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
+
+/// A client of the gateway.
+#[derive(Clone, Copy)]
+enum Client {
+    /// The Python SDK, `--mode auto` (it settles on 2026-07-28 with rho) or `legacy`.
+    Python(&'static str),
+    /// The TypeScript SDK (2025-11-25).
+    TypeScript,
+    /// The TypeScript SDK, cancelling a call still running after this many milliseconds.
+    TypeScriptCancelling(u32),
+}
+
+/// Runs `client` against `rho --cwd <project> mcp serve <serve>` in the sandbox, making
+/// `calls`; its report (see the clients' docs).
+fn through_gateway(
+    sandbox: &Sandbox,
+    client: Client,
+    serve: &[&str],
+    calls: &[(&str, Value)],
+) -> Value {
+    let peers = repo_root().join("tests/peers");
+    let mut command = match client {
+        Client::Python(mode) => {
+            let mut c = Command::new("python3");
+            c.arg(peers.join("gateway_client.py"))
+                .args(["--mode", mode]);
+            c
+        }
+        Client::TypeScript => {
+            let mut c = Command::new("node");
+            c.arg(peers.join("gateway_client.mjs"));
+            c
+        }
+        Client::TypeScriptCancelling(ms) => {
+            let mut c = Command::new("node");
+            c.arg(peers.join("gateway_client.mjs"))
+                .args(["--cancel-after", &ms.to_string()]);
+            c
+        }
+    };
+    for (name, arguments) in calls {
+        command.arg("--call").arg(name).arg(arguments.to_string());
+    }
+    let rho = rho_bin();
+    command
+        .arg("--")
+        .arg(&rho)
+        .arg("--cwd")
+        .arg(&sandbox.project)
+        .args(["mcp", "serve"])
+        .args(serve)
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("RHO_HOME", &sandbox.rho_home)
+        .stdin(Stdio::null());
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the client failed: {}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// The names a report lists.
+fn names(report: &Value) -> Vec<String> {
+    strings_of(&report["tools"], "name")
+}
+
+fn strings_of(list: &Value, key: &str) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t[key].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A sandbox with `fake-mcp --mode ok` as server `echoer` (its pids appended to `pids`) and a
+/// file to read.
+fn echo_sandbox(pids: &Path) -> Sandbox {
+    let sandbox = Sandbox::new();
+    write(&sandbox.project.join("notes.txt"), "hello gateway\n");
+    sandbox.write_config(&format!(
+        "[mcp.servers.echoer]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"ok\", \"--pid-file\", {:?}]\n",
+        pids.display().to_string()
+    ));
+    sandbox
+}
+
+const ECHO: &str = "mcp__echoer__echo";
+const READ_ONLY_BUILTINS: [&str; 4] = ["read_file", "list_directory", "glob", "grep"];
+
+#[test]
+fn clients_of_both_revisions_list_and_call_through_the_gateway() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = echo_sandbox(&dir.path().join("pids"));
+    let calls = [
+        (ECHO, json!({"text": "hi"})),
+        ("read_file", json!({"path": "notes.txt"})),
+    ];
+    for (client, version) in [
+        (Client::Python("auto"), "2026-07-28"),
+        (Client::Python("legacy"), "2025-11-25"),
+        (Client::TypeScript, "2025-11-25"),
+    ] {
+        let report = through_gateway(&sandbox, client, &["--builtins"], &calls);
+        assert_eq!(report["protocolVersion"], version, "{report:#}");
+        let listed = names(&report);
+        // Built-ins up to `read` (the default --max-risk), never activate_skill, then the
+        // server's tools under rho's exported names.
+        for name in READ_ONLY_BUILTINS.iter().chain([&ECHO]) {
+            assert!(listed.iter().any(|n| n == name), "{name}: {listed:?}");
+        }
+        for absent in ["write_file", "edit_file", "run_command", "activate_skill"] {
+            assert!(!listed.iter().any(|n| n == absent), "{absent}: {listed:?}");
+        }
+        let tool = |name: &str| {
+            report["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == name)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(tool("read_file")["annotations"]["readOnlyHint"], true);
+        assert_eq!(
+            tool(ECHO)["annotations"]["destructiveHint"],
+            true,
+            "{report:#}"
+        );
+        let calls = report["calls"].as_array().unwrap();
+        assert_eq!(calls[0]["isError"], false, "{report:#}");
+        assert_eq!(
+            calls[0]["text"],
+            json!(["called echo with {\"text\":\"hi\"}"])
+        );
+        assert_eq!(calls[1]["text"][0], "     1\thello gateway\n", "{report:#}");
+    }
+}
+
+#[test]
+fn builtins_are_served_only_on_request_and_up_to_the_risk_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = echo_sandbox(&dir.path().join("pids"));
+    let python = Client::Python("auto");
+    let listed = names(&through_gateway(&sandbox, python, &[], &[]));
+    assert_eq!(listed, [ECHO], "no built-in without --builtins");
+    let listed = names(&through_gateway(
+        &sandbox,
+        python,
+        &["--builtins", "--max-risk", "write"],
+        &[],
+    ));
+    assert!(listed.iter().any(|n| n == "write_file"), "{listed:?}");
+    assert!(!listed.iter().any(|n| n == "run_command"), "{listed:?}");
+    let report = through_gateway(
+        &sandbox,
+        python,
+        &["--builtins", "--max-risk", "destructive"],
+        &[("run_command", json!({"command": "echo ran > ran.txt"}))],
+    );
+    assert_eq!(report["calls"][0]["isError"], false, "{report:#}");
+    assert!(sandbox.project.join("ran.txt").exists());
+    // A tool that is not served cannot be called by name either: an unknown tool is a
+    // protocol error (-32602), as the specification says.
+    let report = through_gateway(
+        &sandbox,
+        python,
+        &["--builtins"],
+        &[("write_file", json!({"path": "w.txt", "content": "x"}))],
+    );
+    let error = &report["calls"][0]["error"];
+    assert_eq!(error["code"], -32602, "{report:#}");
+    assert_eq!(
+        error["message"], "no tool named \"write_file\"",
+        "{report:#}"
+    );
+    assert!(!sandbox.project.join("w.txt").exists());
+}
+
+#[test]
+fn only_and_exclude_pick_components_and_an_unknown_one_is_refused() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[mcp.servers.alpha]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"ok\"]\n\n\
+         [mcp.servers.beta]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"ok\"]\n"
+    ));
+    let python = Client::Python("auto");
+    let listed = names(&through_gateway(&sandbox, python, &[], &[]));
+    assert_eq!(listed, ["mcp__alpha__echo", "mcp__beta__echo"]);
+    let listed = names(&through_gateway(&sandbox, python, &["--only", "beta"], &[]));
+    assert_eq!(listed, ["mcp__beta__echo"]);
+    let listed = names(&through_gateway(
+        &sandbox,
+        python,
+        &["--exclude", "beta"],
+        &[],
+    ));
+    assert_eq!(listed, ["mcp__alpha__echo"]);
+    let refused = sandbox
+        .rho(&["mcp", "serve", "--only", "beta,gamma"])
+        .code(1);
+    assert_eq!(
+        refused.stderr,
+        "error: --only names no MCP server or plugin: gamma (known: alpha, beta)\n"
+    );
+    assert!(refused.stdout.is_empty());
+}
+
+#[test]
+fn progress_from_an_upstream_server_reaches_the_client() {
+    let sandbox = everything::allow_all_sandbox("");
+    let long = rho_component::naming::ExportedNames::default()
+        .assign("everything", "trigger-long-running-operation");
+    let report = through_gateway(
+        &sandbox,
+        Client::Python("auto"),
+        &[],
+        &[(long.as_str(), json!({"duration": 1, "steps": 3}))],
+    );
+    let call = &report["calls"][0];
+    assert_eq!(call["isError"], false, "{report:#}");
+    let progress = call["progress"].as_array().unwrap();
+    assert_eq!(progress.len(), 3, "{report:#}");
+    assert_eq!(progress[2]["progress"], 3.0);
+    assert_eq!(progress[2]["total"], 3.0);
+}
+
+#[test]
+fn a_cancelled_call_is_cancelled_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("record");
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[mcp.servers.slow]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"slow-call\", \"--record\", {:?}]\n",
+        record.display().to_string()
+    ));
+    let started = Instant::now();
+    let report = through_gateway(
+        &sandbox,
+        Client::TypeScriptCancelling(500),
+        &[],
+        &[("mcp__slow__echo", json!({}))],
+    );
+    assert!(report["calls"][0]["error"].is_string(), "{report:#}");
+    // The server never answers: the call ended because the client cancelled it, and rho told
+    // the server.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let recorded = std::fs::read_to_string(&record).unwrap_or_default();
+        if recorded
+            .lines()
+            .any(|l| l.starts_with("notifications/cancelled"))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no cancellation upstream: {recorded}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// The pids in `file` (one a line), once it has `count`.
+fn pids(file: &Path, count: usize) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let pids: Vec<i32> = std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        if pids.len() >= count {
+            return pids;
+        }
+        assert!(Instant::now() < deadline, "no pid in {}", file.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until `pid` is gone (or a zombie: its parent reaps it).
+fn gone(pid: i32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat) if stat.contains(") Z ") => return true,
+            Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    false
+}
+
+#[test]
+fn servers_stop_when_the_client_goes_and_when_a_signal_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let sandbox = echo_sandbox(&pid_file);
+    // The client closes stdin after its calls: rho closes the server and exits.
+    through_gateway(&sandbox, Client::TypeScript, &[], &[(ECHO, json!({}))]);
+    let first = pids(&pid_file, 1)[0];
+    assert!(gone(first), "server {first} outlived its gateway");
+    // A signal while a client is connected (stdin held open, nothing sent).
+    let mut rho = sandbox
+        .command(&["mcp", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let second = pids(&pid_file, 2)[1];
+    let killed = Command::new("kill")
+        .args(["-TERM", &rho.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = rho.wait().unwrap();
+    // Serving wound down on its own terms: as `rho rpc`, it exits 0.
+    assert_eq!(status.code(), Some(0), "{status}");
+    assert!(
+        gone(second),
+        "server {second} outlived a SIGTERM to its gateway"
+    );
+}

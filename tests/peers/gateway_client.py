@@ -1,0 +1,77 @@
+"""An MCP client on the Python `mcp` SDK 2.x for the tests of `rho mcp serve`.
+
+    python3 gateway_client.py [--mode auto|legacy] [--call NAME JSON]... -- COMMAND ARGS...
+
+Starts COMMAND as a stdio MCP server (with this process's environment and working directory),
+connects in `--mode` (`auto`: the 2026-07-28 `server/discover`, falling back to `initialize`;
+`legacy`: `initialize`), lists the tools, makes each call in order (with a progress token),
+and prints one JSON document: the protocol version, the tools (name, title, annotations,
+input schema) and each call's result (isError, the text blocks, structuredContent and the
+progress notifications received), or the JSON-RPC error it got instead (code, message).
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", default="auto")
+    parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    server = StdioServerParameters(
+        command=command[0], args=command[1:], env=dict(os.environ), cwd=os.getcwd()
+    )
+    report = {"calls": []}
+    async with Client(server, mode=args.mode, read_timeout_seconds=30) as client:
+        report["protocolVersion"] = client.protocol_version
+        listed = await client.list_tools()
+        report["tools"] = [
+            {
+                "name": tool.name,
+                "title": tool.title,
+                "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True)
+                if tool.annotations
+                else None,
+                "inputSchema": tool.input_schema,
+            }
+            for tool in listed.tools
+        ]
+        for name, arguments in args.call:
+            progress = []
+
+            async def on_progress(value, total, message, progress=progress):
+                progress.append({"progress": value, "total": total, "message": message})
+
+            try:
+                result = await client.call_tool(
+                    name, json.loads(arguments), progress_callback=on_progress
+                )
+            except MCPError as error:
+                report["calls"].append({"name": name, "error": {"code": error.code, "message": error.message}})
+                continue
+            report["calls"].append(
+                {
+                    "name": name,
+                    "isError": bool(result.is_error),
+                    "text": [block.text for block in result.content if block.type == "text"],
+                    "structuredContent": result.structured_content,
+                    "progress": progress,
+                }
+            )
+    json.dump(report, sys.stdout, indent=1, default=str)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

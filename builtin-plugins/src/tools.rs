@@ -40,13 +40,13 @@ pub use write_file::WriteFile;
 /// them: it needs the skill registry, so the host adds it.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     vec![
-        Arc::new(ReadFile::new()),
-        Arc::new(WriteFile::new()),
-        Arc::new(EditFile::new()),
-        Arc::new(ListDirectory::new()),
-        Arc::new(Glob::new()),
-        Arc::new(Grep::new()),
-        Arc::new(RunCommand::new()),
+        Arc::new(Builtin::new(ReadFile)),
+        Arc::new(Builtin::new(WriteFile)),
+        Arc::new(Builtin::new(EditFile)),
+        Arc::new(Builtin::new(ListDirectory)),
+        Arc::new(Builtin::new(Glob)),
+        Arc::new(Builtin::new(Grep)),
+        Arc::new(Builtin::new(RunCommand)),
     ]
 }
 

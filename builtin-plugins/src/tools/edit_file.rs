@@ -6,10 +6,10 @@ use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::BuiltinTool;
 use super::args::invalid;
 use super::blocking::{OnCancel, cancelled, run_blocking};
 use super::paths::{Sandbox, write_no_follow};
-use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "edit_file";
 /// The largest file edited in memory.
@@ -39,13 +39,6 @@ pub struct Args {
 /// Replaces an exact string in a file, once or everywhere.
 #[derive(Debug, Clone, Copy)]
 pub struct EditFile;
-
-impl EditFile {
-    /// The tool, ready for the registry.
-    pub fn new() -> Builtin<Self> {
-        Builtin::new(Self)
-    }
-}
 
 impl BuiltinTool for EditFile {
     type Args = Args;
@@ -137,6 +130,7 @@ fn edit(sandbox: &Sandbox, args: &Args) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Builtin;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
     use serde_json::json;
 
@@ -145,7 +139,7 @@ mod tests {
         let dir = workspace();
         put(dir.path(), "a.rs", "fn a() {}\nfn b() {}\n");
         let output = call(
-            &EditFile::new(),
+            &Builtin::new(EditFile),
             dir.path(),
             json!({"path": "a.rs", "old_string": "fn b()", "new_string": "fn c()"}),
         )
@@ -161,7 +155,7 @@ mod tests {
     async fn ambiguous_edits_need_replace_all() {
         let dir = workspace();
         put(dir.path(), "a.txt", "x x x");
-        let tool = EditFile::new();
+        let tool = Builtin::new(EditFile);
         let output = call(
             &tool,
             dir.path(),
@@ -191,7 +185,7 @@ mod tests {
         let dir = workspace();
         put(dir.path(), "a.txt", "hello");
         std::fs::write(dir.path().join("latin1.txt"), b"caf\xe9").unwrap();
-        let tool = EditFile::new();
+        let tool = Builtin::new(EditFile);
         let cases = [
             (
                 json!({"path": "a.txt", "old_string": "bye", "new_string": "x"}),
@@ -243,7 +237,7 @@ mod tests {
         put(outside.path(), "t.txt", "keep");
         std::os::unix::fs::symlink(outside.path().join("t.txt"), dir.path().join("l.txt")).unwrap();
         let output = call(
-            &EditFile::new(),
+            &Builtin::new(EditFile),
             dir.path(),
             json!({"path": "l.txt", "old_string": "keep", "new_string": "lost"}),
         )

@@ -11,11 +11,11 @@ use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::BuiltinTool;
 use super::args::invalid;
 use super::blocking::{OnCancel, Stop, cancelled, run_blocking};
 use super::paths::Sandbox;
 use super::walk::{relative, walker};
-use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "glob";
 /// The most paths one call shows.
@@ -46,13 +46,6 @@ pub struct Args {
 /// Finds paths matching a glob pattern.
 #[derive(Debug, Clone, Copy)]
 pub struct Glob;
-
-impl Glob {
-    /// The tool, ready for the registry.
-    pub fn new() -> Builtin<Self> {
-        Builtin::new(Self)
-    }
-}
 
 impl BuiltinTool for Glob {
     type Args = Args;
@@ -163,6 +156,7 @@ fn collect(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Builtin;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
     use serde_json::json;
 
@@ -184,7 +178,7 @@ mod tests {
     #[tokio::test]
     async fn finds_matches_at_every_depth_respecting_ignore_files() {
         let dir = tree();
-        let tool = Glob::new();
+        let tool = Builtin::new(Glob);
         let output = call(&tool, dir.path(), json!({"pattern": "**/*.rs"})).await;
         assert_eq!(
             ok_text(&output),
@@ -200,7 +194,12 @@ mod tests {
     async fn gitignore_counts_inside_a_git_checkout_too() {
         let dir = tree();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
-        let output = call(&Glob::new(), dir.path(), json!({"pattern": "**/out.rs"})).await;
+        let output = call(
+            &Builtin::new(Glob),
+            dir.path(),
+            json!({"pattern": "**/out.rs"}),
+        )
+        .await;
         assert_eq!(ok_text(&output), "no paths match `**/out.rs` under `.`");
     }
 
@@ -208,7 +207,7 @@ mod tests {
     async fn hidden_entries_are_found_only_when_the_pattern_names_them() {
         let dir = tree();
         put(dir.path(), ".git/config", "");
-        let tool = Glob::new();
+        let tool = Builtin::new(Glob);
         let output = call(&tool, dir.path(), json!({"pattern": ".hidden/*.rs"})).await;
         assert_eq!(ok_text(&output), ".hidden/secret.rs\n");
         let output = call(&tool, dir.path(), json!({"pattern": "**/.*"})).await;
@@ -221,7 +220,7 @@ mod tests {
     async fn searches_under_a_path_relative_to_it() {
         let dir = tree();
         let output = call(
-            &Glob::new(),
+            &Builtin::new(Glob),
             dir.path(),
             json!({"pattern": "**/*.rs", "path": "src/tools"}),
         )
@@ -238,7 +237,12 @@ mod tests {
         for i in 0..1010 {
             put(dir.path(), &format!("d/f{i:04}.txt"), "");
         }
-        let output = call(&Glob::new(), dir.path(), json!({"pattern": "**/*.txt"})).await;
+        let output = call(
+            &Builtin::new(Glob),
+            dir.path(),
+            json!({"pattern": "**/*.txt"}),
+        )
+        .await;
         assert!(output.truncated);
         assert!(output.text.contains("showing 1000 of 1010 matches"));
         assert!(output.text.contains("d/f0999.txt\n"));
@@ -248,7 +252,7 @@ mod tests {
     #[tokio::test]
     async fn reports_bad_patterns_and_paths() {
         let dir = tree();
-        let tool = Glob::new();
+        let tool = Builtin::new(Glob);
         let output = call(&tool, dir.path(), json!({"pattern": "src/[a"})).await;
         assert_error(&output, "field `pattern`");
         let output = call(&tool, dir.path(), json!({"pattern": ""})).await;
@@ -273,7 +277,12 @@ mod tests {
         put(outside.path(), "secret.rs", "");
         put(dir.path(), "mine.rs", "");
         std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
-        let output = call(&Glob::new(), dir.path(), json!({"pattern": "**/*.rs"})).await;
+        let output = call(
+            &Builtin::new(Glob),
+            dir.path(),
+            json!({"pattern": "**/*.rs"}),
+        )
+        .await;
         assert_eq!(ok_text(&output), "mine.rs\n");
     }
 }

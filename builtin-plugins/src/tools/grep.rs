@@ -13,11 +13,11 @@ use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::BuiltinTool;
 use super::args::invalid;
 use super::blocking::{OnCancel, Stop, cancelled, run_blocking};
 use super::paths::Sandbox;
 use super::walk::walker;
-use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "grep";
 /// Matching lines returned when the call gives no `max_results`.
@@ -61,13 +61,6 @@ pub struct Args {
 /// Searches file contents for a regular expression.
 #[derive(Debug, Clone, Copy)]
 pub struct Grep;
-
-impl Grep {
-    /// The tool, ready for the registry.
-    pub fn new() -> Builtin<Self> {
-        Builtin::new(Self)
-    }
-}
 
 impl BuiltinTool for Grep {
     type Args = Args;
@@ -252,6 +245,7 @@ fn render(hits: &[Hit], stopped_early: bool, limit: usize) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Builtin;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
     use serde_json::json;
 
@@ -274,7 +268,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn finds_lines_sorted_skipping_ignored_hidden_and_binary_files() {
         let dir = tree();
-        let output = call(&Grep::new(), dir.path(), json!({"pattern": "alpha"})).await;
+        let output = call(&Builtin::new(Grep), dir.path(), json!({"pattern": "alpha"})).await;
         assert_eq!(
             ok_text(&output),
             "docs/guide.md:1:Call alpha first.\nsrc/lib.rs:1:pub fn alpha() {}\nsrc/main.rs:2:    alpha();\n"
@@ -285,14 +279,19 @@ mod tests {
     async fn gitignore_is_respected_in_a_git_checkout() {
         let dir = tree();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
-        let output = call(&Grep::new(), dir.path(), json!({"pattern": "generated"})).await;
+        let output = call(
+            &Builtin::new(Grep),
+            dir.path(),
+            json!({"pattern": "generated"}),
+        )
+        .await;
         assert_eq!(ok_text(&output), "no matches for `generated` under `.`");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn glob_path_and_case_options_narrow_the_search() {
         let dir = tree();
-        let tool = Grep::new();
+        let tool = Builtin::new(Grep);
         let output = call(
             &tool,
             dir.path(),
@@ -345,7 +344,7 @@ mod tests {
             "wide.min.js",
             &format!("{}hit\n", "x".repeat(5000)),
         );
-        let tool = Grep::new();
+        let tool = Builtin::new(Grep);
         let output = call(
             &tool,
             dir.path(),
@@ -371,7 +370,7 @@ mod tests {
     #[tokio::test]
     async fn reports_bad_arguments_and_paths() {
         let dir = tree();
-        let tool = Grep::new();
+        let tool = Builtin::new(Grep);
         let cases = [
             (json!({"pattern": "("}), "field `pattern`"),
             (json!({"pattern": ""}), "field `pattern`"),
@@ -418,7 +417,7 @@ mod tests {
             dir.path().join("secret-link.txt"),
         )
         .unwrap();
-        let tool = Grep::new();
+        let tool = Builtin::new(Grep);
         let output = call(&tool, dir.path(), json!({"pattern": "password"})).await;
         assert!(ok_text(&output).starts_with("no matches"));
         let output = call(
@@ -443,7 +442,12 @@ mod tests {
                 put(dir.path(), &format!("d{d:02}/f{f:03}.txt"), body);
             }
         }
-        let output = call(&Grep::new(), dir.path(), json!({"pattern": "needle"})).await;
+        let output = call(
+            &Builtin::new(Grep),
+            dir.path(),
+            json!({"pattern": "needle"}),
+        )
+        .await;
         let text = ok_text(&output);
         assert_eq!(text.lines().count(), 21, "{text}");
         assert!(text.starts_with("d00/f000.txt:1:needle here\n"));

@@ -7,9 +7,9 @@ use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::BuiltinTool;
 use super::blocking::{OnCancel, Stop, cancelled, run_blocking};
 use super::paths::Sandbox;
-use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "list_directory";
 /// The most entries one call shows.
@@ -32,13 +32,6 @@ pub struct Args {
 /// Lists one directory.
 #[derive(Debug, Clone, Copy)]
 pub struct ListDirectory;
-
-impl ListDirectory {
-    /// The tool, ready for the registry.
-    pub fn new() -> Builtin<Self> {
-        Builtin::new(Self)
-    }
-}
 
 impl BuiltinTool for ListDirectory {
     type Args = Args;
@@ -111,6 +104,7 @@ fn list(sandbox: &Sandbox, stop: &Stop, raw: &str) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Builtin;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
     use serde_json::json;
 
@@ -121,7 +115,7 @@ mod tests {
         put(dir.path(), "a/inner.txt", "");
         put(dir.path(), ".hidden", "");
         std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("c-link")).unwrap();
-        let tool = ListDirectory::new();
+        let tool = Builtin::new(ListDirectory);
         let output = call(&tool, dir.path(), json!({})).await;
         assert_eq!(ok_text(&output), ".hidden\na/\nb.txt\nc-link/\n");
         let output = call(&tool, dir.path(), json!({"path": "a"})).await;
@@ -137,7 +131,12 @@ mod tests {
         for i in 0..1005 {
             put(dir.path(), &format!("f{i:04}"), "");
         }
-        let output = call(&ListDirectory::new(), dir.path(), json!({"path": "."})).await;
+        let output = call(
+            &Builtin::new(ListDirectory),
+            dir.path(),
+            json!({"path": "."}),
+        )
+        .await;
         assert!(output.truncated);
         let text = ok_text(&output);
         assert_eq!(text.lines().count(), MAX_ENTRIES + 1);
@@ -152,7 +151,7 @@ mod tests {
         put(dir.path(), "f.txt", "");
         let outside = workspace();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
-        let tool = ListDirectory::new();
+        let tool = Builtin::new(ListDirectory);
         let output = call(&tool, dir.path(), json!({"path": "f.txt"})).await;
         assert_error(&output, "is a file, not a directory");
         let output = call(&tool, dir.path(), json!({"path": "nope"})).await;

@@ -9,10 +9,10 @@ use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::BuiltinTool;
 use super::args::invalid;
 use super::blocking::{OnCancel, Stop, cancelled, run_blocking};
 use super::paths::Sandbox;
-use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "read_file";
 /// Lines shown when the call gives no `limit`.
@@ -50,13 +50,6 @@ pub struct Args {
 /// Reads a text file with numbered lines, refusing binary files and capping the output.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadFile;
-
-impl ReadFile {
-    /// The tool, ready for the registry.
-    pub fn new() -> Builtin<Self> {
-        Builtin::new(Self)
-    }
-}
 
 impl BuiltinTool for ReadFile {
     type Args = Args;
@@ -226,6 +219,7 @@ fn read_line_bounded(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Builtin;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
     use rho_component::CancelSignal;
     use rho_component::Tool;
@@ -235,7 +229,12 @@ mod tests {
     async fn numbers_lines_like_cat_n() {
         let dir = workspace();
         put(dir.path(), "a.txt", "first\nsecond\r\nthird");
-        let output = call(&ReadFile::new(), dir.path(), json!({"path": "a.txt"})).await;
+        let output = call(
+            &Builtin::new(ReadFile),
+            dir.path(),
+            json!({"path": "a.txt"}),
+        )
+        .await;
         assert_eq!(
             ok_text(&output),
             "     1\tfirst\n     2\tsecond\n     3\tthird\n"
@@ -247,7 +246,7 @@ mod tests {
         let dir = workspace();
         let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
         put(dir.path(), "a.txt", &text);
-        let tool = ReadFile::new();
+        let tool = Builtin::new(ReadFile);
         let output = call(
             &tool,
             dir.path(),
@@ -273,7 +272,7 @@ mod tests {
         let dir = workspace();
         let text: String = (1..=3000).map(|i| format!("{i}\n")).collect();
         put(dir.path(), "long.txt", &text);
-        let tool = ReadFile::new();
+        let tool = Builtin::new(ReadFile);
         let output = call(&tool, dir.path(), json!({"path": "long.txt"})).await;
         let text = ok_text(&output);
         assert!(text.contains("  2000\t2000\n"));
@@ -309,7 +308,7 @@ mod tests {
         std::fs::write(dir.path().join("bin.dat"), b"abc\0def").unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         put(dir.path(), "empty.txt", "");
-        let tool = ReadFile::new();
+        let tool = Builtin::new(ReadFile);
         let output = call(&tool, dir.path(), json!({"path": "bin.dat"})).await;
         assert_error(&output, "binary file");
         let output = call(&tool, dir.path(), json!({"path": "sub"})).await;
@@ -341,7 +340,7 @@ mod tests {
             dir.path().join("link.txt"),
         )
         .unwrap();
-        let tool = ReadFile::new();
+        let tool = Builtin::new(ReadFile);
         let output = call(&tool, dir.path(), json!({"path": "link.txt"})).await;
         assert_error(&output, "outside the workspace");
         assert!(!output.text.contains("secret\n"));
@@ -356,7 +355,7 @@ mod tests {
         let mut context = ToolContext::new(dir.path());
         context.cancel = CancelSignal::new();
         context.cancel.cancel();
-        let output = ReadFile::new()
+        let output = Builtin::new(ReadFile)
             .call(json!({"path": "a.txt"}), &context)
             .await;
         assert_error(&output, "cancelled");

@@ -13,10 +13,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::process::Command;
 
+use super::BuiltinTool;
 use super::args::invalid;
 use super::capture::{Capture, drain};
 use super::paths::Sandbox;
-use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "run_command";
 /// The timeout when the call gives none.
@@ -61,13 +61,6 @@ pub struct Args {
 /// Runs a shell command line or an argument vector, bounded in time and output.
 #[derive(Debug, Clone, Copy)]
 pub struct RunCommand;
-
-impl RunCommand {
-    /// The tool, ready for the registry.
-    pub fn new() -> Builtin<Self> {
-        Builtin::new(Self)
-    }
-}
 
 impl BuiltinTool for RunCommand {
     type Args = Args;
@@ -318,6 +311,7 @@ impl Drop for GroupGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Builtin;
     use crate::tools::testing::{assert_error, call, ok_text, workspace};
     use rho_component::Tool;
     use serde_json::json;
@@ -371,7 +365,7 @@ mod tests {
         // PATH is always set for tests; hiding it proves the removal works on a real variable.
         let mut context = ToolContext::new(dir.path());
         context.hidden_env = vec!["PATH".into()];
-        let output = RunCommand::new()
+        let output = Builtin::new(RunCommand)
             .call(json!({"argv": ["/usr/bin/env"]}), &context)
             .await;
         assert!(!output.is_error, "{}", output.text);
@@ -380,7 +374,7 @@ mod tests {
             "{}",
             output.text
         );
-        let output = RunCommand::new()
+        let output = Builtin::new(RunCommand)
             .call(
                 json!({"argv": ["/usr/bin/env"]}),
                 &ToolContext::new(dir.path()),
@@ -397,7 +391,7 @@ mod tests {
     async fn runs_argv_without_a_shell() {
         let dir = workspace();
         let output = call(
-            &RunCommand::new(),
+            &Builtin::new(RunCommand),
             dir.path(),
             json!({"argv": ["echo", "hello", "$HOME", "a b"]}),
         )
@@ -412,7 +406,7 @@ mod tests {
     async fn runs_shell_lines_and_reports_exit_codes_and_both_streams() {
         let dir = workspace();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let tool = RunCommand::new();
+        let tool = Builtin::new(RunCommand);
         let output = call(
             &tool,
             dir.path(),
@@ -438,7 +432,7 @@ mod tests {
     async fn rejects_bad_arguments() {
         let dir = workspace();
         std::fs::write(dir.path().join("file"), "").unwrap();
-        let tool = RunCommand::new();
+        let tool = Builtin::new(RunCommand);
         let cases = [
             (json!({}), "exactly one of `command` or `argv`"),
             (
@@ -478,7 +472,7 @@ mod tests {
     async fn a_timeout_kills_the_whole_group_promptly() {
         let dir = workspace();
         let marker = marker();
-        let tool = RunCommand::new();
+        let tool = Builtin::new(RunCommand);
         let started = Instant::now();
         let (output, seen) = tokio::join!(
             call(
@@ -513,7 +507,7 @@ mod tests {
         let dir = workspace();
         let marker = marker();
         let context = ToolContext::new(dir.path());
-        let tool = RunCommand::new();
+        let tool = Builtin::new(RunCommand);
         let started = Instant::now();
         let (output, seen) = tokio::join!(
             tool.call(
@@ -541,7 +535,7 @@ mod tests {
         let dir = workspace();
         let context = ToolContext::new(dir.path());
         context.cancel.cancel();
-        let output = RunCommand::new()
+        let output = Builtin::new(RunCommand)
             .call(json!({"command": "touch started"}), &context)
             .await;
         assert_error(&output, "cancelled before it started");
@@ -552,7 +546,7 @@ mod tests {
     async fn dropping_the_call_kills_the_whole_group() {
         let dir = workspace();
         let marker = marker();
-        let tool = RunCommand::new();
+        let tool = Builtin::new(RunCommand);
         let call = call(
             &tool,
             dir.path(),
@@ -572,7 +566,7 @@ mod tests {
         let marker = marker();
         let started = Instant::now();
         let output = call(
-            &RunCommand::new(),
+            &Builtin::new(RunCommand),
             dir.path(),
             json!({"command": format!("sleep {marker} & echo launched")}),
         )
@@ -586,7 +580,7 @@ mod tests {
     async fn huge_output_is_capped() {
         let dir = workspace();
         let output = call(
-            &RunCommand::new(),
+            &Builtin::new(RunCommand),
             dir.path(),
             json!({"command": "yes | head -c 10000000; yes err | head -c 3000000 >&2"}),
         )

@@ -6,9 +6,9 @@ use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::BuiltinTool;
 use super::blocking::{OnCancel, cancelled, run_blocking};
 use super::paths::{Sandbox, write_no_follow};
-use super::{Builtin, BuiltinTool};
 
 const NAME: &str = "write_file";
 
@@ -30,13 +30,6 @@ pub struct Args {
 /// Creates or overwrites a file with the given content.
 #[derive(Debug, Clone, Copy)]
 pub struct WriteFile;
-
-impl WriteFile {
-    /// The tool, ready for the registry.
-    pub fn new() -> Builtin<Self> {
-        Builtin::new(Self)
-    }
-}
 
 impl BuiltinTool for WriteFile {
     type Args = Args;
@@ -95,13 +88,14 @@ fn write(sandbox: &Sandbox, args: &Args) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Builtin;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
     use serde_json::json;
 
     #[tokio::test]
     async fn creates_files_and_parent_directories() {
         let dir = workspace();
-        let tool = WriteFile::new();
+        let tool = Builtin::new(WriteFile);
         let output = call(
             &tool,
             dir.path(),
@@ -130,7 +124,7 @@ mod tests {
     async fn refuses_directories_and_bad_arguments() {
         let dir = workspace();
         fs::create_dir(dir.path().join("sub")).unwrap();
-        let tool = WriteFile::new();
+        let tool = Builtin::new(WriteFile);
         let output = call(&tool, dir.path(), json!({"path": "sub", "content": "x"})).await;
         assert_error(&output, "`sub` is a directory");
         let output = call(&tool, dir.path(), json!({"path": "x.txt"})).await;
@@ -160,7 +154,7 @@ mod tests {
         )
         .unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
-        let tool = WriteFile::new();
+        let tool = Builtin::new(WriteFile);
         for path in [
             "link.txt",
             "dangling.txt",
@@ -185,7 +179,7 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("real.txt"), dir.path().join("alias.txt"))
             .unwrap();
         let output = call(
-            &WriteFile::new(),
+            &Builtin::new(WriteFile),
             dir.path(),
             json!({"path": "alias.txt", "content": "new"}),
         )

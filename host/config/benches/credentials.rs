@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use rho_config::{Credential, CredentialStore};
+use rho_config::{Credential, CredentialStore, CredentialSummary};
 use serde_json::json;
 
 /// The goal for loading every server's credentials.
@@ -112,14 +112,16 @@ fn identity(i: usize) -> String {
 fn credential(server: String, i: usize) -> Credential {
     let access = format!("eyJhbGciOiJSUzI1NiJ9.{}.{i:08}", "x".repeat(960));
     Credential {
-        resource: Some(format!("https://mcp-{i}.example.com/mcp")),
         server,
-        issuer: ISSUER.into(),
-        client_id: format!("client-{i}"),
-        received_at: 1_700_000_000,
-        expires_at: Some(1_700_003_600),
-        scopes: vec!["read".into(), "write".into()],
-        refreshable: true,
+        summary: CredentialSummary {
+            resource: Some(format!("https://mcp-{i}.example.com/mcp")),
+            issuer: ISSUER.into(),
+            client_id: format!("client-{i}"),
+            received_at: 1_700_000_000,
+            expires_at: Some(1_700_003_600),
+            scopes: vec!["read".into(), "write".into()],
+            refreshable: true,
+        },
         token: json!({
             "access_token": access,
             "token_type": "Bearer",

@@ -49,6 +49,25 @@ pub const REFRESH_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct Credential {
     /// The server identity (a config key, or `<plugin>/<server>`).
     pub server: String,
+    /// Everything rho itself decides about the token: what a listing shows.
+    pub summary: CredentialSummary,
+    /// The token body, opaque to the store: everything secret belongs here.
+    pub token: serde_json::Value,
+}
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credential")
+            .field("server", &self.server)
+            .field("summary", &self.summary)
+            .field("token", &format_args!("<redacted>"))
+            .finish()
+    }
+}
+
+/// What a listing shows of a stored credential: all but the server and the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialSummary {
     /// The resource the token was issued for: the server's canonical address at login, as the
     /// MCP client decides it. `None` only for a file an older rho wrote (format 1), which
     /// names none: such a credential must never be sent. [`CredentialStore::save`] refuses a
@@ -65,58 +84,6 @@ pub struct Credential {
     /// The scopes the server granted.
     pub scopes: Vec<String>,
     /// Whether the token body holds a refresh token (the store cannot look inside it).
-    pub refreshable: bool,
-    /// The token body, opaque to the store: everything secret belongs here.
-    pub token: serde_json::Value,
-}
-
-impl fmt::Debug for Credential {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Credential")
-            .field("server", &self.server)
-            .field("resource", &self.resource)
-            .field("issuer", &self.issuer)
-            .field("client_id", &self.client_id)
-            .field("received_at", &self.received_at)
-            .field("expires_at", &self.expires_at)
-            .field("scopes", &self.scopes)
-            .field("refreshable", &self.refreshable)
-            .field("token", &format_args!("<redacted>"))
-            .finish()
-    }
-}
-
-impl Credential {
-    /// Everything about the credential except the token, for listings.
-    pub fn summary(&self) -> CredentialSummary {
-        CredentialSummary {
-            resource: self.resource.clone(),
-            issuer: self.issuer.clone(),
-            client_id: self.client_id.clone(),
-            received_at: self.received_at,
-            expires_at: self.expires_at,
-            scopes: self.scopes.clone(),
-            refreshable: self.refreshable,
-        }
-    }
-}
-
-/// What a listing shows of a stored credential: all but the token.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CredentialSummary {
-    /// The resource the token was issued for (`None`: a file from an older rho).
-    pub resource: Option<String>,
-    /// The issuer that minted the token.
-    pub issuer: String,
-    /// The client id the token was issued to.
-    pub client_id: String,
-    /// When the token was received (Unix seconds).
-    pub received_at: u64,
-    /// When the access token expires (Unix seconds), if known.
-    pub expires_at: Option<u64>,
-    /// The granted scopes.
-    pub scopes: Vec<String>,
-    /// Whether a refresh token is stored.
     pub refreshable: bool,
 }
 
@@ -197,7 +164,7 @@ impl CredentialStore {
             return Ok(None);
         }
         match read(server, &path)? {
-            Some((credential, _)) if credential.issuer == issuer => Ok(Some(credential)),
+            Some((credential, _)) if credential.summary.issuer == issuer => Ok(Some(credential)),
             Some((_, id)) => {
                 file::remove_if_unchanged(&path, id, server)?;
                 Ok(None)
@@ -224,7 +191,7 @@ impl CredentialStore {
             path: path.clone(),
             reason,
         };
-        let Some(resource) = credential.resource.as_deref() else {
+        let Some(resource) = credential.summary.resource.as_deref() else {
             return Err(fail(
                 "they name no resource (the server address the token was issued for), and every \
                  credential rho stores must"
@@ -294,7 +261,7 @@ impl CredentialStore {
             };
             let path = entry.path();
             let summary = read(&server, &path).and_then(|found| match found {
-                Some((credential, _)) => Ok(credential.summary()),
+                Some((credential, _)) => Ok(credential.summary),
                 // Removed between the listing and the read.
                 None => Err(ConfigError::CredentialFile {
                     server: server.clone(),

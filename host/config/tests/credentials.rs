@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use rho_config::{ConfigError, Credential, CredentialStore, PathsEnv, RhoPaths};
+use rho_config::{ConfigError, Credential, CredentialStore, CredentialSummary, PathsEnv, RhoPaths};
 use serde_json::{Value, json};
 
 /// Planted in every token: it must never show up in `Debug` output or an error message.
@@ -25,16 +25,18 @@ const DIR: &str = "RHO_CREDENTIALS_TEST_DIR";
 fn credential(server: &str, issuer: &str, token: Value) -> Credential {
     Credential {
         server: server.into(),
-        resource: Some(format!(
-            "https://{}.example.com/mcp",
-            server.replace('/', "-")
-        )),
-        issuer: issuer.into(),
-        client_id: "rho-client".into(),
-        received_at: 1_700_000_000,
-        expires_at: Some(1_700_003_600),
-        scopes: vec!["read".into()],
-        refreshable: true,
+        summary: CredentialSummary {
+            resource: Some(format!(
+                "https://{}.example.com/mcp",
+                server.replace('/', "-")
+            )),
+            issuer: issuer.into(),
+            client_id: "rho-client".into(),
+            received_at: 1_700_000_000,
+            expires_at: Some(1_700_003_600),
+            scopes: vec!["read".into()],
+            refreshable: true,
+        },
         token,
     }
 }
@@ -100,7 +102,7 @@ fn nothing_is_created_until_the_first_save() {
 fn the_file_is_the_documented_json() {
     let (_root, _home, store) = fresh();
     let mut saved = credential("docs/search", "https://auth.example.com", secret_token());
-    saved.scopes = vec!["read".into(), "write".into()];
+    saved.summary.scopes = vec!["read".into(), "write".into()];
     store.save(&saved).unwrap();
     let path = store.dir().join("docs_-search.json");
     let file: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
@@ -126,8 +128,8 @@ fn the_file_is_the_documented_json() {
 fn servers_are_listed_with_summaries_and_per_file_errors() {
     let (_root, _home, store) = fresh();
     let mut plain = credential("Remote_1", "https://b", secret_token());
-    plain.expires_at = None;
-    plain.refreshable = false;
+    plain.summary.expires_at = None;
+    plain.summary.refreshable = false;
     for c in [
         credential("github", "https://a", secret_token()),
         plain.clone(),
@@ -145,7 +147,7 @@ fn servers_are_listed_with_summaries_and_per_file_errors() {
     let servers: Vec<&str> = listed.iter().map(|l| l.server.as_str()).collect();
     assert_eq!(servers, ["Remote_1", "broken", "github", "tools/fetch"]);
     let remote = listed[0].summary.as_ref().unwrap();
-    assert_eq!(remote, &plain.summary());
+    assert_eq!(remote, &plain.summary);
     assert!(!remote.refreshable && remote.expires_at.is_none());
     assert_eq!(listed[0].path, store.dir().join("_remote__1.json"));
     assert!(matches!(
@@ -277,7 +279,7 @@ fn a_format_1_file_reads_without_a_resource_and_a_save_replaces_it() {
     fs::write(&path, serde_json::to_vec_pretty(&older).unwrap()).unwrap();
 
     let loaded = store.load("github").unwrap().unwrap();
-    assert_eq!(loaded.resource, None);
+    assert_eq!(loaded.summary.resource, None);
     assert_eq!(loaded.token, secret_token());
     assert_eq!(
         store.list().unwrap()[0].summary.as_ref().unwrap().resource,

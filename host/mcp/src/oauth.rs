@@ -179,11 +179,12 @@ pub async fn login(
         .transpose()
         .map_err(|e| connect_error(spec, e))?
         .ok_or_else(|| connect_error(spec, "the login kept no token".into()))?;
+    let summary = credential.summary;
     Ok(LoginReport {
-        issuer: credential.issuer,
-        scopes: credential.scopes,
-        expires_at: credential.expires_at,
-        refreshable: credential.refreshable,
+        issuer: summary.issuer,
+        scopes: summary.scopes,
+        expires_at: summary.expires_at,
+        refreshable: summary.refreshable,
     })
 }
 

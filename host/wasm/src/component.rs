@@ -23,36 +23,16 @@ const STDERR_IN_TRAP_BYTES: usize = 2048;
 
 /// A component ready to run: its tools, and what each call instantiates from.
 pub struct LoadedComponent {
-    runtime: Arc<Runtime>,
-    spec: WasmComponentSpec,
-    identity: Arc<str>,
-    pre: ToolProviderPre<CallState>,
-    tools: Vec<GuestTool>,
-    rejected: Vec<WasmError>,
-    from_cache: bool,
+    pub(crate) runtime: Arc<Runtime>,
+    pub(crate) spec: WasmComponentSpec,
+    pub(crate) identity: Arc<str>,
+    pub(crate) pre: ToolProviderPre<CallState>,
+    pub(crate) tools: Vec<GuestTool>,
+    pub(crate) rejected: Vec<WasmError>,
+    pub(crate) from_cache: bool,
 }
 
 impl LoadedComponent {
-    pub(crate) fn new(
-        runtime: Arc<Runtime>,
-        spec: WasmComponentSpec,
-        identity: Arc<str>,
-        pre: ToolProviderPre<CallState>,
-        tools: Vec<GuestTool>,
-        rejected: Vec<WasmError>,
-        from_cache: bool,
-    ) -> Self {
-        Self {
-            runtime,
-            spec,
-            identity,
-            pre,
-            tools,
-            rejected,
-            from_cache,
-        }
-    }
-
     /// The tools the component declared that passed validation, in its order.
     pub fn tools(&self) -> &[GuestTool] {
         &self.tools

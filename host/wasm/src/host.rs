@@ -128,15 +128,15 @@ impl WasmHost {
             list_error(failure.detail(list_budget, spec.memory_limit))
         })?;
         let (tools, rejected) = guest_tool::validate(&identity, specs);
-        Ok(Arc::new(LoadedComponent::new(
-            self.runtime.clone(),
-            spec.clone(),
+        Ok(Arc::new(LoadedComponent {
+            runtime: self.runtime.clone(),
+            spec: spec.clone(),
             identity,
             pre,
             tools,
             rejected,
             from_cache,
-        )))
+        }))
     }
 
     /// The compiled component, and whether it came from the cache.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::error::Category;
 
-use super::Credential;
+use super::{Credential, CredentialSummary};
 
 /// The format this rho writes.
 const FORMAT: u32 = 2;
@@ -77,12 +77,12 @@ pub(super) fn to_bytes(credential: &Credential, resource: &str) -> serde_json::R
         format: FORMAT,
         server: &credential.server,
         resource,
-        issuer: &credential.issuer,
-        client_id: &credential.client_id,
-        received_at: credential.received_at,
-        expires_at: credential.expires_at,
-        scopes: &credential.scopes,
-        refreshable: credential.refreshable,
+        issuer: &credential.summary.issuer,
+        client_id: &credential.summary.client_id,
+        received_at: credential.summary.received_at,
+        expires_at: credential.summary.expires_at,
+        scopes: &credential.summary.scopes,
+        refreshable: credential.summary.refreshable,
         token: &credential.token,
     })?;
     bytes.push(b'\n');
@@ -135,13 +135,15 @@ pub(super) fn parse(bytes: &[u8], server: &str) -> Result<Credential, String> {
     }
     Ok(Credential {
         server: file.server,
-        resource: file.resource,
-        issuer: file.issuer,
-        client_id: file.client_id,
-        received_at: file.received_at,
-        expires_at: file.expires_at,
-        scopes: file.scopes,
-        refreshable: file.refreshable,
+        summary: CredentialSummary {
+            resource: file.resource,
+            issuer: file.issuer,
+            client_id: file.client_id,
+            received_at: file.received_at,
+            expires_at: file.expires_at,
+            scopes: file.scopes,
+            refreshable: file.refreshable,
+        },
         token: file.token,
     })
 }
@@ -202,19 +204,21 @@ mod tests {
     fn credential() -> Credential {
         Credential {
             server: "docs/search".into(),
-            resource: Some("https://mcp.example.com/mcp".into()),
-            issuer: "https://auth.example.com".into(),
-            client_id: "client-1".into(),
-            received_at: 1_700_000_000,
-            expires_at: Some(1_700_003_600),
-            scopes: vec!["read".into(), "write".into()],
-            refreshable: true,
+            summary: CredentialSummary {
+                resource: Some("https://mcp.example.com/mcp".into()),
+                issuer: "https://auth.example.com".into(),
+                client_id: "client-1".into(),
+                received_at: 1_700_000_000,
+                expires_at: Some(1_700_003_600),
+                scopes: vec!["read".into(), "write".into()],
+                refreshable: true,
+            },
             token: serde_json::json!({"access_token": CANARY, "refresh_token": CANARY}),
         }
     }
 
     fn to_bytes(credential: &Credential) -> serde_json::Result<Vec<u8>> {
-        super::to_bytes(credential, credential.resource.as_deref().unwrap())
+        super::to_bytes(credential, credential.summary.resource.as_deref().unwrap())
     }
 
     #[test]
@@ -222,10 +226,8 @@ mod tests {
         let bytes = to_bytes(&credential()).unwrap();
         assert!(String::from_utf8_lossy(&bytes).contains("\"format\": 2"));
         assert_eq!(parse(&bytes, "docs/search").unwrap(), credential());
-        let without_expiry = Credential {
-            expires_at: None,
-            ..credential()
-        };
+        let mut without_expiry = credential();
+        without_expiry.summary.expires_at = None;
         let bytes = to_bytes(&without_expiry).unwrap();
         assert!(!String::from_utf8_lossy(&bytes).contains("expires_at"));
         assert_eq!(parse(&bytes, "docs/search").unwrap(), without_expiry);
@@ -295,13 +297,9 @@ mod tests {
     fn a_format_1_file_reads_without_a_resource() {
         let bytes = serde_json::to_vec_pretty(&format_1()).unwrap();
         let read = parse(&bytes, "docs/search").unwrap();
-        assert_eq!(
-            read,
-            Credential {
-                resource: None,
-                ..credential()
-            }
-        );
+        let mut expected = credential();
+        expected.summary.resource = None;
+        assert_eq!(read, expected);
         // Each format has its own keys: no `resource` in format 1, a required one in 2.
         let mut with_resource = format_1();
         with_resource.insert("resource".into(), Value::String(CANARY.into()));

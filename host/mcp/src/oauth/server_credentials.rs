@@ -12,7 +12,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rho_config::{Credential, CredentialStore as Store};
+use rho_config::{Credential, CredentialStore as Store, CredentialSummary};
 use rmcp::transport::auth::{
     AuthError, CredentialRefreshGuard, CredentialStore, OAuthTokenResponse, StoredCredentials,
 };
@@ -48,7 +48,7 @@ impl ServerCredentials {
         let resource = self.resource.clone();
         self.blocking(move |store, server| {
             Ok(store.load(server)?.map(|credential| {
-                let binding = Binding::of(credential.resource.as_deref(), &resource);
+                let binding = Binding::of(credential.summary.resource.as_deref(), &resource);
                 (credential, binding)
             }))
         })
@@ -79,15 +79,18 @@ pub(crate) fn to_credential(
     let response = stored.token_response.as_ref();
     Ok(Credential {
         server: server.to_owned(),
-        resource: Some(resource.to_owned()),
-        issuer: stored.issuer.clone().unwrap_or_default(),
-        client_id: stored.client_id.clone(),
-        received_at,
-        expires_at: response
-            .and_then(oauth2::TokenResponse::expires_in)
-            .map(|lifetime| received_at.saturating_add(lifetime.as_secs())),
-        scopes: stored.granted_scopes.clone(),
-        refreshable: response.is_some_and(|r| oauth2::TokenResponse::refresh_token(r).is_some()),
+        summary: CredentialSummary {
+            resource: Some(resource.to_owned()),
+            issuer: stored.issuer.clone().unwrap_or_default(),
+            client_id: stored.client_id.clone(),
+            received_at,
+            expires_at: response
+                .and_then(oauth2::TokenResponse::expires_in)
+                .map(|lifetime| received_at.saturating_add(lifetime.as_secs())),
+            scopes: stored.granted_scopes.clone(),
+            refreshable: response
+                .is_some_and(|r| oauth2::TokenResponse::refresh_token(r).is_some()),
+        },
         token,
     })
 }
@@ -101,12 +104,13 @@ pub(crate) fn from_credential(credential: Credential) -> Result<StoredCredential
             format!("the stored token is not a token response ({e})")
         })?),
     };
-    let issuer = Some(credential.issuer).filter(|i| !i.is_empty());
+    let summary = credential.summary;
+    let issuer = Some(summary.issuer).filter(|i| !i.is_empty());
     Ok(StoredCredentials::new(
-        credential.client_id,
+        summary.client_id,
         token_response,
-        credential.scopes,
-        Some(credential.received_at),
+        summary.scopes,
+        Some(summary.received_at),
     )
     .with_issuer(issuer))
 }
@@ -197,7 +201,10 @@ mod tests {
             .await
             .unwrap();
         let saved = store.load("remote").unwrap().unwrap();
-        assert_eq!(saved.resource.as_deref(), Some("http://127.0.0.1:4000/mcp"));
+        assert_eq!(
+            saved.summary.resource.as_deref(),
+            Some("http://127.0.0.1:4000/mcp")
+        );
 
         let loaded = issued.load().await.unwrap().unwrap();
         let sent = loaded.token_response.unwrap();

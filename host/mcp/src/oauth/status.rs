@@ -69,11 +69,13 @@ pub fn auth_state(store: &CredentialStore, spec: &McpServerSpec, now: u64) -> Au
     match store.load(&spec.id) {
         Ok(None) => AuthState::NeedsLogin,
         Ok(Some(credential)) if credential.token.is_null() => AuthState::NeedsLogin,
-        Ok(Some(credential)) => match Binding::of(credential.resource.as_deref(), &resource) {
-            Binding::Bound => state_of(&credential.summary(), now),
-            Binding::AddressChanged => AuthState::AddressChanged,
-            Binding::Unbound => AuthState::Unbound,
-        },
+        Ok(Some(credential)) => {
+            match Binding::of(credential.summary.resource.as_deref(), &resource) {
+                Binding::Bound => state_of(&credential.summary, now),
+                Binding::AddressChanged => AuthState::AddressChanged,
+                Binding::Unbound => AuthState::Unbound,
+            }
+        }
         Err(e) => AuthState::Unreadable(e.to_string()),
     }
 }
@@ -160,13 +162,15 @@ mod tests {
         let store = CredentialStore::new(dir.path().join("credentials"));
         let mut credential = rho_config::Credential {
             server: "remote".into(),
-            resource: Some("http://127.0.0.1:4000/mcp".into()),
-            issuer: "http://127.0.0.1:3999".into(),
-            client_id: "c".into(),
-            received_at: 100,
-            expires_at: None,
-            scopes: vec![],
-            refreshable: false,
+            summary: rho_config::CredentialSummary {
+                resource: Some("http://127.0.0.1:4000/mcp".into()),
+                issuer: "http://127.0.0.1:3999".into(),
+                client_id: "c".into(),
+                received_at: 100,
+                expires_at: None,
+                scopes: vec![],
+                refreshable: false,
+            },
             token: serde_json::json!({"access_token": "canary-31c9"}),
         };
         store.save(&credential).unwrap();

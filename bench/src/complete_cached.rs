@@ -27,7 +27,7 @@ use crate::rpc_ready::{LineChild, LineCommand, UNREACHABLE_ENDPOINT, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
 use crate::toml_text::toml_string;
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// The issue's goal for a `complete` answered from the cache.
 const GOAL_MS: f64 = 0.2;
@@ -206,9 +206,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     };
 
     println!("rho rpc `complete` (MCP prompt argument suggestions) answered from rho's cache");
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(&load_at_start, &resolved.rho);
     println!(
         "servers:  {} --mode completions, twice (`fake` for the cached requests, `fresh` for \
          the uncached ones)",

@@ -34,7 +34,7 @@ use crate::misbehaving::{TurnLines, check_reply, turn};
 use crate::rpc_ready::{LineChild, LineCommand, UNREACHABLE_ENDPOINT, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// The goal: rho's first call of a lazy server within this multiple of a bare client's
 /// spawn, handshake and call.
@@ -331,9 +331,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     );
 
     println!("first call of a lazy stdio server's tool: rho rpc against a bare client");
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(&load_at_start, &resolved.rho);
     println!(
         "server:   {} --mode ok --pid-file <file> (one tool, `echo`)",
         fake.display()

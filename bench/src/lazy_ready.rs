@@ -24,7 +24,7 @@ use crate::processes;
 use crate::rpc_ready::{LineCommand, UNREACHABLE_ENDPOINT, is_ready, ready_notification, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// The issue's goal: `ready` with N lazy cached servers within this multiple of `ready` with
 /// none.
@@ -208,9 +208,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     println!(
         "rho rpc: spawn to the `ready` line with {servers} lazy servers known from the tool cache"
     );
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(&load_at_start, &resolved.rho);
     println!(
         "servers:  {} --mode ok --pid-file <file> (one tool); lazy: startup = \"lazy\", \
          eager: the default",

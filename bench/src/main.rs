@@ -40,6 +40,7 @@
 mod args;
 mod baseline;
 mod complete_cached;
+mod context;
 mod corpus;
 mod fakes;
 mod json_lines;

@@ -3,17 +3,16 @@
 //! Both commands discover the same plugins, so the difference is what the MCP listing adds:
 //! reading the configuration and turning 3,020 servers into entries and JSON.
 
-use std::ffi::OsStr;
 use std::path::Path;
 use std::time::Duration;
 
 use crate::corpus::{self, SERVERS_PER_PLUGIN};
-use crate::measure::Probe;
+use crate::measure::{Probe, rho_args};
 use crate::plugins_list::check_listing;
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
 use crate::toml_text::toml_string;
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 use serde_json::Value;
 
 /// Plugins in the generated corpus (the size `plugins-list`'s goal refers to).
@@ -47,13 +46,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         Probe::new(
             label,
             &resolved.rho,
-            &[
-                OsStr::new("--cwd"),
-                project.as_os_str(),
-                OsStr::new(group),
-                OsStr::new("list"),
-                OsStr::new("--json"),
-            ],
+            &rho_args(&project, &[group, "list", "--json"]),
             &env,
             &project,
             scratch.path().join(format!("{group}.stderr")),
@@ -98,9 +91,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     };
 
     println!("rho mcp list --json (no connect) against rho plugins list --json, same home");
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(&load_at_start, &resolved.rho);
     println!(
         "home:     {PLUGINS} generated plugins ({SERVERS_PER_PLUGIN} MCP servers each) and a \
          config.toml of {CONFIG_SERVERS} servers ({CONFIG_STDIO} stdio, {} streamable_http)",

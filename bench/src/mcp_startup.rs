@@ -12,7 +12,7 @@ use crate::measure::Probe;
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
 use crate::toml_text::toml_string;
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 use serde_json::Value;
 
 /// The goal: N servers in at most this multiple of one server's time.
@@ -87,9 +87,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     println!(
         "rho mcp list --connect --json with fake-mcp stdio servers (whole process, stdout drained)"
     );
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(&load_at_start, &resolved.rho);
     println!(
         "server:   {} --mode ok (tools/list answers one tool)",
         fake.display()

@@ -15,6 +15,14 @@ use std::time::{Duration, Instant};
 /// How much of a failing child's stderr is quoted in the error.
 const STDERR_QUOTE_BYTES: usize = 4096;
 
+/// The arguments of rho run on `project`: `--cwd <project>`, then `rest` (the one spelling of
+/// a project every bench uses).
+pub fn rho_args<'a>(project: &'a Path, rest: &[&'a str]) -> Vec<&'a OsStr> {
+    let mut args = vec![OsStr::new("--cwd"), project.as_os_str()];
+    args.extend(rest.iter().map(|arg| OsStr::new(*arg)));
+    args
+}
+
 /// One command to time, with an explicit environment.
 pub struct Probe {
     label: String,

@@ -27,7 +27,7 @@ use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{max, median, percentile};
 use crate::toml_text::toml_string;
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// The issue's target: the healthy server's call p99.
 const GOAL_P99_MS: f64 = 200.0;
@@ -377,9 +377,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let loaded = setup.session("healthy + 24 misbehaving", true, o.runs, o.warmup)?;
 
     println!("healthy MCP tool calls in a rho rpc session beside 24 misbehaving fake-mcp servers");
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(&load_at_start, &resolved.rho);
     println!(
         "servers:  {} --mode ok (healthy); misbehaving: 3 hang on the handshake, 2 crash on \
          start, 3 print garbage, 2 list 20,000 tools, 1 lists 5,000 prompts and resources, \

@@ -22,7 +22,7 @@ use crate::measure::Probe;
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
 use crate::toml_text::toml_string;
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 use serde_json::Value;
 
 /// The issue's goal: the stored-token connection costs at most this multiple of the header one.
@@ -184,9 +184,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         return Err(Error::Failed("no timed runs".into()));
     };
     println!("rho mcp list --connect --json to an OAuth-protected server, same server and token");
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(&load_at_start, &resolved.rho);
     println!(
         "peers:    oidc-provider (tests/peers/oauth/authorization_server.mjs) in front of the \
          Python mcp server (protected_server.py, introspects every bearer)"

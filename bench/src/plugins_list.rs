@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::corpus::{self, Corpus, SERVERS_PER_PLUGIN, SKILLS_PER_PLUGIN};
-use crate::measure::Probe;
+use crate::measure::{Probe, rho_args};
 use crate::scratch::Scratch;
 use crate::stats::{Line, Summary, verdict};
 use crate::{Error, Resolved, machine};
@@ -184,13 +184,7 @@ fn measure(resolved: &Resolved, vtcode: &Path, size: usize) -> Result<Row, Error
     let rho = Probe::new(
         "rho",
         &resolved.rho,
-        &[
-            OsStr::new("--cwd"),
-            project.as_os_str(),
-            OsStr::new("plugins"),
-            OsStr::new("list"),
-            OsStr::new("--json"),
-        ],
+        &rho_args(&project, &["plugins", "list", "--json"]),
         &env,
         &project,
         scratch.path().join("rho.stderr"),

@@ -34,7 +34,7 @@ use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, signed, verdict};
 use crate::toml_text::toml_string;
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// The issue's goal: a question round trip through `rho rpc` adds at most this much over the
 /// client's own answer time.
@@ -459,9 +459,7 @@ fn report(
         "one MCP form question (elicitation/create → question/request → questionResponse → \
          answer) through rho rpc"
     );
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(load_at_start, &resolved.rho);
     println!(
         "server:   {} --mode elicit-loop (times each round trip itself: from writing \
          elicitation/create to reading its answer)",

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::measure::{command_line, isolated_env};
+use crate::measure::{command_line, isolated_env, rho_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// The goal for the `ready` notification after start.
 const GOAL_MS: f64 = 30.0;
@@ -51,7 +51,7 @@ pub fn rpc_args<'a>(
     flags: &'a [&'a str],
     endpoint: &'a str,
 ) -> Vec<&'a OsStr> {
-    let mut args = vec![OsStr::new("--cwd"), project.as_os_str()];
+    let mut args = rho_args(project, &[]);
     if let Some(config) = config {
         args.extend([OsStr::new("--config"), config.as_os_str()]);
     }
@@ -342,9 +342,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     };
 
     println!("rho rpc: spawn to the `ready` line (no MCP servers, empty home and project)");
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(&load_at_start, &resolved.rho);
     println!(
         "command:  rho --cwd <tmp>/project rpc --ephemeral --endpoint http://127.0.0.1:1/v1 --model m"
     );

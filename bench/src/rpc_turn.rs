@@ -29,7 +29,7 @@ use crate::json_lines::{self, prompt_request};
 use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, signed, verdict};
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// The issue's goal: rho adds at most this much per turn beyond the model and the tool.
 const GOAL_MS: f64 = 2.0;
@@ -358,9 +358,7 @@ fn report(
     };
 
     println!("one rho rpc turn (prompt → read_file call → answer) against fake-model on loopback");
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(load_at_start, &resolved.rho);
     println!(
         "model:    {} (two instances, same script: read_file {FILE_NAME}, then a one-sentence \
          answer, per turn)",

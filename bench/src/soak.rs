@@ -26,7 +26,7 @@ use crate::rpc_ready::{LineCommand, UNREACHABLE_ENDPOINT, is_ready, ready_notifi
 use crate::scratch::Scratch;
 use crate::stats::{max, median, percentile};
 use crate::toml_text::toml_string;
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// How long a marked process may take to disappear after rho has exited before it counts as a
 /// leak (a process killed with SIGKILL may still be torn down for a moment).
@@ -280,9 +280,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     println!(
         "rho rpc session start/stop cycles with fake-mcp stdio servers, leaks counted from /proc"
     );
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(&load_at_start, &resolved.rho);
     println!(
         "server:   {} --mode ok --bench-marker <run marker> (one tool)",
         fake.display()

@@ -5,10 +5,10 @@
 use std::ffi::OsStr;
 use std::time::Duration;
 
-use crate::measure::Probe;
+use crate::measure::{Probe, rho_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// The goal for the empty start-up median.
 const GOAL_MS: f64 = 10.0;
@@ -25,12 +25,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let rho = Probe::new(
         "rho",
         &resolved.rho,
-        &[
-            OsStr::new("--cwd"),
-            project.as_os_str(),
-            OsStr::new("plugins"),
-            OsStr::new("list"),
-        ],
+        &rho_args(&project, &["plugins", "list"]),
         &env,
         &project,
         scratch.path().join("rho.stderr"),
@@ -67,9 +62,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     };
 
     println!("rho plugins list with nothing installed (whole process, stdout drained)");
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
+    context::print(&load_at_start, &resolved.rho);
     println!("baseline: rho-bench noop (spawn, exec and exit of a Rust binary that does nothing)");
     println!(
         "runs:     {} timed after {} warm-up; rho and baseline alternate",

@@ -49,6 +49,16 @@ pub const QUIT: [&[u8]; 2] = [CTRL_C, CTRL_C];
 /// PageUp as xterm sends it.
 pub const PAGE_UP: &[u8] = b"\x1b[5~";
 
+/// The `pty:` line of a result table: how rho was run on the pty (`rho_args` after `rho`),
+/// then `note`.
+pub fn print_pty(script: &Path, rho_args: &str, note: &str) {
+    println!(
+        "pty:      {} -qfec \"stty cols {COLS} rows {ROWS}; exec rho {rho_args}\" /dev/null, \
+         TERM={TERM}{note}",
+        script.display(),
+    );
+}
+
 /// `/usr/bin/script`, checked to exist.
 pub fn script_binary() -> Result<PathBuf, Error> {
     let script = PathBuf::from(SCRIPT);

@@ -12,14 +12,14 @@
 //! about 10 ms after its child has exited (a last 10 ms `poll` for output), which a first
 //! frame never waits for. That time to `script`'s exit is shown too.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::measure::rho_args;
 use crate::scratch::Scratch;
 use crate::stats::{self, Summary, verdict};
 use crate::tui::{self, Log, PtyCommand, QUIT};
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// The issue's goal for the first frame in an empty project.
 const GOAL_MS: f64 = 50.0;
@@ -77,19 +77,14 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         tui: PtyCommand::new(
             &format!("rho ({name} project)"),
             &resolved.rho,
-            &[OsStr::new("--cwd"), project.as_os_str()],
+            &rho_args(project, &[]),
             &env,
             project,
         ),
         list: PtyCommand::new(
             &format!("rho plugins list ({name} project)"),
             &resolved.rho,
-            &[
-                OsStr::new("--cwd"),
-                project.as_os_str(),
-                OsStr::new("plugins"),
-                OsStr::new("list"),
-            ],
+            &rho_args(project, &["plugins", "list"]),
             &env,
             project,
         ),
@@ -163,16 +158,11 @@ fn report(
         tui::COLS,
         tui::ROWS
     );
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
-    println!(
-        "pty:      {} -qfec \"stty cols {} rows {}; exec rho --cwd <project>\" /dev/null, \
-         TERM={}; the bench plays the terminal (answers its device-attributes query at once)",
-        script.display(),
-        tui::COLS,
-        tui::ROWS,
-        tui::TERM
+    context::print(load_at_start, &resolved.rho);
+    tui::print_pty(
+        script,
+        "--cwd <project>",
+        "; the bench plays the terminal (answers its device-attributes query at once)",
     );
     println!(
         "clock:    spawn of script → the bench reads the first frame's status line \

@@ -13,17 +13,17 @@
 //! session file; then the CPU time of the rho process (`utime` + `stime` of `/proc/PID/stat`,
 //! and the finer `schedstat` of each of its threads) is read 3 s apart.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::fakes::{FakeModel, fake_model_binary, script_text as model_script};
+use crate::measure::rho_args;
 use crate::scratch::Scratch;
 use crate::stats::{self, verdict};
 use crate::tui::{self, CTRL_C, Frame, Log, Pty, PtyCommand, QUIT};
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 
 /// The issue's goal for the p99 keystroke-to-frame latency while a reply streams.
 const GOAL_P99_MS: f64 = 10.0;
@@ -144,14 +144,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let mut command = PtyCommand::new(
         "rho (tui-keys)",
         &resolved.rho,
-        &[
-            OsStr::new("--cwd"),
-            project.as_os_str(),
-            OsStr::new("--endpoint"),
-            OsStr::new(&endpoint),
-            OsStr::new("--model"),
-            OsStr::new(MODEL),
-        ],
+        &rho_args(&project, &["--endpoint", &endpoint, "--model", MODEL]),
         &env,
         &project,
     );
@@ -364,16 +357,11 @@ fn report(
         tui::COLS,
         tui::ROWS
     );
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
-    println!(
-        "pty:      {} -qfec \"stty cols {} rows {}; exec rho --cwd <tmp>/project --endpoint \
-         http://127.0.0.1:PORT/v1 --model {MODEL}\" /dev/null, TERM={}",
-        script.display(),
-        tui::COLS,
-        tui::ROWS,
-        tui::TERM
+    context::print(load_at_start, &resolved.rho);
+    tui::print_pty(
+        script,
+        &format!("--cwd <tmp>/project --endpoint http://127.0.0.1:PORT/v1 --model {MODEL}"),
+        "",
     );
     println!(
         "model:    {} streaming a {:.1} KiB Markdown reply (≈{tokens:.0} tokens at 4 bytes each) \

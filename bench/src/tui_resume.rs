@@ -17,10 +17,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::fakes::{FakeModel, fake_model_binary};
+use crate::measure::rho_args;
 use crate::scratch::Scratch;
 use crate::stats::{self, verdict};
 use crate::tui::{self, Log, PAGE_UP, PtyCommand, QUIT};
-use crate::{Error, Resolved, machine};
+use crate::{Error, Resolved, context, machine};
 use serde_json::{Value, json};
 
 /// The issue's goal for the first frame of the resumed conversation.
@@ -255,15 +256,10 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
             &format!("rho --session ({messages} messages)"),
             &resolved.rho,
             &[
-                OsStr::new("--cwd"),
-                project.as_os_str(),
-                OsStr::new("--endpoint"),
-                OsStr::new(&endpoint),
-                OsStr::new("--model"),
-                OsStr::new(MODEL),
-                OsStr::new("--session"),
-                file.as_os_str(),
-            ],
+                rho_args(&project, &["--endpoint", &endpoint, "--model", MODEL]),
+                vec![OsStr::new("--session"), file.as_os_str()],
+            ]
+            .concat(),
             &env,
             &project,
         );
@@ -364,16 +360,14 @@ fn report(
         tui::COLS,
         tui::ROWS
     );
-    println!("machine:  {}", machine::describe());
-    println!("load avg: {load_at_start} (at start)");
-    println!("rho:      {}", resolved.rho.display());
-    println!(
-        "pty:      {} -qfec \"stty cols {} rows {}; exec rho --cwd <tmp>/project --endpoint \
-         http://127.0.0.1:PORT/v1 --model {MODEL} --session FILE\" /dev/null, TERM={}",
-        script.display(),
-        tui::COLS,
-        tui::ROWS,
-        tui::TERM
+    context::print(load_at_start, &resolved.rho);
+    tui::print_pty(
+        script,
+        &format!(
+            "--cwd <tmp>/project --endpoint http://127.0.0.1:PORT/v1 --model {MODEL} \
+             --session FILE"
+        ),
+        "",
     );
     println!(
         "session:  exchanges of {EXCHANGE} messages: 3 user, 2 read_file/grep calls with their \

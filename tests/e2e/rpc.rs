@@ -21,6 +21,36 @@ impl Model {
     }
 }
 
+/// rho in JSON-RPC mode (`first` is `["rpc"]`, or nothing for the piped-stdin default) with an
+/// ephemeral session on `endpoint`, stdin and stdout piped.
+fn ephemeral_rpc(sandbox: &Sandbox, first: &[&str], endpoint: &str) -> Command {
+    let mut args = first.to_vec();
+    args.extend(["--ephemeral", "--endpoint", endpoint, "--model", "m"]);
+    let mut command = sandbox.command(&args);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped());
+    command
+}
+
+/// [`ephemeral_rpc`] fed `input` (stdin closed after it), stderr dropped: its stdout and
+/// exit code.
+fn piped_rpc(
+    sandbox: &Sandbox,
+    first: &[&str],
+    endpoint: &str,
+    input: &[u8],
+) -> (String, Option<i32>) {
+    let mut child = ephemeral_rpc(sandbox, first, endpoint)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let output = child.wait_with_output().unwrap();
+    (
+        String::from_utf8(output.stdout).unwrap(),
+        output.status.code(),
+    )
+}
+
 fn methods(messages: &[Value]) -> Vec<String> {
     messages
         .iter()
@@ -340,6 +370,18 @@ fn steering_joins_at_the_next_tool_batch_seam() {
     assert_eq!(rpc.finish(), 0);
 }
 
+/// Sends prompt 1, whose tool call runs a command with `marker` in its arguments, and waits
+/// until that command runs.
+fn prompt_until_running(rpc: &mut Rpc, marker: &str) {
+    rpc.request(1, "prompt", json!({"message": "wait"}));
+    rpc.until("tool/call");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_with(marker).is_empty() {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn abort_mid_tool_kills_the_command_and_ends_the_prompt() {
     let sandbox = Sandbox::new();
@@ -353,13 +395,7 @@ fn abort_mid_tool_kills_the_command_and_ends_the_prompt() {
         ]),
     );
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
-    rpc.request(1, "prompt", json!({"message": "wait"}));
-    rpc.until("tool/call");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while processes_with(&marker).is_empty() {
-        assert!(Instant::now() < deadline, "the command never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    prompt_until_running(&mut rpc, &marker);
     let started = Instant::now();
     assert_eq!(rpc.call(2, "abort", json!(null)), json!({}));
     let (notes, response) = rpc.response(1);
@@ -771,30 +807,14 @@ fn bad_input_gets_the_right_errors_and_the_process_keeps_serving() {
 fn huge_ids_are_echoed_byte_for_byte() {
     let sandbox = Sandbox::new();
     let model = Model::start(&sandbox.dir.path().join("model"), &json!([]));
-    let mut child = sandbox
-        .command(&[
-            "rpc",
-            "--ephemeral",
-            "--endpoint",
-            &model.endpoint(),
-            "--model",
-            "m",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"getState\",\"id\":18446744073709551616}\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
+    let (stdout, code) = piped_rpc(
+        &sandbox,
+        &["rpc"],
+        &model.endpoint(),
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"getState\",\"id\":18446744073709551616}\n",
+    );
     assert!(stdout.contains("\"id\":18446744073709551616"), "{stdout}");
-    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(code, Some(0));
 }
 
 #[test]
@@ -876,31 +896,16 @@ fn the_spec_usage_pipes_one_prompt_and_gets_the_answer() {
         &json!([{"content": "fixed it"}]),
     );
     // As `docs/rpc.md` shows it: no `rpc` command, stdin not a terminal.
-    let mut child = sandbox
-        .command(&[
-            "--ephemeral",
-            "--endpoint",
-            &model.endpoint(),
-            "--model",
-            "m",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"prompt\",\"params\":{\"message\":\"fix the bug\"},\"id\":1}\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
+    let (stdout, code) = piped_rpc(
+        &sandbox,
+        &[],
+        &model.endpoint(),
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"prompt\",\"params\":{\"message\":\"fix the bug\"},\"id\":1}\n",
+    );
     let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["id"], 1);
     assert_eq!(last["result"]["reply"], "fixed it", "{stdout}");
-    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(code, Some(0));
 }
 
 #[test]
@@ -913,13 +918,7 @@ fn sigterm_mid_tool_aborts_kills_the_command_and_exits() {
         &json!([{"tool_calls": [tool_call("run_command", json!({"argv": ["sleep", marker]}))]}]),
     );
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
-    rpc.request(1, "prompt", json!({"message": "wait"}));
-    rpc.until("tool/call");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while processes_with(&marker).is_empty() {
-        assert!(Instant::now() < deadline, "the command never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    prompt_until_running(&mut rpc, &marker);
     let started = Instant::now();
     let status = Command::new("kill")
         .args(["-TERM", &rpc.child.id().to_string()])
@@ -947,17 +946,7 @@ fn sigterm_mid_tool_aborts_kills_the_command_and_exits() {
 #[test]
 fn a_closed_stdout_stops_rho_without_a_panic() {
     let sandbox = Sandbox::new();
-    let mut child = sandbox
-        .command(&[
-            "rpc",
-            "--ephemeral",
-            "--endpoint",
-            "http://127.0.0.1:1/v1",
-            "--model",
-            "m",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+    let mut child = ephemeral_rpc(&sandbox, &["rpc"], "http://127.0.0.1:1/v1")
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -1267,23 +1256,7 @@ fn an_empty_summary_never_replaces_the_history() {
 fn ready_comes_before_answers_to_early_input() {
     let sandbox = Sandbox::new();
     for _ in 0..5 {
-        let mut child = sandbox
-            .command(&[
-                "rpc",
-                "--ephemeral",
-                "--endpoint",
-                "http://127.0.0.1:1/v1",
-                "--model",
-                "m",
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(b"{bad\n").unwrap();
-        let output = child.wait_with_output().unwrap();
-        let stdout = String::from_utf8(output.stdout).unwrap();
+        let (stdout, _) = piped_rpc(&sandbox, &["rpc"], "http://127.0.0.1:1/v1", b"{bad\n");
         let first = stdout.lines().next().unwrap_or_default();
         assert!(first.contains("\"ready\""), "{stdout}");
         assert!(stdout.contains("-32700"), "{stdout}");

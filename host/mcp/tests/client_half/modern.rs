@@ -13,14 +13,7 @@ use crate::peers::*;
 async fn modern_questions(wire: Wire) {
     let (mut spec, _peer) = modern(wire).await;
     spec.sampling = SamplingPolicy::Ask;
-    let root = workspace("modern ws");
-    let options = ClientOptions {
-        roots: Some(root.path().to_path_buf()),
-        elicitation: true,
-        sampling: true,
-        skip_offers: false,
-        oauth: None,
-    };
+    let (options, _root) = all_capabilities("modern ws");
     let connection = connect(&spec, &options).await;
     assert_eq!(
         connection.summary.protocol_version, "2026-07-28",

@@ -136,18 +136,26 @@ pub(crate) async fn everything(wire: Wire) -> (McpServerSpec, Option<Peer>) {
         ),
         Wire::Http => {
             let port = free_port();
-            let child = std::process::Command::new(bin)
-                .arg("streamableHttp")
-                .env("PORT", port.to_string())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap();
-            let peer = Peer(child);
-            wait_for_port(port).await;
-            (spec("everything", http(port)), Some(peer))
+            let mut command = std::process::Command::new(bin);
+            command.arg("streamableHttp").env("PORT", port.to_string());
+            (
+                spec("everything", http(port)),
+                Some(http_peer(command, port).await),
+            )
         }
     }
+}
+
+/// `command` started as an HTTP server (its output dropped), once it listens on `port`.
+async fn http_peer(mut command: std::process::Command, port: u16) -> Peer {
+    let child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let peer = Peer(child);
+    wait_for_port(port).await;
+    peer
 }
 
 pub(crate) async fn modern(wire: Wire) -> (McpServerSpec, Option<Peer>) {
@@ -165,15 +173,12 @@ pub(crate) async fn modern(wire: Wire) -> (McpServerSpec, Option<Peer>) {
         ),
         Wire::Http => {
             let port = free_port();
-            let child = std::process::Command::new("python3")
-                .args([script.as_str(), "http", &port.to_string()])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap();
-            let peer = Peer(child);
-            wait_for_port(port).await;
-            (spec("modern", http(port)), Some(peer))
+            let mut command = std::process::Command::new("python3");
+            command.args([script.as_str(), "http", &port.to_string()]);
+            (
+                spec("modern", http(port)),
+                Some(http_peer(command, port).await),
+            )
         }
     }
 }
@@ -208,7 +213,13 @@ pub(crate) fn workspace(name: &str) -> Workspace {
 /// Options declaring every client capability, with a workspace called `my workspace` as the
 /// one root (held by the second half).
 pub(crate) fn everything_options() -> (ClientOptions, Workspace) {
-    let root = workspace("my workspace");
+    all_capabilities("my workspace")
+}
+
+/// Options declaring every client capability, with a workspace called `root_name` as the one
+/// root (held by the second half).
+pub(crate) fn all_capabilities(root_name: &str) -> (ClientOptions, Workspace) {
+    let root = workspace(root_name);
     let options = ClientOptions {
         roots: Some(root.path().to_path_buf()),
         elicitation: true,

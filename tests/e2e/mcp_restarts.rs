@@ -45,6 +45,16 @@ fn prompt(rpc: &mut Rpc, id: u64) -> Vec<Value> {
     notes
 }
 
+/// [`prompt`], whose tool call must have succeeded.
+fn prompt_with_a_good_call(rpc: &mut Rpc, id: u64) {
+    let notes = prompt(rpc, id);
+    assert_eq!(
+        tool_result(&notes)["params"]["is_error"],
+        false,
+        "{notes:#?}"
+    );
+}
+
 fn tool_result(notes: &[Value]) -> &Value {
     notes
         .iter()
@@ -99,12 +109,7 @@ fn a_killed_stdio_server_is_started_again_by_the_next_call() {
     configure_fake(&sandbox, &["--pid-file", pid_file.to_str().unwrap()]);
     let model = echo_model(&sandbox.dir.path().join("model"), 2);
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
-    let notes = prompt(&mut rpc, 1);
-    assert_eq!(
-        tool_result(&notes)["params"]["is_error"],
-        false,
-        "{notes:#?}"
-    );
+    prompt_with_a_good_call(&mut rpc, 1);
     let first = pids(&pid_file);
     assert_eq!(first.len(), 1, "{first:?}");
     kill(&first[0]);
@@ -152,12 +157,7 @@ fn a_server_that_crashes_on_every_restart_is_given_up_on_after_the_bound() {
     );
     let model = echo_model(&sandbox.dir.path().join("model"), 3);
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
-    let notes = prompt(&mut rpc, 1);
-    assert_eq!(
-        tool_result(&notes)["params"]["is_error"],
-        false,
-        "{notes:#?}"
-    );
+    prompt_with_a_good_call(&mut rpc, 1);
     kill(&pids(&pid_file)[0]);
     // The lost session is one failure, every failed start another: the last one gives up.
     let notes = prompt(&mut rpc, 2);
@@ -234,12 +234,7 @@ fn an_http_server_that_went_away_is_reached_again(extra: &[&str], era: &str) {
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
     let listed = server_entry(&mut rpc, 1);
     assert_eq!(listed["protocolVersion"], era, "{listed}");
-    let notes = prompt(&mut rpc, 2);
-    assert_eq!(
-        tool_result(&notes)["params"]["is_error"],
-        false,
-        "{notes:#?}"
-    );
+    prompt_with_a_good_call(&mut rpc, 2);
     server.0.kill().unwrap();
     server.0.wait().unwrap();
     let extra: Vec<String> = extra.iter().map(|a| (*a).to_owned()).collect();
@@ -474,20 +469,22 @@ async fn cancellations_reach_a_stdio_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellations_reach_a_legacy_http_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let record = dir.path().join("record.log");
-    let port = rho_e2e::free_port();
-    let _server = http_server(port, &record, &["--mode", "slow-call"]);
-    let spec = slow_spec(http(port), Duration::from_millis(700));
-    the_cancellation_reaches_the_server(spec, &record, "notifications/cancelled").await;
+    the_cancellation_reaches_an_http_server(&[], "notifications/cancelled").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellations_reach_a_modern_http_server_as_closed_streams() {
+    the_cancellation_reaches_an_http_server(&["--modern"], "stream-closed").await;
+}
+
+/// [`the_cancellation_reaches_the_server`] for a slow fake-mcp HTTP server started with
+/// `extra` arguments.
+async fn the_cancellation_reaches_an_http_server(extra: &[&str], expected: &str) {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("record.log");
     let port = rho_e2e::free_port();
-    let _server = http_server(port, &record, &["--mode", "slow-call", "--modern"]);
+    let args = [&["--mode", "slow-call"], extra].concat();
+    let _server = http_server(port, &record, &args);
     let spec = slow_spec(http(port), Duration::from_millis(700));
-    the_cancellation_reaches_the_server(spec, &record, "stream-closed").await;
+    the_cancellation_reaches_the_server(spec, &record, expected).await;
 }

@@ -53,6 +53,11 @@ fn system_prompt(request: &Value) -> String {
         .to_owned()
 }
 
+/// fake-model playing `script`, with its files in the sandbox.
+fn start_model(sandbox: &Sandbox, script: &Value) -> FakeModel {
+    FakeModel::start(FAKE_MODEL, &sandbox.dir.path().join("model"), script)
+}
+
 fn prompt(rpc: &mut Rpc, id: u64, message: &str) -> (Vec<Value>, Value) {
     rpc.request(id, "prompt", json!({"message": message}));
     let (notes, response) = rpc.response(id);
@@ -64,9 +69,8 @@ fn prompt(rpc: &mut Rpc, id: u64, message: &str) -> (Vec<Value>, Value) {
 fn deferred_tools_wait_behind_the_search_and_join_after_it_across_continue() {
     let sandbox = sandbox("always");
     let get_sum = everything_tool("get-sum");
-    let model = FakeModel::start(
-        FAKE_MODEL,
-        &sandbox.dir.path().join("model"),
+    let model = start_model(
+        &sandbox,
         &json!([
             {"tool_calls": [call("tool_search", json!({"query": "add two numbers"}))]},
             {"tool_calls": [call(&get_sum, json!({"a": 2, "b": 3}))],
@@ -141,9 +145,8 @@ fn deferred_tools_wait_behind_the_search_and_join_after_it_across_continue() {
 fn a_deferred_tool_called_by_its_name_runs_and_is_loaded() {
     let sandbox = sandbox("always");
     let echo = everything_tool("echo");
-    let model = FakeModel::start(
-        FAKE_MODEL,
-        &sandbox.dir.path().join("model"),
+    let model = start_model(
+        &sandbox,
         &json!([
             {"tool_calls": [call(&echo, json!({"message": "straight through"}))]},
             {"content": "Echoed.", "expect": {"tools_include": [echo], "last_message_contains": "straight through"}}
@@ -165,11 +168,7 @@ fn a_deferred_tool_called_by_its_name_runs_and_is_loaded() {
 fn auto_sends_everything_while_the_definitions_fit_and_never_never_defers() {
     for mode in ["auto", "never"] {
         let sandbox = sandbox(mode);
-        let model = FakeModel::start(
-            FAKE_MODEL,
-            &sandbox.dir.path().join("model"),
-            &json!([{"content": "ok"}]),
-        );
+        let model = start_model(&sandbox, &json!([{"content": "ok"}]));
         let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
         prompt(&mut rpc, 1, "hello");
         let offered = offered(&model);
@@ -279,11 +278,7 @@ fn a_pinned_server_is_always_sent_while_others_wait() {
         everything::stdio_table("everything", "defer = false\n"),
         json!(env!("CARGO_BIN_EXE_fake-mcp")),
     ));
-    let model = FakeModel::start(
-        FAKE_MODEL,
-        &sandbox.dir.path().join("model"),
-        &json!([{"content": "ok"}]),
-    );
+    let model = start_model(&sandbox, &json!([{"content": "ok"}]));
     let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
     prompt(&mut rpc, 1, "hello");
     assert_eq!(rpc.finish(), 0);

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use rho_e2e::repo_root;
 use serde_json::Value;
 
-fn workspace_graph() -> BTreeMap<String, BTreeSet<String>> {
+/// `cargo metadata --no-deps` of the workspace whose manifest is `manifest` (relative to the
+/// repository root).
+fn metadata(manifest: &str) -> Value {
     let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "metadata",
@@ -16,6 +18,8 @@ fn workspace_graph() -> BTreeMap<String, BTreeSet<String>> {
             "1",
             "--no-deps",
             "--offline",
+            "--manifest-path",
+            manifest,
         ])
         .current_dir(repo_root())
         .output()
@@ -25,7 +29,11 @@ fn workspace_graph() -> BTreeMap<String, BTreeSet<String>> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn workspace_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let meta = metadata("Cargo.toml");
     let mut graph = BTreeMap::new();
     for package in meta["packages"].as_array().unwrap() {
         let deps = package["dependencies"]
@@ -151,6 +159,30 @@ fn crate_graph_follows_the_architecture() {
         assert!(
             users.is_empty() || users == [home.to_string()],
             "{heavy} used by {users:?}"
+        );
+    }
+}
+
+/// The SDK never depends on the host: it is its own workspace (so the workspace graph above
+/// does not see it), and none of its dependencies is a rho crate or a path into the checkout.
+#[test]
+fn the_sdk_never_depends_on_the_host() {
+    let meta = metadata("plugin-sdk/Cargo.toml");
+    let packages = meta["packages"].as_array().unwrap();
+    assert_eq!(packages.len(), 1, "{packages:?}");
+    assert_eq!(packages[0]["name"], "rho-plugin-sdk");
+    let dependencies = packages[0]["dependencies"].as_array().unwrap();
+    assert!(
+        !dependencies.is_empty(),
+        "the SDK's dependencies were not read"
+    );
+    for dependency in dependencies {
+        let name = dependency["name"].as_str().unwrap();
+        assert!(!name.starts_with("rho-"), "the SDK depends on {name}");
+        assert!(
+            dependency["path"].is_null(),
+            "the SDK depends on {name} by path: {}",
+            dependency["path"]
         );
     }
 }

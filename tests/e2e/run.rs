@@ -284,3 +284,21 @@ fn servers_get_no_sampling_and_no_forms() {
     assert!(capabilities.get("sampling").is_none(), "{capabilities}");
     assert!(capabilities.get("elicitation").is_none(), "{capabilities}");
 }
+
+#[test]
+fn json_lines_carry_no_raw_control_or_invisible_character() {
+    // U+009B is a one-character escape sequence introducer on some terminals; U+202E reverses
+    // the text after it. Both stay in the value, escaped in the JSON.
+    let sneaky = "red\u{9b}31m text \u{202e}desrever";
+    let sandbox = Sandbox::new();
+    let model = model(&sandbox, &json!([{"content": sneaky}]));
+    let done = run(&sandbox, &model, &["--ephemeral", "--json", "go"]).ok();
+    assert!(
+        !done.stdout.contains('\u{9b}') && !done.stdout.contains('\u{202e}'),
+        "{}",
+        done.stdout
+    );
+    assert!(done.stdout.contains("\\u009b"), "{}", done.stdout);
+    let end: Value = serde_json::from_str(done.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(end["params"]["reply"], sneaky);
+}

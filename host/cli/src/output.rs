@@ -30,9 +30,15 @@ pub fn json_sorted<T: serde::Serialize + ?Sized>(value: &T) {
 /// Prints a shape as pretty JSON in the declaration order of its fields, with a trailing
 /// newline.
 pub fn json_write<T: serde::Serialize + ?Sized>(value: &T) {
-    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-    let _ = serde_json::to_writer_pretty(&mut stdout, value)
-        .map_err(std::io::Error::from)
+    let text = match serde_json::to_string_pretty(value) {
+        Ok(text) => text,
+        Err(e) => return error_line(&format!("error: cannot write JSON: {e}")),
+    };
+    // The same document, with no control or invisible character left raw for a terminal.
+    let text = rho_component::terminal_safe_json(&text);
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
         .and_then(|()| stdout.write_all(b"\n"))
         .and_then(|()| stdout.flush());
 }

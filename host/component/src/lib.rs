@@ -56,7 +56,7 @@ pub use server_offer::{
 };
 pub use skill::SkillMeta;
 pub use source::{Scope, SkillSource};
-pub use terminal_text::{terminal_safe, terminal_safe_lines};
+pub use terminal_text::{terminal_safe, terminal_safe_json, terminal_safe_lines};
 pub use tool::{
     ProgressSink, RiskLevel, SERVER_HINT_PREFIX, Tool, ToolContext, ToolFuture, ToolImage,
     ToolOrigin, ToolOutput, ToolProgress, ToolSpec, server_hint, server_hints,

@@ -1,5 +1,8 @@
 //! The one rule for text that reaches a terminal: whatever a server, a plugin or a file
-//! supplied goes through [`terminal_safe`] before any part of rho prints it.
+//! supplied goes through [`terminal_safe`] before any part of rho prints it, and JSON rho
+//! prints (`--json`, JSON-RPC lines) through [`terminal_safe_json`].
+
+use std::borrow::Cow;
 
 /// Makes text from packages, servers and files safe for a terminal: control characters
 /// (escape sequences, carriage returns, newlines), bidi overrides, zero-width and tag
@@ -27,6 +30,33 @@ pub fn terminal_safe_lines(text: &str) -> String {
         out.push_str(&terminal_safe(line.strip_suffix('\r').unwrap_or(line)));
     }
     out
+}
+
+/// Serialized JSON made safe for a terminal without changing what it means: every character
+/// [`terminal_safe`] would escape that the serializer left as it is (serde_json escapes only
+/// those below U+0020; DEL, the C1 controls such as U+009B, a one-character escape sequence
+/// introducer on some terminals, the bidi overrides and the other invisible characters) is
+/// written as a JSON `\uXXXX` escape, as a surrogate pair beyond U+FFFF. Outside strings JSON
+/// has only ASCII, so the escapes land only inside strings, whose values stay the same.
+pub fn terminal_safe_json(json: &str) -> Cow<'_, str> {
+    // The whitespace between tokens stays; inside strings serde_json has escaped it already.
+    let unsafe_char =
+        |c: char| (c.is_control() && !matches!(c, '\n' | '\r' | '\t')) || is_invisible(c);
+    if !json.chars().any(unsafe_char) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if unsafe_char(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Characters that change how the text around them looks without showing themselves: the
@@ -65,6 +95,29 @@ mod tests {
             "ok\\u{d}fake\n\\u{1b}]0;title\\u{7}"
         );
         assert_eq!(terminal_safe_lines(""), "");
+    }
+
+    #[test]
+    fn json_keeps_its_meaning_and_loses_its_tricks() {
+        let value = serde_json::json!({"t": "a\u{9b}31mb\u{7f}\u{202e}c\u{e0041}", "n": "x\ny"});
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        let safe = terminal_safe_json(&pretty);
+        assert!(
+            safe.chars()
+                .all(|c| !(c.is_control() || is_invisible(c)) || c == '\n'),
+            "{safe}"
+        );
+        assert!(
+            safe.contains("\\u009b") && safe.contains("\\udb40\\udc41"),
+            "{safe}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, value);
+        // Nothing to escape: the same text, not a copy.
+        assert!(matches!(
+            terminal_safe_json("{\"a\":\"é\"}"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub fn stdout_lines() -> (mpsc::Sender<String>, tokio::task::JoinHandle<()>) {
     let writer = tokio::task::spawn_blocking(move || {
         let stdout = std::io::stdout();
         while let Some(line) = lines.blocking_recv() {
+            // A person may read the lines on a terminal: no control or invisible character
+            // goes out raw (the JSON means the same).
+            let line = rho_component::terminal_safe_json(&line);
             let mut out = stdout.lock();
             let written = out
                 .write_all(line.as_bytes())

@@ -18,6 +18,7 @@ mod mcp_misbehaving;
 mod mcp_restarts;
 mod mcp_scale;
 mod mcp_serve;
+mod mcp_serve_clients;
 mod mcp_show;
 mod oauth;
 mod oauth_fixtures;

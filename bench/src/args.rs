@@ -27,7 +27,7 @@ build the binaries first: cargo build --release -p rho-cli -p rho-bench
 mcp-startup and complete-cached also need: cargo build --release -p rho-e2e --bin fake-mcp;
 rpc-turn: cargo build --release -p rho-e2e --bin fake-model; question-round-trip: both;
 oauth-connect: cargo build --release -p rho-e2e --bin rho-test-browser, and the OAuth peers;
-tui-keys and tui-resume: fake-model; soak and lazy-ready: fake-mcp; misbehaving and
+tui-keys and tui-resume: fake-model; soak, lazy-ready and gateway-call: fake-mcp; misbehaving and
 lazy-first-call: both; the tui-* commands need /usr/bin/script from util-linux)";
 
 /// The whole command line.
@@ -226,6 +226,18 @@ pub enum Command {
         mut_arg("warmup", counting("5", "Untimed sessions before them"))
     )]
     LazyFirstCall(Bench<Fakes>),
+    /// One tools/call through `rho mcp serve` against the same call made directly
+    ///
+    /// Median time of a `tools/call` through `rho mcp serve` (one fake-mcp server behind it),
+    /// against the bench calling the same server directly, both over pipes; the figure is
+    /// what the gateway adds to a call.
+    // A call takes a fraction of a millisecond: 1,000 of each cost about a second.
+    #[command(
+        verbatim_doc_comment,
+        mut_arg("runs", counting("1000", "Timed calls on each path")),
+        mut_arg("warmup", counting("100", "Untimed calls on each path before them"))
+    )]
+    GatewayCall(Bench<FakeMcp>),
     /// Hidden baseline mode: read every file under a root, print the byte count.
     #[command(hide = true)]
     ReadFiles {

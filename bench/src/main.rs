@@ -27,7 +27,8 @@
 //! servers known from the tool cache against none, and 50 eager ones for reference; fails if a
 //! lazy server is spawned) and `lazy-first-call` (the first call of a lazy stdio server's tool
 //! through `rho rpc` against the bench as a bare client spawning the server, doing the
-//! handshake and calling).
+//! handshake and calling); for `rho mcp serve`: `gateway-call` (one `tools/call` through the
+//! gateway against the same call made directly to the upstream server).
 //! `read-files`, `noop` and `ready-line` are the hidden baseline modes the bench re-executes
 //! itself in.
 //! Results are recorded in `docs/benchmarks.md`; the MCP `tools/call` benchmark is a bench
@@ -43,6 +44,7 @@ mod complete_cached;
 mod context;
 mod corpus;
 mod fakes;
+mod gateway_call;
 mod json_lines;
 mod lazy;
 mod lazy_first_call;
@@ -124,6 +126,7 @@ fn run(command: Command) -> Result<(), Error> {
         Command::Misbehaving(bench) => benchmark(misbehaving::run, bench.into()),
         Command::LazyReady(bench) => benchmark(lazy_ready::run, bench.into()),
         Command::LazyFirstCall(bench) => benchmark(lazy_first_call::run, bench.into()),
+        Command::GatewayCall(bench) => benchmark(gateway_call::run, bench.into()),
         Command::ReadFiles { root } => baseline::read_files(&root),
         Command::Noop => Ok(()),
         Command::ReadyLine => rpc_ready::ready_line(),

@@ -322,15 +322,36 @@ fn servers_stop_when_the_client_goes_and_when_a_signal_arrives() {
     through_gateway(&sandbox, Client::TypeScript, &[], &[(ECHO, json!({}))]);
     let first = pids(&pid_file, 1)[0];
     assert!(gone(first), "server {first} outlived its gateway");
-    // A signal while a client is connected (stdin held open, nothing sent).
+    // A signal after a client's handshake (stdin held open): the servers are closed as at
+    // the end of a session (stdin, then SIGTERM), not left to a kill on drop.
+    let stderr_file = dir.path().join("stderr");
     let mut rho = sandbox
         .command(&["mcp", "serve"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_file).unwrap())
         .spawn()
         .unwrap();
     let second = pids(&pid_file, 2)[1];
+    {
+        use std::io::{BufRead, Write};
+        let stdin = rho.stdin.as_mut().unwrap();
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}});
+        writeln!(stdin, "{initialize}").unwrap();
+        let mut answer = String::new();
+        std::io::BufReader::new(rho.stdout.as_mut().unwrap())
+            .read_line(&mut answer)
+            .unwrap();
+        assert!(answer.contains("\"serverInfo\""), "{answer}");
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
+    }
     let killed = Command::new("kill")
         .args(["-TERM", &rho.id().to_string()])
         .status()

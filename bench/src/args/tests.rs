@@ -33,7 +33,7 @@ fn options(args: &[&str]) -> Options {
             | Command::Misbehaving(bench)
             | Command::LazyFirstCall(bench),
         ) => bench.into(),
-        Ok(Command::CompleteCached(bench)) => bench.into(),
+        Ok(Command::CompleteCached(bench) | Command::GatewayCall(bench)) => bench.into(),
         Ok(Command::OauthConnect(bench)) => bench.into(),
         Ok(Command::TuiKeys(bench)) => bench.into(),
         Ok(Command::TuiResume(bench)) => bench.into(),
@@ -228,6 +228,15 @@ fn lazy_commands_take_their_options() {
         (9, 5, some("/x/fake-model"))
     );
     assert!(rejected(&["lazy-first-call", "--servers", "2"]));
+}
+
+#[test]
+fn gateway_call_takes_its_options() {
+    let o = options(&["gateway-call"]);
+    assert_eq!((o.runs, o.warmup, o.fake), (1000, 100, None));
+    let o = options(&["gateway-call", "--fake", "/x/fake-mcp", "--runs", "50"]);
+    assert_eq!((o.runs, o.fake), (50, some("/x/fake-mcp")));
+    assert!(rejected(&["gateway-call", "--fake-model", "/x"]));
 }
 
 #[test]

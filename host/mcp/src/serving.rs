@@ -75,12 +75,24 @@ pub async fn serve_stdio(
         () = stop.cancelled() => return Ok(()),
     };
     let cancel = running.cancellation_token();
+    let waiting = running.waiting();
+    tokio::pin!(waiting);
     tokio::select! {
-        _ = running.waiting() => {}
-        () = stop.cancelled() => cancel.cancel(),
+        _ = &mut waiting => {}
+        () = stop.cancelled() => {
+            // The service's task holds the handler (and the served set) until it ends: wait
+            // for it, so the caller can close what the set started.
+            cancel.cancel();
+            if tokio::time::timeout(SERVICE_STOP_WAIT, waiting).await.is_err() {
+                tracing::warn!(target: "rho::serve", "the MCP service did not stop within {} ms", SERVICE_STOP_WAIT.as_millis());
+            }
+        }
     }
     Ok(())
 }
+
+/// How long a stop waits for the service's task to end.
+const SERVICE_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The rmcp handler: every request is answered from the [`Served`] set.
 struct Gateway {

@@ -20,6 +20,7 @@ mod mcp_scale;
 mod mcp_serve;
 mod mcp_serve_clients;
 mod mcp_show;
+mod mcp_tasks;
 mod oauth;
 mod oauth_fixtures;
 mod openrpc_client;

@@ -418,6 +418,10 @@ pub struct McpToolEntry {
     pub exported_name: String,
     /// The server's own name.
     pub name: String,
+    /// Present (`true`) when the tool runs only as an MCP task (`execution.taskSupport:
+    /// "required"`): rho lists it but refuses its calls until it supports tasks.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub needs_tasks: bool,
     pub title: Option<String>,
 }
 

@@ -23,12 +23,12 @@ pub use model_choice::{
 pub use registry::{
     ACTIVATE_SKILL, BUILTIN_OWNER, CacheKey, CacheKeys, CacheReader, CachedCatalog,
     ComponentLoadError, DirectCall, DirectCallError, LoadOutcome, MAX_TOOL_CACHE_FILE_BYTES,
-    MAX_TOOL_CACHE_FILES, MountOptions, MountedServer, MountedTool, PluginSummary, Probe,
-    ProbedServer, ProbedTool, Registry, ServeError, ServeOptions, ServerHealth, ServerRestart,
-    ServerSlot, ServerSource, ServerStatus, SkillBodyError, SlotState, StartReport,
-    TOOL_CACHE_FORMAT, ToolCache, ToolSet, TrustQuestion, Unstartable, collect_servers,
-    load_plugin_components, plugin_locations, skill_catalog, startable, untrusted_message,
-    wasm_cache_dir, wasm_tool_risk,
+    MAX_TOOL_CACHE_FILES, MountOptions, MountedServer, MountedTool, NEEDS_TASKS_MARK,
+    PluginSummary, Probe, ProbedServer, ProbedTool, Registry, ServeError, ServeOptions,
+    ServerHealth, ServerRestart, ServerSlot, ServerSource, ServerStatus, SkillBodyError, SlotState,
+    StartReport, TOOL_CACHE_FORMAT, ToolCache, ToolSet, TrustQuestion, Unstartable,
+    collect_servers, load_plugin_components, plugin_locations, skill_catalog, startable,
+    untrusted_message, wasm_cache_dir, wasm_tool_risk,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths, ToolSearch};
 pub use rho_mcp::{MAX_QUEUED_QUESTIONS, RejectedQuestions};

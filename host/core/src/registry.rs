@@ -34,7 +34,7 @@ pub use direct_call::{DirectCall, DirectCallError};
 pub use probe::{Probe, ProbedServer, ProbedTool, StartReport};
 pub use served::{ServeError, ServeOptions};
 pub use server_link::{ServerHealth, ServerRestart};
-pub use server_state::{MountedServer, MountedTool, ServerStatus};
+pub use server_state::{MountedServer, MountedTool, NEEDS_TASKS_MARK, ServerStatus};
 pub use servers::{
     ServerSlot, ServerSource, SlotState, Unstartable, collect_servers, startable, untrusted_message,
 };

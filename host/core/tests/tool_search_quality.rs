@@ -117,6 +117,7 @@ fn fixture() -> Fixture {
             let tool = ServerTool {
                 name: definition["name"].as_str().unwrap().to_owned(),
                 definition: definition.clone(),
+                needs_tasks: false,
             };
             // As `McpTool::new` mounts a server's tool.
             let spec = ToolSpec {

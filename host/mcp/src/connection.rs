@@ -178,7 +178,7 @@ pub async fn connect_knowing(
     // startup budget: the flow has its own bounds, and a person logging in is not a slow server.
     let authorizer = match crate::oauth::oauth_of(spec) {
         Some((http, oauth)) => {
-            let (http_client, _, _) = crate::http::client(spec, http, ambient)?;
+            let (http_client, _, _) = crate::http::client(spec, http, ambient, Default::default())?;
             let access = options.oauth.as_ref();
             Some(crate::oauth::connect(spec, http, oauth, access, http_client, ambient).await?)
         }

@@ -58,6 +58,17 @@ pub enum McpError {
         /// What failed.
         message: String,
     },
+    /// The tool runs only as an MCP task (`execution.taskSupport: "required"`), which rho does
+    /// not support yet: the call is refused without being sent.
+    #[error(
+        "MCP tool `{tool}` of server `{server}` needs task support (execution.taskSupport = \"required\"), which rho does not have yet; the call was not sent"
+    )]
+    NeedsTasks {
+        /// The server identity.
+        server: String,
+        /// The server's tool name.
+        tool: String,
+    },
     /// The session failed under a tool call (the process exited, the connection broke), so
     /// no answer came; the next call starts the server again.
     #[error("server {server}: tool {tool}: the session failed ({message})")]

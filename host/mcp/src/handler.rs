@@ -49,6 +49,8 @@ pub(crate) struct RhoClient {
     pub protocol_version: ProtocolVersion,
     pub progress: ProgressRoutes,
     pub tools_changed: Arc<AtomicBool>,
+    /// Its tools that need MCP tasks, as its transport read them from the listings.
+    pub task_flags: crate::task_support::TaskFlags,
     pub questions: Questions,
     pub calls: Calls,
     pub catalog: Catalog,
@@ -66,6 +68,7 @@ impl RhoClient {
             protocol_version,
             progress: Arc::default(),
             tools_changed: Arc::default(),
+            task_flags: crate::task_support::TaskFlags::default(),
             questions: Questions {
                 server: server.to_owned(),
                 declared,

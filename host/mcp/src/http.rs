@@ -20,14 +20,16 @@ use rmcp::transport::streamable_http_client::{
 
 use crate::McpError;
 use crate::standalone::StandaloneStream;
+use crate::task_support::TaskFlags;
 
-/// The HTTP client and transport settings for `http`, and the watch on its session's
-/// standalone stream. [`transport`] makes the transport of a server without OAuth; an OAuth
+/// The HTTP client and transport settings for `http` (its `tools/list` answers read into
+/// `task_flags`), and the watch on its session's standalone stream. [`transport`] makes the transport of a server without OAuth; an OAuth
 /// server's client is wrapped in rmcp's `AuthClient` first (`crate::oauth`).
 pub(crate) fn client(
     spec: &McpServerSpec,
     http: &HttpServerSpec,
     ambient: &(dyn Fn(&str) -> Option<OsString> + Sync),
+    task_flags: TaskFlags,
 ) -> Result<
     (
         HttpClient,
@@ -75,6 +77,7 @@ pub(crate) fn client(
     let client = HttpClient {
         client,
         standalone: standalone.clone(),
+        task_flags,
     };
     Ok((client, config, standalone))
 }
@@ -104,6 +107,7 @@ pub(crate) fn transport<C: StreamableHttpClient>(
 pub(crate) struct HttpClient {
     client: reqwest::Client,
     standalone: StandaloneStream,
+    task_flags: TaskFlags,
 }
 
 type SseStream =
@@ -204,6 +208,19 @@ impl StreamableHttpClient for HttpClient {
         if opens_session(&message, &response) {
             self.standalone.expect();
         }
+        let response = match response {
+            // A listing's events are read for the tools that need tasks before rmcp decodes
+            // them. (A plain JSON answer reaches rho decoded, without `execution`.)
+            StreamableHttpPostResponse::Sse(stream, session) if lists_tools(&message) => {
+                let flags = self.task_flags.clone();
+                let stream: SseStream = Box::pin(ScannedEvents {
+                    inner: stream,
+                    flags,
+                });
+                StreamableHttpPostResponse::Sse(stream, session)
+            }
+            other => other,
+        };
         Self::correlate(&message, session_attached, response)
     }
 
@@ -264,6 +281,35 @@ impl StreamableHttpClient for HttpClient {
             self.standalone.settle();
         }
         stream
+    }
+}
+
+/// Whether `message` asks for a page of tools.
+fn lists_tools(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, ClientJsonRpcMessage::Request(request) if matches!(request.request, ClientRequest::ListToolsRequest(_)))
+}
+
+/// The events of a `tools/list` answer, passed on unchanged, each one's data read by
+/// [`TaskFlags::scan`] first.
+struct ScannedEvents {
+    inner: SseStream,
+    flags: TaskFlags,
+}
+
+impl futures_core::Stream for ScannedEvents {
+    type Item = Result<sse_stream::Sse, SseError>;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        let polled = self.inner.as_mut().poll_next(cx);
+        if let std::task::Poll::Ready(Some(Ok(event))) = &polled
+            && let Some(data) = &event.data
+        {
+            self.flags.scan(data.as_bytes());
+        }
+        polled
     }
 }
 

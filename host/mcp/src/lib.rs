@@ -56,6 +56,7 @@ pub mod serving;
 mod standalone;
 mod start_slots;
 mod stdio;
+mod task_support;
 mod tool_description;
 mod tools;
 

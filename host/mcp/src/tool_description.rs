@@ -53,6 +53,7 @@ mod tests {
             name: "rm".into(),
             definition: json!({"name": "rm", "title": "Remove", "description": "Deletes a file.",
                 "annotations": {"destructiveHint": true, "readOnlyHint": false}}),
+            needs_tasks: false,
         };
         let d = exported_description("files", &tool);
         assert_eq!(

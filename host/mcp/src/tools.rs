@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::McpError;
 use crate::connection::{Connection, connect_error};
 use crate::paging::{Kept, all_pages, keep_first};
+use crate::task_support::TaskFlags;
 
 /// At most this many tools of one server are exported (counted after `allow`/`deny` and
 /// duplicates, in the server's order); the rest are left out with a warning that says how
@@ -26,6 +27,11 @@ pub struct ServerTool {
     /// The declaration as JSON (`title`, `description`, `inputSchema`, `outputSchema`,
     /// `annotations`, ...).
     pub definition: Value,
+    /// The server declared `execution.taskSupport: "required"`: the tool runs only as an MCP
+    /// task, which rho does not support yet, so it is listed but never called
+    /// ([`McpError::NeedsTasks`]). Absent from a tool cache written before rho knew it: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub needs_tasks: bool,
 }
 
 impl ServerTool {
@@ -134,8 +140,9 @@ impl Connection {
             .enumerate()
             .map(|(i, t)| (t.name.clone(), i))
             .collect();
-        let mut fresh: Vec<Option<Value>> = vec![None; self.tools.len()];
+        let mut fresh: Vec<Option<(Value, bool)>> = vec![None; self.tools.len()];
         let spec = &self.spec;
+        let flags = &self.client.task_flags;
         // The fixed set and the added tools together stay within the cap.
         let room = MAX_SERVER_TOOLS.saturating_sub(self.tools.len());
         let added = keep_first(
@@ -147,21 +154,25 @@ impl Connection {
             },
             |tool| match fixed.get(tool.name.as_ref()) {
                 Some(&i) => {
-                    fresh[i] = Some(definition(&tool));
+                    fresh[i] = Some((definition(&tool), flags.required(tool.name.as_ref())));
                     None
                 }
-                None => Some(server_tool(&tool)),
+                None => Some(server_tool(&tool, flags)),
             },
         )
         .await;
         let mut changes = ToolChanges::default();
         for (tool, fresh) in self.tools.iter_mut().zip(fresh) {
             match fresh {
-                Some(definition) => {
-                    if self.withdrawn.remove(&tool.name) || definition != tool.definition {
+                Some((definition, needs_tasks)) => {
+                    if self.withdrawn.remove(&tool.name)
+                        || definition != tool.definition
+                        || needs_tasks != tool.needs_tasks
+                    {
                         changes.revised.push(tool.name.clone());
                     }
                     tool.definition = definition;
+                    tool.needs_tasks = needs_tasks;
                 }
                 None => {
                     if self.withdrawn.insert(tool.name.clone()) {
@@ -184,6 +195,7 @@ impl Connection {
     pub(crate) async fn list_tools(&self) -> Result<Kept<ServerTool>, McpError> {
         let listed = self.listed_tools().await?;
         let spec = &self.spec;
+        let flags = &self.client.task_flags;
         let kept = keep_first(
             listed,
             MAX_SERVER_TOOLS,
@@ -191,7 +203,7 @@ impl Connection {
                 let name = tool.name.as_ref();
                 spec.tools.allows(name).then(|| name.to_owned())
             },
-            |tool| Some(server_tool(&tool)),
+            |tool| Some(server_tool(&tool, flags)),
         )
         .await;
         let server = spec.id.as_str();
@@ -258,9 +270,10 @@ fn definition(tool: &rmcp::model::Tool) -> Value {
     serde_json::to_value(tool).unwrap_or(Value::Null)
 }
 
-fn server_tool(tool: &rmcp::model::Tool) -> ServerTool {
+fn server_tool(tool: &rmcp::model::Tool, flags: &TaskFlags) -> ServerTool {
     ServerTool {
         name: tool.name.to_string(),
         definition: definition(tool),
+        needs_tasks: flags.required(tool.name.as_ref()),
     }
 }

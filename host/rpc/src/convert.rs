@@ -274,6 +274,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                             name: t.name.clone(),
                             tool: t.tool.clone(),
                             display_name: t.display_name(&s.id),
+                            needs_tasks: t.needs_tasks,
                         })
                         .collect(),
                     added_tools: s.added_tools(),

@@ -199,7 +199,13 @@ pub fn mcp(
             // What people read first, the exported name the model calls second.
             let rows: Vec<Vec<String>> = tools
                 .iter()
-                .map(|t| vec![t.display_name(&server.id), t.name.clone()])
+                .map(|t| {
+                    let mut row = vec![t.display_name(&server.id), t.name.clone()];
+                    if t.needs_tasks {
+                        row.push(rho_core::NEEDS_TASKS_MARK.to_owned());
+                    }
+                    row
+                })
                 .collect();
             text.push_str("\n    tools:");
             for line in table(&rows).lines() {

@@ -742,6 +742,44 @@ fn mcp_report_shows_restarts_rejected_questions_and_servers_given_up_on() {
     assert!(screen.contains("mcp 1 up 2 failed"), "{screen}");
 }
 
+#[test]
+fn mcp_report_marks_a_tool_that_needs_tasks() {
+    let mut extensions = support::extensions();
+    let mut tools = support::server(
+        "jobs",
+        rho_component::Transport::Stdio,
+        rho_core::ServerStatus::Started,
+        &["export", "status"],
+    )
+    .tools();
+    tools[0].needs_tasks = true;
+    extensions.servers = vec![rho_core::MountedServer::new(
+        "jobs",
+        rho_core::ServerSource::Config,
+        None,
+        Some(rho_component::Transport::Stdio),
+        rho_core::ServerStatus::Started,
+        tools,
+    )];
+    let mut h = Harness::new();
+    h.reply_startup(extensions.clone(), support::tools(), Vec::new(), Vec::new());
+    h.submit("/mcp");
+    h.reply_one(Response::Extensions(Box::new(extensions)));
+    let screen = h.screen(100, 24);
+    let row = |tool: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(&format!("jobs › {tool}")))
+            .unwrap_or_else(|| panic!("no row for {tool}: {screen}"))
+            .to_owned()
+    };
+    assert!(
+        row("export").contains("mcp__jobs__export  needs task support"),
+        "{screen}"
+    );
+    assert!(!row("status").contains("needs task support"), "{screen}");
+}
+
 /// The `local-files` server (its id has a hyphen, so its exported names are hex) serving
 /// `get-env` (a hyphen too) and `read_text`, as a session mounts it.
 fn hyphenated_server() -> (Extensions, Vec<rho_component::ToolSpec>) {

@@ -247,13 +247,16 @@ fn show(ctx: &Context, id: &str, connect: bool) -> anyhow::Result<ExitCode> {
             .tools
             .iter()
             .map(|tool| {
+                let description = first_line(tool.description.as_deref().unwrap_or_default(), 80);
+                let description = if tool.needs_tasks {
+                    format!("[{}] {description}", rho_core::NEEDS_TASKS_MARK)
+                } else {
+                    description
+                };
                 vec![
                     clean(&tool.display_name),
                     clean(&tool.exported_name),
-                    clean(&first_line(
-                        tool.description.as_deref().unwrap_or_default(),
-                        80,
-                    )),
+                    clean(description.trim_end()),
                 ]
             })
             .collect();
@@ -456,6 +459,7 @@ fn probe(
                     description: t.description,
                     exported_name: t.name,
                     name: t.tool,
+                    needs_tasks: t.needs_tasks,
                     title: t.title,
                 })
                 .collect();

@@ -1,7 +1,8 @@
 //! One MCP server tool mounted as a [`Tool`]: calls go through the server's shared
 //! [`rho_mcp::Connection`] (started again first when its session was lost), the user's abort
 //! becomes `notifications/cancelled`, progress is forwarded, and the result is rendered as the
-//! model reads it (capped at the server's `max_output_bytes`).
+//! model reads it (capped at the server's `max_output_bytes`). A tool that runs only as an MCP
+//! task is refused here, the one place every call of an MCP tool passes.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,6 +20,9 @@ use super::server_link::ServerLink;
 pub(crate) struct McpTool {
     spec: ToolSpec,
     raw_name: String,
+    /// The server declared it runs only as an MCP task: every call is refused here, before
+    /// the server is started or sent anything (`docs/mcp.md`, "Tools").
+    needs_tasks: bool,
     link: Arc<ServerLink>,
     max_output_bytes: u64,
 }
@@ -56,6 +60,7 @@ impl McpTool {
                 },
             },
             raw_name: tool.name.clone(),
+            needs_tasks: tool.needs_tasks,
             link,
             max_output_bytes,
         }
@@ -69,6 +74,13 @@ impl Tool for McpTool {
 
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
+            if self.needs_tasks {
+                let refused = McpError::NeedsTasks {
+                    server: self.link.id().to_owned(),
+                    tool: self.raw_name.clone(),
+                };
+                return ToolOutput::error(refused.to_string());
+            }
             let arguments = match arguments {
                 Value::Object(map) => Some(map),
                 Value::Null => None,

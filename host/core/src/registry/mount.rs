@@ -486,6 +486,7 @@ fn mount_tools(set: &mut ToolSet, link: &Arc<ServerLink>, tools: &[rho_mcp::Serv
         let named = MountedTool {
             name: mounted.spec().name.clone(),
             tool: tool.name.clone(),
+            needs_tasks: tool.needs_tasks,
         };
         match set.add(mounted) {
             Ok(()) => contributed.push(named),

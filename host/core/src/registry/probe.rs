@@ -72,6 +72,8 @@ pub struct ProbedTool {
     pub title: Option<String>,
     /// `description`, if declared.
     pub description: Option<String>,
+    /// It runs only as an MCP task, which rho does not support yet: a call is refused.
+    pub needs_tasks: bool,
 }
 
 impl Registry {
@@ -164,6 +166,7 @@ async fn read(probed: &mut ProbedServer, link: &ServerLink) -> bool {
                     tool: mounted.tool.clone(),
                     title: tool.title().map(str::to_owned),
                     description: tool.description().map(str::to_owned),
+                    needs_tasks: tool.needs_tasks,
                 })
             })
             .collect();

@@ -67,6 +67,10 @@ impl ServerStatus {
     }
 }
 
+/// How inventories mark a tool that runs only as an MCP task (`MountedTool::needs_tasks`):
+/// `/mcp`, `rho mcp show --connect`.
+pub const NEEDS_TASKS_MARK: &str = "needs task support";
+
 /// A tool a server contributes to a session: the name the model calls and the server's own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountedTool {
@@ -74,6 +78,9 @@ pub struct MountedTool {
     pub name: String,
     /// The server's own name for it.
     pub tool: String,
+    /// It runs only as an MCP task (`execution.taskSupport: "required"`): listed, but every
+    /// call is refused until rho supports tasks.
+    pub needs_tasks: bool,
 }
 
 impl MountedTool {

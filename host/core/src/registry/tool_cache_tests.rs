@@ -100,6 +100,8 @@ fn catalog(tools: usize) -> CachedCatalog {
                     "description": "does a thing",
                     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
                 }),
+                // One tool that runs only as an MCP task: the flag survives the round trip.
+                needs_tasks: i == 1,
             })
             .collect(),
         tools_left_out: 2,
@@ -179,6 +181,29 @@ fn an_entry_round_trips_owner_only_and_leaves_no_temporary_file() {
     cache.store(&key, &smaller);
     assert_eq!(cache.load(&key), Some(smaller));
     assert_eq!(names(&dir).len(), 1);
+}
+
+#[test]
+fn an_entry_written_before_tools_could_need_tasks_still_loads() {
+    let home = tempfile::tempdir().unwrap();
+    let server = tempfile::tempdir().unwrap();
+    let cache = ToolCache::new(home.path().join("mcp"));
+    let key = key(&stdio_spec(server.path()));
+    let stored = catalog(3);
+    cache.store(&key, &stored);
+    let path = cache.path_for(&key);
+    let mut written: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let tools = written["catalog"]["tools"].as_array_mut().unwrap();
+    assert_eq!(tools[1]["needs_tasks"], true, "written only where true");
+    assert!(tools[0].get("needs_tasks").is_none(), "{tools:?}");
+    tools[1].as_object_mut().unwrap().remove("needs_tasks");
+    plant(&cache, &key, &serde_json::to_vec(&written).unwrap());
+
+    let loaded = cache.load(&key).unwrap();
+    assert!(
+        loaded.tools.iter().all(|t| !t.needs_tasks),
+        "absent means not required"
+    );
 }
 
 #[test]

@@ -297,6 +297,7 @@ impl ToolSet {
             let named = MountedTool {
                 name: mounted.spec().name.clone(),
                 tool: tool.name.clone(),
+                needs_tasks: tool.needs_tasks,
             };
             match self.insert(mounted) {
                 Ok(()) => joined.push(named),
@@ -339,6 +340,15 @@ impl ToolSet {
             link.clone(),
             max_output_bytes,
         ));
+        drop(mounted);
+        // Inventories show whether it needs tasks as its new declaration says.
+        if let Some(named) = lock(link.live())
+            .tools
+            .iter_mut()
+            .find(|t| t.tool == tool.name)
+        {
+            named.needs_tasks = tool.needs_tasks;
+        }
     }
 
     /// Stops keep-alive pings and background starts, and closes every server (stdin closed,

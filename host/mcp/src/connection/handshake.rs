@@ -258,6 +258,7 @@ async fn handshake(
                 Ok(pipe) => Liveness::Pipe(pipe),
                 Err(_) => Liveness::Sent,
             };
+            let stdout = crate::task_support::Tapped::new(stdout, client.task_flags.clone());
             let transport = AsyncRwTransport::new_client(stdout, stdin);
             match serve(client.clone(), transport, lifecycle, liveness, probe_wait).await {
                 Ok(service) => (service, Some(process)),
@@ -270,7 +271,8 @@ async fn handshake(
             }
         }
         McpTransport::StreamableHttp(http) => {
-            let (http_client, config, stream) = crate::http::client(spec, http, ambient)?;
+            let (http_client, config, stream) =
+                crate::http::client(spec, http, ambient, client.task_flags.clone())?;
             standalone = stream;
             let served = match authorizer {
                 None => {

@@ -105,6 +105,7 @@ fn remembered(name: &str) -> rho_mcp::ServerTool {
     rho_mcp::ServerTool {
         name: name.into(),
         definition: serde_json::json!({"name": name, "inputSchema": {"type": "object"}}),
+        needs_tasks: false,
     }
 }
 

@@ -226,6 +226,11 @@ pub struct ServerToolWire {
     pub tool: String,
     /// What a person reads: `<server> › <tool>` (`docs/mcp.md`, "What people see").
     pub display_name: String,
+    /// Present (`true`) when the tool runs only as an MCP task (`execution.taskSupport:
+    /// "required"`): listed and sent to the model, but every call is refused until rho
+    /// supports tasks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub needs_tasks: bool,
 }
 
 /// One MCP server.

@@ -442,6 +442,7 @@ pub fn server(
         .map(|t| MountedTool {
             name: rho_component::naming::full_name(id, t),
             tool: (*t).to_owned(),
+            needs_tasks: false,
         })
         .collect();
     MountedServer::new(

@@ -11,6 +11,7 @@ mod conformance;
 mod conformance_suite;
 mod lifecycle;
 mod mcp;
+mod mcp_config_file;
 mod mcp_lazy;
 mod mcp_library;
 mod mcp_live;

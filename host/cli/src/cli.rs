@@ -69,7 +69,7 @@ pub enum Command {
         no_connect: bool,
     },
     /// Run as a headless agent speaking JSON-RPC 2.0 on stdin/stdout.
-    Rpc(RpcArgs),
+    Rpc(RpcCommand),
     /// Run one prompt to completion and print the answer (`--json`: the event stream).
     Run(RunArgs),
     /// Print a shell completion script: `source <(rho completions bash)`.
@@ -149,6 +149,18 @@ pub struct RpcArgs {
     /// servers are told rho can show a form. Without it every question is declined.
     #[arg(long)]
     pub accept_questions: bool,
+}
+
+/// `rho rpc`: the session flags, and what only a program embedding rho sets.
+#[derive(Debug, Clone, Args)]
+pub struct RpcCommand {
+    /// The session.
+    #[command(flatten)]
+    pub rpc: RpcArgs,
+    /// Take the MCP servers from this JSON file only (`{"mcpServers": {...}}`; neither
+    /// config.toml's servers nor any plugin's are read). Strict: any problem in it stops rho.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
 }
 
 /// `rho run`.

@@ -29,7 +29,7 @@ pub fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCode>
         if interactive {
             return interactive::run(&ctx, cli.session, started_at);
         }
-        return rpc::run(&ctx, cli.session);
+        return rpc::run(&ctx, cli.session, None);
     };
     if cli.session.session.is_set() {
         anyhow::bail!(
@@ -42,7 +42,7 @@ pub fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCode>
         Command::Mcp(command) => mcp::run(&ctx, command),
         Command::Tools(command) => tools::run(&ctx, command),
         Command::Doctor { no_connect } => doctor::run(&ctx, !no_connect),
-        Command::Rpc(args) => rpc::run(&ctx, args),
+        Command::Rpc(command) => rpc::run(&ctx, command.rpc, command.mcp_config.as_deref()),
         Command::Run(args) => run::run(&ctx, args),
         Command::Completions { shell } => completions::run(shell),
         Command::Man { out } => man::run(out.map(|dir| ctx.arg_path(&dir)).as_deref(), ctx.json),

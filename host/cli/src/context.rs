@@ -56,6 +56,21 @@ impl Context {
         Ok(registry)
     }
 
+    /// As [`registry`](Self::registry), with the MCP servers of the servers file `file` alone
+    /// (`rho rpc --mcp-config`); any problem in that file is an error naming it.
+    pub fn registry_with_servers_file(&self, file: &Path) -> anyhow::Result<rho_core::Registry> {
+        let registry = rho_core::Registry::load_with_servers_file(
+            self.paths.clone(),
+            &self.config_source(),
+            file,
+        )
+        .map_err(|e| anyhow::anyhow!("--mcp-config: {e}"))?;
+        if let Some(error) = &registry.config_error {
+            anyhow::bail!("{error}");
+        }
+        Ok(registry)
+    }
+
     /// As [`registry`](Self::registry), but an unusable configuration is only recorded (as
     /// `config_error` and a diagnostic): for `rho doctor`, whose job is to report it.
     pub fn registry_reporting_config(&self) -> rho_core::Registry {

@@ -314,7 +314,7 @@ pub fn parse_config(text: &str, path: &Path) -> Result<RhoConfig, ConfigError> {
     let mut servers = Vec::new();
     for (id, table) in mcp.servers {
         let line = line_of(text, table.span().start);
-        let spec = resolve_server(&id, table.into_inner(), &base, mcp_startup);
+        let spec = resolve_server("mcp.servers", &id, table.into_inner(), &base, mcp_startup);
         servers.push(ConfigServer { id, line, spec });
     }
     let mut plugin_servers = Vec::new();
@@ -425,13 +425,17 @@ pub fn valid_server_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-fn resolve_server(
+/// Resolves one server's table (`[mcp.servers.<id>]`, or an entry of an `--mcp-config` file,
+/// whose keys are the same): every problem names its key under `prefix` (`mcp.servers`,
+/// `mcpServers`). Relative paths anchor at `base`.
+pub(crate) fn resolve_server(
+    prefix: &str,
     id: &str,
     table: toml::Table,
     base: &Path,
     default_startup: Startup,
 ) -> Result<McpServerSpec, Vec<String>> {
-    let key = |k: &str| format!("mcp.servers.{id}.{k}");
+    let key = |k: &str| format!("{prefix}.{id}.{k}");
     if !valid_server_id(id) {
         return Err(vec![format!(
             "server identity {id:?} may contain only ASCII letters, digits, '-' and '_' \
@@ -442,7 +446,7 @@ fn resolve_server(
         serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let inner = e.path().to_string();
             let at = if inner == "." {
-                format!("mcp.servers.{id}")
+                format!("{prefix}.{id}")
             } else {
                 key(&inner)
             };
@@ -461,7 +465,7 @@ fn resolve_server(
         }
         (None, None, None) => {
             return Err(vec![format!(
-                "mcp.servers.{id}: needs command ({}) or url ({})",
+                "{prefix}.{id}: needs command ({}) or url ({})",
                 Transport::Stdio,
                 Transport::StreamableHttp
             )]);

@@ -4,7 +4,9 @@
 //! [`rho_component::McpServerSpec`], plus `[agent]` and `[providers.*]`; its JSON Schema,
 //! [`config_schema`], is derived from those types) and the paths rho reads and writes: `RHO_HOME` (default
 //! `~/.rho`), the user and project roots for Agent Plugins and loose skills, and the activation
-//! state files. Locations are resolved once from an explicit environment snapshot
+//! state files, and the standalone MCP servers file of `rho rpc --mcp-config`
+//! ([`load_mcp_servers_file`]: the same server keys, in JSON, resolved by the same code).
+//! Locations are resolved once from an explicit environment snapshot
 //! ([`PathsEnv`]) so callers and tests never depend on the process environment by accident.
 //!
 //! It also owns the credential store under `$RHO_HOME/credentials` ([`CredentialStore`]): OAuth
@@ -17,6 +19,7 @@ mod atomic_file;
 mod config_file;
 mod credentials;
 mod error;
+mod mcp_config_file;
 mod paths;
 mod schema;
 
@@ -34,5 +37,6 @@ pub use credentials::{
     REFRESH_LOCK_TIMEOUT, RefreshLock,
 };
 pub use error::ConfigError;
+pub use mcp_config_file::{MCP_CONFIG_MAX_BYTES, McpServersFile, load_mcp_servers_file};
 pub use paths::{PathsEnv, ProjectPaths, RhoPaths};
 pub use schema::config_schema;

@@ -23,7 +23,7 @@ pub use model_choice::{
 pub use registry::{
     ACTIVATE_SKILL, BUILTIN_OWNER, CacheKey, CacheKeys, CacheReader, CachedCatalog,
     ComponentLoadError, DirectCall, DirectCallError, LoadOutcome, MAX_TOOL_CACHE_FILE_BYTES,
-    MAX_TOOL_CACHE_FILES, MountOptions, MountedServer, MountedTool, NEEDS_TASKS_MARK,
+    MAX_TOOL_CACHE_FILES, McpSources, MountOptions, MountedServer, MountedTool, NEEDS_TASKS_MARK,
     PluginSummary, Probe, ProbedServer, ProbedTool, Registry, ServeError, ServeOptions,
     ServerHealth, ServerRestart, ServerSlot, ServerSource, ServerStatus, SkillBodyError, SlotState,
     StartReport, TOOL_CACHE_FORMAT, ToolCache, ToolSet, TrustQuestion, Unstartable,

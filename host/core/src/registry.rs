@@ -24,6 +24,7 @@ mod tool_set;
 mod trust_question;
 mod wasm_tools;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rho_component::{Diagnostic, DiagnosticCode, SkillMeta, SkillSource};
@@ -65,21 +66,61 @@ pub struct Registry {
     pub plugins: Arc<PluginInventory>,
     /// Skills after precedence, and the shadowed ones.
     pub skills: rho_skills::Merged,
-    /// Every MCP server entry (config first, then plugins).
+    /// Every MCP server entry (config first, then plugins; or the servers file's only).
     pub servers: Vec<ServerSlot>,
+    /// Where the MCP servers came from (kept for [`Registry::reload`]).
+    pub mcp_sources: McpSources,
     /// The user's trust decisions for project plugins (empty when the file is unusable).
     pub trust: rho_plugins::TrustStore,
     /// Everything refused, shadowed or skipped while loading.
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Where a run's MCP servers come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum McpSources {
+    /// `config.toml`'s `[mcp.servers]` and the `mcp.json` of every plugin (the default).
+    #[default]
+    Configured,
+    /// Only the servers of this standalone file (`rho rpc --mcp-config`): neither
+    /// `config.toml`'s servers nor any plugin's are read.
+    File(PathBuf),
+}
+
 impl Registry {
     /// Loads every source of a run. Problems become diagnostics; nothing here fails.
     pub fn load(paths: RhoPaths, config_source: &ConfigSource) -> Self {
-        let (config, config_error) = match rho_config::load_config(config_source) {
+        Self::assemble(paths, config_source, None)
+    }
+
+    /// Loads a run whose MCP servers are exactly those of the servers file `file`
+    /// ([`McpSources::File`]); skills, plugins' other components and `config.toml`'s other
+    /// tables load as usual. The file is strict: any problem in it fails the load, naming
+    /// the file, the server and the key.
+    pub fn load_with_servers_file(
+        paths: RhoPaths,
+        config_source: &ConfigSource,
+        file: &Path,
+    ) -> Result<Self, rho_config::ConfigError> {
+        let servers = rho_config::load_mcp_servers_file(file)?;
+        Ok(Self::assemble(paths, config_source, Some(servers)))
+    }
+
+    /// Loads every source, the MCP servers from `servers_file` alone when one is given.
+    fn assemble(
+        paths: RhoPaths,
+        config_source: &ConfigSource,
+        servers_file: Option<rho_config::McpServersFile>,
+    ) -> Self {
+        let (mut config, config_error) = match rho_config::load_config(config_source) {
             Ok(config) => (config, None),
             Err(e) => (RhoConfig::default(), Some(e.to_string())),
         };
+        if servers_file.is_some() {
+            // Nothing may read the servers config.toml names in such a run.
+            config.mcp_servers.clear();
+            config.plugin_servers.clear();
+        }
         let mut diagnostics = Vec::new();
         if let Some(message) = &config_error {
             diagnostics.push(Diagnostic::error(
@@ -101,7 +142,13 @@ impl Registry {
                 rho_plugins::TrustStore::default()
             }
         };
-        let servers = collect_servers(&config, &plugins, &trust);
+        let (servers, mcp_sources) = match servers_file {
+            None => (
+                collect_servers(&config, &plugins, &trust),
+                McpSources::Configured,
+            ),
+            Some(file) => (file_servers(&file), McpSources::File(file.path)),
+        };
         for slot in &servers {
             if let SlotState::Untrusted(message) = &slot.state {
                 diagnostics.push(
@@ -118,14 +165,35 @@ impl Registry {
             plugins,
             skills,
             servers,
+            mcp_sources,
             trust,
             diagnostics,
         }
     }
 
-    /// Loads every source again from disk (`reloadExtensions`).
+    /// Loads every source again from disk (`reloadExtensions`), from the same MCP sources. A
+    /// servers file that has become unusable leaves the run without servers, with a
+    /// `config-invalid` diagnostic saying why.
     pub fn reload(&self) -> Self {
-        Self::load(self.paths.clone(), &self.config_source)
+        match &self.mcp_sources {
+            McpSources::Configured => Self::load(self.paths.clone(), &self.config_source),
+            McpSources::File(file) => {
+                Self::load_with_servers_file(self.paths.clone(), &self.config_source, file)
+                    .unwrap_or_else(|e| {
+                        let empty = rho_config::McpServersFile {
+                            path: file.clone(),
+                            servers: Vec::new(),
+                        };
+                        let mut registry =
+                            Self::assemble(self.paths.clone(), &self.config_source, Some(empty));
+                        registry.diagnostics.push(Diagnostic::error(
+                            DiagnosticCode::ConfigInvalid,
+                            format!("--mcp-config {e}"),
+                        ));
+                        registry
+                    })
+            }
+        }
     }
 
     /// The sessions directory of this project: `$RHO_HOME/sessions/<project key>`.
@@ -174,6 +242,26 @@ impl Registry {
         };
         skill_body(skill, &self.plugins)
     }
+}
+
+/// The slots of a servers file's servers: config servers defined in that file.
+fn file_servers(file: &rho_config::McpServersFile) -> Vec<ServerSlot> {
+    let defined_in = file.path.to_string_lossy().into_owned();
+    file.servers
+        .iter()
+        .map(|spec| ServerSlot {
+            id: spec.id.clone(),
+            source: ServerSource::Config,
+            plugin: None,
+            spec: Some(spec.clone()),
+            state: if spec.enabled {
+                SlotState::Configured
+            } else {
+                SlotState::Disabled
+            },
+            defined_in: Some(defined_in.clone()),
+        })
+        .collect()
 }
 
 /// Why a skill's instructions could not be read.

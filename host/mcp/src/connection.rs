@@ -541,11 +541,15 @@ impl Connection {
             ..
         } = self;
         drop(_stop_relisting);
-        if tokio::time::timeout(Duration::from_secs(3), service.close())
-            .await
-            .is_err()
-        {
-            tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), "close timed out");
+        // A close that did not finish is reported, never passed over as done.
+        match tokio::time::timeout(Duration::from_secs(3), service.close()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), "closing the session failed: {e}");
+            }
+            Err(_) => {
+                tracing::warn!(target: "rho::mcp", server = spec.id.as_str(), "close timed out");
+            }
         }
         drop(service);
         if let Some(process) = process {

@@ -231,9 +231,15 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.client
+        let deleted = self
+            .client
             .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
+            .await;
+        // The server may keep the session: said, never passed over.
+        if let Err(e) = &deleted {
+            tracing::warn!(target: "rho::mcp", "ending the HTTP session failed: {e}");
+        }
+        deleted
     }
 
     async fn get_stream(

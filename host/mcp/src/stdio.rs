@@ -278,7 +278,19 @@ impl ServerProcess {
                 .is_err()
             {
                 self.signal_group(Signal::Kill);
-                let _ = self.child.wait().await;
+                let server = self.server.as_str();
+                match tokio::time::timeout(SHUTDOWN_GRACE, self.child.wait()).await {
+                    Ok(Ok(_)) => {
+                        tracing::warn!(target: "rho::mcp", server, "the server ignored its stdin closing and SIGTERM; killed");
+                    }
+                    // Not claimed stopped: what was seen is said.
+                    Ok(Err(e)) => {
+                        tracing::warn!(target: "rho::mcp", server, "the server was sent SIGKILL, but waiting for it failed: {e}");
+                    }
+                    Err(_) => {
+                        tracing::warn!(target: "rho::mcp", server, "the server did not exit even after SIGKILL");
+                    }
+                }
             }
         }
         if let Some(pid) = self.pid {

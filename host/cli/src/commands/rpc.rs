@@ -2,6 +2,7 @@
 //! diagnostics go to stderr.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -49,17 +50,17 @@ pub(super) fn host_options(
     }
 }
 
-pub fn run(ctx: &Context, args: RpcArgs) -> anyhow::Result<ExitCode> {
+/// Serves a session in JSON-RPC mode; with `mcp_config` (`rho rpc --mcp-config`), its MCP
+/// servers are that file's alone.
+pub fn run(ctx: &Context, args: RpcArgs, mcp_config: Option<&Path>) -> anyhow::Result<ExitCode> {
     // stdin and stdout carry JSON-RPC; a person may still be at the terminal stderr goes to
     // (plain `rho` with piped input), and only then may a login open a browser.
     let login = rho_mcp::oauth::LoginPolicy::for_run(std::io::stderr().is_terminal());
-    let options = host_options(
-        ctx,
-        ctx.registry()?,
-        args.session,
-        login,
-        args.accept_questions,
-    );
+    let registry = match mcp_config {
+        None => ctx.registry()?,
+        Some(file) => ctx.registry_with_servers_file(&ctx.arg_path(file))?,
+    };
+    let options = host_options(ctx, registry, args.session, login, args.accept_questions);
     // SIGINT, SIGTERM and SIGHUP abort what runs and stop (a signal during the start drops the
     // start, which stops the servers it started); EOF lets received work finish.
     runtime::run(|stop| async move {

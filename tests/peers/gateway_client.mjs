@@ -2,22 +2,37 @@
 // for the tests of `rho mcp serve`: the 2025-11-25 revision over stdio.
 //
 //     node gateway_client.mjs [--cancel-after MS] [--call NAME JSON]... -- COMMAND ARGS...
+//     node gateway_client.mjs [--bearer TOKEN] [--call NAME JSON]... --url URL
 //
-// Starts COMMAND as a stdio MCP server (this process's environment and working directory),
+// Starts COMMAND as a stdio MCP server (this process's environment and working directory), or
+// speaks Streamable HTTP to URL (with `Authorization: Bearer TOKEN` when given),
 // lists the tools, makes each call in order, and prints one JSON document: the protocol
 // version, the tools (name, annotations) and each call's result (isError, its text blocks,
 // structuredContent), or `{error}` when it failed. With `--cancel-after`, a call still running
 // after MS milliseconds is cancelled (the SDK sends `notifications/cancelled`).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const argv = process.argv.slice(2);
 const split = argv.indexOf("--");
-const options = split < 0 ? [] : argv.slice(0, split);
-const command = split < 0 ? argv : argv.slice(split + 1);
+const options = split < 0 ? argv : argv.slice(0, split);
+const command = split < 0 ? [] : argv.slice(split + 1);
 const calls = [];
 let cancelAfter = null;
+let url = null;
+let bearer = null;
 for (let i = 0; i < options.length; i++) {
+  if (options[i] === "--url") {
+    url = options[i + 1];
+    i += 1;
+    continue;
+  }
+  if (options[i] === "--bearer") {
+    bearer = options[i + 1];
+    i += 1;
+    continue;
+  }
   if (options[i] === "--call") {
     calls.push([options[i + 1], JSON.parse(options[i + 2])]);
     i += 2;
@@ -27,13 +42,17 @@ for (let i = 0; i < options.length; i++) {
   }
 }
 
-const transport = new StdioClientTransport({
-  command: command[0],
-  args: command.slice(1),
-  env: process.env,
-  cwd: process.cwd(),
-  stderr: "inherit",
-});
+const transport = url
+  ? new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: bearer ? { headers: { Authorization: `Bearer ${bearer}` } } : {},
+    })
+  : new StdioClientTransport({
+      command: command[0],
+      args: command.slice(1),
+      env: process.env,
+      cwd: process.cwd(),
+      stderr: "inherit",
+    });
 // The SDK tells the transport the version the handshake settled on.
 let negotiated = null;
 transport.setProtocolVersion = (version) => {

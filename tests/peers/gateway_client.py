@@ -1,8 +1,10 @@
 """An MCP client on the Python `mcp` SDK 2.x for the tests of `rho mcp serve`.
 
     python3 gateway_client.py [--mode auto|legacy] [--call NAME JSON]... -- COMMAND ARGS...
+    python3 gateway_client.py [--mode auto|legacy] [--call NAME JSON]... --url URL
 
 Starts COMMAND as a stdio MCP server (with this process's environment and working directory),
+or speaks Streamable HTTP to URL,
 connects in `--mode` (`auto`: the 2026-07-28 `server/discover`, falling back to `initialize`;
 `legacy`: `initialize`), lists the tools, makes each call in order (with a progress token),
 and prints one JSON document: the protocol version, the tools (name, title, annotations,
@@ -25,10 +27,11 @@ async def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", default="auto")
     parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
+    parser.add_argument("--url")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    server = StdioServerParameters(
+    server = args.url or StdioServerParameters(
         command=command[0], args=command[1:], env=dict(os.environ), cwd=os.getcwd()
     )
     report = {"calls": []}

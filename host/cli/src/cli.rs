@@ -256,6 +256,29 @@ pub struct ServeArgs {
     /// Never serve these components' tools (MCP server identities or plugin names).
     #[arg(long, value_delimiter = ',', value_name = "COMPONENTS")]
     pub exclude: Vec<String>,
+    /// Serve Streamable HTTP on this address (`127.0.0.1:8765`, `localhost:0` for any free
+    /// port; the endpoint is `http://ADDR/mcp`) instead of stdio.
+    #[arg(long, value_name = "ADDR", value_parser = socket_addr)]
+    pub http: Option<std::net::SocketAddr>,
+    /// Let `--http` listen on an address other machines reach; needs `--token-env`.
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
+    /// The environment variable holding the bearer token every HTTP client must send
+    /// (`Authorization: Bearer <token>`).
+    #[arg(long, value_name = "VAR", requires = "http")]
+    pub token_env: Option<String>,
+}
+
+/// A socket address, `localhost` taken as 127.0.0.1.
+fn socket_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    let loopback = text
+        .strip_prefix("localhost:")
+        .map(|port| format!("127.0.0.1:{port}"));
+    loopback
+        .as_deref()
+        .unwrap_or(text)
+        .parse()
+        .map_err(|_| format!("`{text}` is not HOST:PORT with an IP address or localhost"))
 }
 
 /// A risk level on the command line.

@@ -25,10 +25,10 @@ pub use registry::{
     ComponentLoadError, DirectCall, DirectCallError, LoadOutcome, MAX_TOOL_CACHE_FILE_BYTES,
     MAX_TOOL_CACHE_FILES, McpSources, MountOptions, MountedServer, MountedTool, NEEDS_TASKS_MARK,
     PluginSummary, Probe, ProbedServer, ProbedTool, Registry, ServeError, ServeOptions,
-    ServerHealth, ServerRestart, ServerSlot, ServerSource, ServerStatus, SkillBodyError, SlotState,
-    StartReport, TOOL_CACHE_FORMAT, ToolCache, ToolSet, TrustQuestion, Unstartable,
-    collect_servers, load_plugin_components, plugin_locations, skill_catalog, startable,
-    untrusted_message, wasm_cache_dir, wasm_tool_risk,
+    ServeTransport, ServerHealth, ServerRestart, ServerSlot, ServerSource, ServerStatus,
+    SkillBodyError, SlotState, StartReport, TOOL_CACHE_FORMAT, ToolCache, ToolSet, TrustQuestion,
+    Unstartable, collect_servers, load_plugin_components, plugin_locations, skill_catalog,
+    startable, untrusted_message, wasm_cache_dir, wasm_tool_risk,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths, ToolSearch};
 pub use rho_mcp::{MAX_QUEUED_QUESTIONS, RejectedQuestions};

@@ -1,5 +1,7 @@
 //! rho as an MCP server (`rho mcp serve`, `docs/mcp.md`, "rho as an MCP server"): an rmcp
-//! server handler over a [`Served`] set of tools, on stdin/stdout. The set is rho's own types;
+//! server handler over a [`Served`] set of tools, on stdin/stdout ([`serve_stdio`]) or
+//! Streamable HTTP ([`serve_http`]: rmcp's service behind a small hyper server that checks
+//! the path and, for remote clients, a bearer token). The set is rho's own types;
 //! this module turns its [`ToolSpec`]s into MCP tool definitions (rho's exported names, the risk
 //! level as annotations) and its [`ToolOutput`]s into call results, passes a client's progress
 //! token and cancellation through to the call, and speaks both revisions rho speaks as a client
@@ -93,6 +95,146 @@ pub async fn serve_stdio(
 
 /// How long a stop waits for the service's task to end.
 const SERVICE_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Where `rho mcp serve --http` listens, and what a request must carry.
+#[derive(Debug)]
+pub struct HttpServe {
+    /// The bound listener (bound by the caller, which reports its address).
+    pub listener: tokio::net::TcpListener,
+    /// The token every request must carry as `Authorization: Bearer <token>` (`None`: no
+    /// check, for a loopback listener).
+    pub bearer: Option<String>,
+    /// Accept any `Host` header (remote clients, which the token guards); otherwise only
+    /// loopback names, against DNS rebinding.
+    pub any_host: bool,
+}
+
+/// The path the MCP endpoint answers on.
+pub const HTTP_PATH: &str = "/mcp";
+
+/// The largest request body accepted.
+const MAX_HTTP_BODY_BYTES: usize = 4 << 20;
+
+/// Serves `served` over Streamable HTTP on `http.listener` (path [`HTTP_PATH`]) until `stop`
+/// fires: both revisions (2025-11-25 clients get a session, 2026-07-28 requests are served
+/// statelessly).
+pub async fn serve_http(
+    served: Arc<dyn Served>,
+    info: ServeInfo,
+    http: HttpServe,
+    stop: CancelSignal,
+) -> Result<(), ServeError> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let mut config = StreamableHttpServerConfig::default();
+    config.max_request_body_bytes = MAX_HTTP_BODY_BYTES;
+    if http.any_host {
+        config = config.disable_allowed_hosts();
+    }
+    let sessions_stop = config.cancellation_token.clone();
+    let service = StreamableHttpService::new(
+        move || {
+            Ok(Gateway {
+                served: served.clone(),
+                info: info.clone(),
+            })
+        },
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let bearer: Option<Arc<str>> = http.bearer.map(Arc::from);
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = http.listener.accept() => accepted,
+            () = stop.cancelled() => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                tracing::warn!(target: "rho::serve", "cannot accept a connection: {e}");
+                continue;
+            }
+        };
+        let service = service.clone();
+        let bearer = bearer.clone();
+        connections.spawn(async move {
+            let answer = hyper::service::service_fn(move |request| {
+                let service = service.clone();
+                let bearer = bearer.clone();
+                async move {
+                    Ok::<_, std::convert::Infallible>(match refusal(&request, bearer.as_deref()) {
+                        Some(refused) => refused,
+                        None => service.handle(request).await,
+                    })
+                }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, answer)
+                .await
+            {
+                tracing::debug!(target: "rho::serve", "a connection ended: {e}");
+            }
+        });
+        // Finished connections are reaped as new ones arrive.
+        while connections.try_join_next().is_some() {}
+    }
+    // Sessions end (their streams close), then the connections that carried them.
+    sessions_stop.cancel();
+    connections.abort_all();
+    while connections.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// A response body of rmcp's type.
+type HttpBody = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
+
+/// The answer to a request that is not for the endpoint (404) or lacks the bearer token (401),
+/// or `None` to pass it to the MCP service.
+fn refusal<B>(
+    request: &http::Request<B>,
+    bearer: Option<&str>,
+) -> Option<http::Response<HttpBody>> {
+    let status = if request.uri().path() != HTTP_PATH {
+        http::StatusCode::NOT_FOUND
+    } else if bearer.is_some_and(|token| !carries_token(request.headers(), token)) {
+        http::StatusCode::UNAUTHORIZED
+    } else {
+        return None;
+    };
+    let body = http_body_util::Full::new(bytes::Bytes::from(
+        status.canonical_reason().unwrap_or_default(),
+    ));
+    let mut response = http::Response::new(http_body_util::BodyExt::boxed(body));
+    *response.status_mut() = status;
+    if status == http::StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            http::header::WWW_AUTHENTICATE,
+            http::HeaderValue::from_static("Bearer"),
+        );
+    }
+    Some(response)
+}
+
+/// Whether `headers` carry `Authorization: Bearer <token>`, compared in constant time.
+fn carries_token(headers: &http::HeaderMap, token: &str) -> bool {
+    let Some(given) = headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    let (given, token) = (given.as_bytes(), token.as_bytes());
+    given.len() == token.len()
+        && given
+            .iter()
+            .zip(token)
+            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+            == 0
+}
 
 /// The rmcp handler: every request is answered from the [`Served`] set.
 struct Gateway {
@@ -204,4 +346,43 @@ fn result(output: ToolOutput) -> CallToolResult {
     };
     result.structured_content = output.structured;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(path: &str, authorization: Option<&str>) -> http::Request<()> {
+        let mut builder = http::Request::post(path);
+        if let Some(value) = authorization {
+            builder = builder.header(http::header::AUTHORIZATION, value);
+        }
+        builder.body(()).unwrap_or_default()
+    }
+
+    #[test]
+    fn only_the_endpoint_with_the_token_passes() {
+        let status = |path, auth, bearer| refusal(&request(path, auth), bearer).map(|r| r.status());
+        assert_eq!(status(HTTP_PATH, None, None), None);
+        assert_eq!(status("/", None, None), Some(http::StatusCode::NOT_FOUND));
+        assert_eq!(status(HTTP_PATH, Some("Bearer t0k"), Some("t0k")), None);
+        for wrong in [
+            None,
+            Some("Bearer t0"),
+            Some("Bearer t0kk"),
+            Some("Basic t0k"),
+            Some("t0k"),
+        ] {
+            assert_eq!(
+                status(HTTP_PATH, wrong, Some("t0k")),
+                Some(http::StatusCode::UNAUTHORIZED),
+                "{wrong:?}"
+            );
+        }
+        let refused = refusal(&request(HTTP_PATH, None), Some("t0k"));
+        let header = refused
+            .as_ref()
+            .and_then(|r| r.headers().get(http::header::WWW_AUTHENTICATE));
+        assert_eq!(header.and_then(|h| h.to_str().ok()), Some("Bearer"));
+    }
 }

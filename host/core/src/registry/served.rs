@@ -14,9 +14,47 @@ use super::Registry;
 use super::skill_tool::ACTIVATE_SKILL;
 use super::tool_set::{MountOptions, ToolSet};
 
-/// Which tools `rho mcp serve` offers.
+/// How clients reach `rho mcp serve`.
+#[derive(Clone)]
+pub enum ServeTransport {
+    /// stdin and stdout: the client started rho.
+    Stdio,
+    /// Streamable HTTP at `http://<addr>/mcp`.
+    Http {
+        /// Where to listen (port 0: any free port).
+        addr: std::net::SocketAddr,
+        /// Listening on an address other machines reach was asked for (`--allow-remote`).
+        allow_remote: bool,
+        /// The token every request must carry as `Authorization: Bearer <token>`; required
+        /// with `allow_remote`.
+        bearer: Option<String>,
+    },
+}
+
+impl std::fmt::Debug for ServeTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stdio => f.write_str("Stdio"),
+            // Never the token itself.
+            Self::Http {
+                addr,
+                allow_remote,
+                bearer,
+            } => f
+                .debug_struct("Http")
+                .field("addr", addr)
+                .field("allow_remote", allow_remote)
+                .field("bearer", &bearer.as_ref().map(|_| "<set>"))
+                .finish(),
+        }
+    }
+}
+
+/// Which tools `rho mcp serve` offers, and how.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
+    /// stdio or Streamable HTTP.
+    pub transport: ServeTransport,
     /// Offer built-in tools (file tools, `run_command`, ...) up to `max_risk`.
     pub builtins: bool,
     /// The highest risk of a built-in tool offered.
@@ -41,20 +79,66 @@ pub enum ServeError {
         /// The components rho has.
         known: String,
     },
+    /// `--http` names an address other machines reach without `--allow-remote`.
+    #[error(
+        "{0} is not a loopback address: pass --allow-remote (with --token-env VAR) to serve other machines"
+    )]
+    NotLoopback(std::net::SocketAddr),
+    /// `--allow-remote` without a token.
+    #[error("--allow-remote needs --token-env VAR: the bearer token every client must send")]
+    RemoteWithoutToken,
+    /// The address cannot be listened on.
+    #[error("cannot listen on {addr}: {message}")]
+    Listen {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// Why.
+        message: String,
+    },
     /// The client side failed.
     #[error(transparent)]
     Serving(#[from] rho_mcp::serving::ServeError),
 }
 
 impl Registry {
-    /// Serves this registry's tools as one MCP server on stdin and stdout until the client
-    /// closes stdin or `stop` fires, then closes every server it started.
+    /// Serves this registry's tools as one MCP server, on stdin and stdout until the client
+    /// closes stdin, or on Streamable HTTP (its address told to `listening` once bound), until
+    /// `stop` fires; then closes every server it started.
     pub async fn serve_mcp(
         &self,
         options: ServeOptions,
         stop: CancelSignal,
+        listening: impl FnOnce(std::net::SocketAddr),
     ) -> Result<(), ServeError> {
         self.check_components(&options)?;
+        let http = match &options.transport {
+            ServeTransport::Stdio => None,
+            ServeTransport::Http {
+                addr,
+                allow_remote,
+                bearer,
+            } => {
+                if !addr.ip().is_loopback() && !allow_remote {
+                    return Err(ServeError::NotLoopback(*addr));
+                }
+                if *allow_remote && bearer.is_none() {
+                    return Err(ServeError::RemoteWithoutToken);
+                }
+                let listen_error = |e: std::io::Error| ServeError::Listen {
+                    addr: *addr,
+                    message: e.to_string(),
+                };
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(listen_error)?;
+                listening(listener.local_addr().map_err(listen_error)?);
+                Some(rho_mcp::serving::HttpServe {
+                    listener,
+                    bearer: bearer.clone(),
+                    any_host: *allow_remote,
+                })
+            }
+        };
         let mount = MountOptions {
             oauth_login: rho_mcp::oauth::LoginPolicy::Never,
             ..MountOptions::default()
@@ -76,13 +160,11 @@ impl Registry {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             instructions: None,
         };
-        let result = rho_mcp::serving::serve_stdio(served, info, stop).await;
-        match Arc::try_unwrap(set) {
-            Ok(set) => set.close().await,
-            Err(_) => {
-                tracing::warn!(target: "rho::serve", "a call still holds the tool set; its servers stop when it ends")
-            }
-        }
+        let result = match http {
+            None => rho_mcp::serving::serve_stdio(served, info, stop).await,
+            Some(http) => rho_mcp::serving::serve_http(served, info, http, stop).await,
+        };
+        close_when_released(set).await;
         Ok(result?)
     }
 
@@ -109,6 +191,25 @@ impl Registry {
             }
         }
         Ok(())
+    }
+}
+
+/// Closes `set` once nothing else holds it (the service's handlers let go as their sessions
+/// end), waiting a little; a set still held is left to drop, which kills its processes.
+async fn close_when_released(mut set: Arc<ToolSet>) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match Arc::try_unwrap(set) {
+            Ok(set) => return set.close().await,
+            Err(held) if tokio::time::Instant::now() < deadline => {
+                set = held;
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            Err(_) => {
+                tracing::warn!(target: "rho::serve", "the served tool set is still held; its servers are stopped as it drops");
+                return;
+            }
+        }
     }
 }
 

@@ -19,6 +19,8 @@ const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
 enum Client {
     /// The Python SDK, `--mode auto` (it settles on 2026-07-28 with rho) or `legacy`.
     Python(&'static str),
+    /// The Python SDK (2026-07-28), listing the tools again after its calls (`toolsAfter`).
+    PythonRelisting,
     /// The TypeScript SDK (2025-11-25).
     TypeScript,
     /// The TypeScript SDK, cancelling a call still running after this many milliseconds.
@@ -70,6 +72,11 @@ fn client_command(client: Client, calls: &[(&str, Value)]) -> Command {
             let mut c = Command::new("python3");
             c.arg(peers.join("gateway_client.py"))
                 .args(["--mode", mode]);
+            c
+        }
+        Client::PythonRelisting => {
+            let mut c = Command::new("python3");
+            c.arg(peers.join("gateway_client.py")).arg("--relist");
             c
         }
         Client::TypeScript => {
@@ -254,6 +261,56 @@ fn only_and_exclude_pick_components_and_an_unknown_one_is_refused() {
         "error: --only names no MCP server or plugin: gamma (known: alpha, beta)\n"
     );
     assert!(refused.stdout.is_empty());
+}
+
+#[test]
+fn tool_search_lists_one_tool_and_what_searches_find() {
+    let sandbox = everything::allow_all_sandbox("");
+    let sum = rho_component::naming::ExportedNames::default().assign("everything", "get-sum");
+    let report = through_gateway(
+        &sandbox,
+        Client::PythonRelisting,
+        &["--tool-search"],
+        &[
+            (
+                "tool_search",
+                json!({"query": "add two numbers together", "limit": 2}),
+            ),
+            (sum.as_str(), json!({"a": 2, "b": 3})),
+        ],
+    );
+    assert_eq!(names(&report), ["tool_search"], "{report:#}");
+    let found = report["calls"][0]["text"][0].as_str().unwrap();
+    assert!(
+        found.starts_with("Loaded (call them from your next step):"),
+        "{found}"
+    );
+    assert!(found.contains(&format!("- {sum}: ")), "{found}");
+    assert!(
+        report["calls"][1]["text"][0]
+            .as_str()
+            .unwrap()
+            .contains('5'),
+        "{report:#}"
+    );
+    let after = strings(&report["toolsAfter"]);
+    assert_eq!(
+        after.first().map(String::as_str),
+        Some("tool_search"),
+        "{after:?}"
+    );
+    assert!(after.contains(&sum), "{after:?}");
+    assert!(
+        after.len() <= 3,
+        "only the search's matches join: {after:?}"
+    );
+    // Without it, every tool is listed and there is no search tool.
+    let report = through_gateway(&sandbox, Client::Python("auto"), &[], &[]);
+    let listed = names(&report);
+    assert!(
+        listed.len() > 5 && !listed.iter().any(|n| n == "tool_search"),
+        "{listed:?}"
+    );
 }
 
 #[test]

@@ -9,7 +9,8 @@ connects in `--mode` (`auto`: the 2026-07-28 `server/discover`, falling back to 
 `legacy`: `initialize`), lists the tools, makes each call in order (with a progress token),
 and prints one JSON document: the protocol version, the tools (name, title, annotations,
 input schema) and each call's result (isError, the text blocks, structuredContent and the
-progress notifications received), or the JSON-RPC error it got instead (code, message).
+progress notifications received), or the JSON-RPC error it got instead (code, message); with
+`--relist`, the tool names listed again after the calls (`toolsAfter`).
 """
 
 import argparse
@@ -28,6 +29,7 @@ async def main() -> int:
     parser.add_argument("--mode", default="auto")
     parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--url")
+    parser.add_argument("--relist", action="store_true")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -71,6 +73,9 @@ async def main() -> int:
                     "progress": progress,
                 }
             )
+        if args.relist:
+            relisted = await client.list_tools(cache_mode="bypass")
+            report["toolsAfter"] = [tool.name for tool in relisted.tools]
     json.dump(report, sys.stdout, indent=1, default=str)
     print()
     return 0

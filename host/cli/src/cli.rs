@@ -256,6 +256,10 @@ pub struct ServeArgs {
     /// Never serve these components' tools (MCP server identities or plugin names).
     #[arg(long, value_delimiter = ',', value_name = "COMPONENTS")]
     pub exclude: Vec<String>,
+    /// List only a `tool_search` tool (and what a client's searches found) instead of every
+    /// tool: for clients of many tools. Every served tool stays callable by name.
+    #[arg(long)]
+    pub tool_search: bool,
     /// Serve Streamable HTTP on this address (`127.0.0.1:8765`, `localhost:0` for any free
     /// port; the endpoint is `http://ADDR/mcp`) instead of stdio.
     #[arg(long, value_name = "ADDR", value_parser = socket_addr)]

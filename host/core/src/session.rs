@@ -8,6 +8,7 @@
 
 mod call_asker;
 mod deferral;
+pub(crate) use deferral::{search_call, search_spec};
 mod events;
 mod history;
 mod store;

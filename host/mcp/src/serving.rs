@@ -29,10 +29,20 @@ pub type ServedCall<'a> = Pin<Box<dyn Future<Output = Option<ToolOutput>> + Send
 /// The future of the served tools' list.
 pub type ServedList<'a> = Pin<Box<dyn Future<Output = Vec<ToolSpec>> + Send + 'a>>;
 
+/// The future of one search: what the client reads, and the exported names of the matches.
+pub type ServedSearch<'a> = Pin<Box<dyn Future<Output = (ToolOutput, Vec<String>)> + Send + 'a>>;
+
 /// What rho serves: tools under their exported names.
 pub trait Served: Send + Sync + 'static {
     /// The tools, in the order a client lists them.
     fn tools(&self) -> ServedList<'_>;
+
+    /// The search tool's declaration when a client is to see it instead of every tool
+    /// (`--tool-search`): the tools it finds join that client's list.
+    fn search_tool(&self) -> Option<ToolSpec>;
+
+    /// Runs the search tool with the client's `arguments`.
+    fn search(&self, arguments: Value) -> ServedSearch<'_>;
 
     /// Calls tool `name`: `cancel` fires when the client cancels (or goes away), `progress`
     /// receives the tool's progress when the client asked for it.
@@ -70,7 +80,7 @@ pub async fn serve_stdio(
     info: ServeInfo,
     stop: CancelSignal,
 ) -> Result<(), ServeError> {
-    let handler = Gateway { served, info };
+    let handler = Gateway::new(served, info);
     let transport = (tokio::io::stdin(), tokio::io::stdout());
     let running = tokio::select! {
         running = handler.serve(transport) => running.map_err(|e| ServeError::Handshake(e.to_string()))?,
@@ -134,12 +144,7 @@ pub async fn serve_http(
     }
     let sessions_stop = config.cancellation_token.clone();
     let service = StreamableHttpService::new(
-        move || {
-            Ok(Gateway {
-                served: served.clone(),
-                info: info.clone(),
-            })
-        },
+        move || Ok(Gateway::new(served.clone(), info.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );
@@ -236,15 +241,57 @@ fn carries_token(headers: &http::HeaderMap, token: &str) -> bool {
             == 0
 }
 
-/// The rmcp handler: every request is answered from the [`Served`] set.
+/// The rmcp handler of one client (one per HTTP session): every request is answered from the
+/// [`Served`] set.
 struct Gateway {
     served: Arc<dyn Served>,
     info: ServeInfo,
+    /// With a search tool: the tools this client's searches found, listed from then on.
+    found: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl Gateway {
+    fn new(served: Arc<dyn Served>, info: ServeInfo) -> Self {
+        Self {
+            served,
+            info,
+            found: std::sync::Mutex::default(),
+        }
+    }
+
+    fn found(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<String>> {
+        self.found
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs the search tool; the matches join this client's list, and the client is told
+    /// the list changed when it grew.
+    async fn search(&self, arguments: Value, context: &RequestContext<RoleServer>) -> ToolOutput {
+        let (output, matches) = self.served.search(arguments).await;
+        let grew = {
+            let mut found = self.found();
+            let before = found.len();
+            found.extend(matches);
+            found.len() > before
+        };
+        if grew {
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
+        output
+    }
 }
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> InitializeResult {
-        let capabilities = ServerCapabilities::builder().enable_tools().build();
+        let capabilities = if self.served.search_tool().is_some() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
         let mut result = InitializeResult::new(capabilities).with_server_info(Implementation::new(
             self.info.name.clone(),
             self.info.version.clone(),
@@ -260,8 +307,22 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, rmcp::ErrorData> {
-        let tools = self.served.tools().await.iter().map(definition).collect();
-        Ok(ListToolsResult::with_all_items(tools))
+        let tools = self.served.tools().await;
+        let listed = match self.served.search_tool() {
+            None => tools.iter().map(definition).collect(),
+            Some(search) => {
+                let found = self.found();
+                std::iter::once(definition(&search))
+                    .chain(
+                        tools
+                            .iter()
+                            .filter(|t| found.contains(&t.name))
+                            .map(definition),
+                    )
+                    .collect()
+            }
+        };
+        Ok(ListToolsResult::with_all_items(listed))
     }
 
     async fn call_tool(
@@ -269,6 +330,17 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let arguments = request
+            .arguments
+            .map_or(Value::Object(JsonObject::new()), Value::Object);
+        if self
+            .served
+            .search_tool()
+            .is_some_and(|search| search.name == request.name)
+        {
+            let output = self.search(arguments, &context).await;
+            return Ok(CallToolResponse::Complete(result(output)));
+        }
         let cancel = CancelSignal::new();
         let on_cancel = cancel.clone();
         let ct = context.ct.clone();
@@ -289,9 +361,6 @@ impl ServerHandler for Gateway {
             });
             sink
         });
-        let arguments = request
-            .arguments
-            .map_or(Value::Object(JsonObject::new()), Value::Object);
         let output = self
             .served
             .call(&request.name, arguments, cancel, progress)

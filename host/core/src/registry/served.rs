@@ -8,11 +8,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use rho_component::{CancelSignal, ProgressSink, RiskLevel, ToolContext, ToolOrigin, ToolSpec};
-use rho_mcp::serving::{ServeInfo, Served, ServedCall, ServedList};
+use rho_mcp::serving::{ServeInfo, Served, ServedCall, ServedList, ServedSearch};
 
 use super::Registry;
 use super::skill_tool::ACTIVATE_SKILL;
 use super::tool_set::{MountOptions, ToolSet};
+use crate::tool_search::{SearchDoc, SearchIndex};
 
 /// How clients reach `rho mcp serve`.
 #[derive(Clone)]
@@ -64,6 +65,8 @@ pub struct ServeOptions {
     pub only: Vec<String>,
     /// Never offer these components' tools.
     pub exclude: Vec<String>,
+    /// List only `tool_search` (and what a client's searches found) instead of every tool.
+    pub tool_search: bool,
 }
 
 /// Why `rho mcp serve` could not serve.
@@ -261,6 +264,22 @@ impl Served for ServedTools {
                 .into_iter()
                 .filter(|spec| self.offers(spec))
                 .collect()
+        })
+    }
+
+    fn search_tool(&self) -> Option<ToolSpec> {
+        self.options.tool_search.then(crate::session::search_spec)
+    }
+
+    fn search(&self, arguments: serde_json::Value) -> ServedSearch<'_> {
+        Box::pin(async move {
+            let docs = self
+                .tools()
+                .await
+                .iter()
+                .map(SearchDoc::from_spec)
+                .collect();
+            crate::session::search_call(&SearchIndex::new(docs), &arguments)
         })
     }
 

@@ -320,7 +320,8 @@ fn owner(origin: &ToolOrigin) -> String {
     }
 }
 
-fn search_spec() -> ToolSpec {
+/// The `tool_search` tool's declaration (a session's, and `rho mcp serve --tool-search`'s).
+pub(crate) fn search_spec() -> ToolSpec {
     ToolSpec {
         name: TOOL_SEARCH.to_owned(),
         title: Some("Tool search".to_owned()),
@@ -356,42 +357,59 @@ impl Tool for SearchTool {
 
     fn call<'a>(&'a self, arguments: Value, _context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let Some(query) = arguments.get("query").and_then(Value::as_str) else {
-                return ToolOutput::error("`query` (a string) is required");
-            };
-            let limit = arguments
-                .get("limit")
-                .and_then(Value::as_u64)
-                .unwrap_or(DEFAULT_MATCHES)
-                .clamp(1, MAX_MATCHES);
             let Some(index) = lock(&self.shared).index.as_ref().map(|(_, i)| i.clone()) else {
                 return ToolOutput::text(
                     "Every tool is listed already: nothing waits behind the search.",
                 );
             };
-            let limit = usize::try_from(limit).unwrap_or(1);
-            let hits = index.search(query, limit);
-            if hits.is_empty() {
-                return ToolOutput::text(format!(
-                    "No tool matches {query:?}. Try other words for the task."
-                ));
-            }
+            let (output, found) = search_call(&index, &arguments);
             let mut shared = lock(&self.shared);
-            let mut text = String::from("Loaded (call them from your next step):");
-            for hit in hits {
-                let Some(doc) = index.docs().get(hit.index) else {
-                    continue;
-                };
-                shared.load(&doc.name);
-                let description: String = doc
-                    .description
-                    .chars()
-                    .take(MATCH_DESCRIPTION_CHARS)
-                    .collect();
-                let description = description.split_whitespace().collect::<Vec<_>>().join(" ");
-                let _ = write!(text, "\n- {}: {description}", doc.name);
+            for name in &found {
+                shared.load(name);
             }
-            ToolOutput::text(text)
+            output
         })
     }
+}
+
+/// One `tool_search` call over `index` with the model's `arguments`: what the caller reads,
+/// and the exported names of the matches (to load), best first.
+pub(crate) fn search_call(index: &SearchIndex, arguments: &Value) -> (ToolOutput, Vec<String>) {
+    let Some(query) = arguments.get("query").and_then(Value::as_str) else {
+        return (
+            ToolOutput::error("`query` (a string) is required"),
+            Vec::new(),
+        );
+    };
+    let limit = arguments
+        .get("limit")
+        .and_then(Value::as_u64)
+        .unwrap_or(DEFAULT_MATCHES)
+        .clamp(1, MAX_MATCHES);
+    let limit = usize::try_from(limit).unwrap_or(1);
+    let hits = index.search(query, limit);
+    if hits.is_empty() {
+        return (
+            ToolOutput::text(format!(
+                "No tool matches {query:?}. Try other words for the task."
+            )),
+            Vec::new(),
+        );
+    }
+    let mut found = Vec::new();
+    let mut text = String::from("Loaded (call them from your next step):");
+    for hit in hits {
+        let Some(doc) = index.docs().get(hit.index) else {
+            continue;
+        };
+        found.push(doc.name.clone());
+        let description: String = doc
+            .description
+            .chars()
+            .take(MATCH_DESCRIPTION_CHARS)
+            .collect();
+        let description = description.split_whitespace().collect::<Vec<_>>().join(" ");
+        let _ = write!(text, "\n- {}: {description}", doc.name);
+    }
+    (ToolOutput::text(text), found)
 }

@@ -27,6 +27,7 @@ pub(super) fn serve(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> 
         max_risk: args.max_risk.into(),
         only: args.only,
         exclude: args.exclude,
+        tool_search: args.tool_search,
     };
     // A signal stops serving; the servers rho started stop with it.
     runtime::run(|stop| async move {

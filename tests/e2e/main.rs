@@ -31,6 +31,7 @@ mod skills;
 mod tool_cache;
 mod tool_search;
 mod tools;
+mod toolset_evidence;
 mod trust;
 mod tui;
 mod wasi_sandbox;

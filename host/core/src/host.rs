@@ -157,6 +157,7 @@ impl SessionHost {
             desk,
             mut operations,
         } = self;
+        work.report_start().await;
         let mut queue = Queue::default();
         let mut completions = Completions::default();
         let mut input_open = true;

@@ -21,6 +21,7 @@ mod servers;
 mod skill_tool;
 mod tool_cache;
 mod tool_set;
+mod toolset_evidence;
 mod trust_question;
 mod wasm_tools;
 
@@ -45,6 +46,7 @@ pub use tool_cache::{
     MAX_TOOL_CACHE_FILES, TOOL_CACHE_FORMAT, ToolCache,
 };
 pub use tool_set::{MountOptions, ToolSet};
+pub use toolset_evidence::{ServerToolset, TOOLS_DIGEST_HEX, ToolsetChanged, tools_digest};
 pub use trust_question::TrustQuestion;
 pub use wasm_tools::{
     BUILTIN_OWNER, ComponentLoadError, LoadOutcome, load_plugin_components, wasm_cache_dir,

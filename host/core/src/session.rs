@@ -11,6 +11,7 @@ mod deferral;
 pub(crate) use deferral::{search_call, search_spec};
 mod events;
 mod history;
+mod lifecycle;
 mod store;
 mod system_prompt;
 mod tool_batch;
@@ -210,6 +211,12 @@ pub struct Session {
     base_system: String,
     /// The waiting tools the system message names now.
     waiting: Vec<(String, usize)>,
+    /// The tools digest the resumed file recorded last for each server, until the server's
+    /// current one is compared with it ([`Session::report_toolsets`]).
+    resumed_digests: std::collections::BTreeMap<String, String>,
+    /// Whether the file still has to record every server's current toolset (a new or resumed
+    /// session over a tool set whose servers were reported to another session).
+    baseline_pending: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -250,6 +257,8 @@ impl Session {
             sampling_usage: Usage::default(),
             sampling_pending: Arc::default(),
             approved_for_session: std::collections::BTreeSet::new(),
+            resumed_digests: std::collections::BTreeMap::new(),
+            baseline_pending: false,
         }
     }
 
@@ -274,6 +283,7 @@ impl Session {
         let mut session = Self::ephemeral(config, provider, tools);
         session.file = file;
         session.id = id;
+        session.baseline_pending = true;
         Ok(session)
     }
 
@@ -310,6 +320,8 @@ impl Session {
         session.sampling_usage = loaded.sampling_usage;
         session.file = Some(file);
         session.id = Some(loaded.id);
+        session.resumed_digests = loaded.toolset_digests;
+        session.baseline_pending = true;
         Ok(session)
     }
 

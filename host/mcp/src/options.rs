@@ -39,15 +39,22 @@ pub(crate) struct Declared {
     pub sampling: bool,
 }
 
+impl ClientOptions {
+    /// Whether a connection to `spec`'s server declares sampling: two gates, the config entry
+    /// opted in (`sampling = "ask"`; plugin servers never can) and the run has a model.
+    pub fn declares_sampling(&self, spec: &McpServerSpec) -> bool {
+        self.sampling
+            && spec.sampling == SamplingPolicy::Ask
+            && spec.origin == McpServerOrigin::Config
+    }
+}
+
 impl Declared {
     pub(crate) fn new(options: &ClientOptions, spec: &McpServerSpec) -> Self {
         Self {
             root: options.roots.as_deref().map(root),
             elicitation: options.elicitation,
-            // Two gates: the config entry opted in (plugins never can), and the run has a model.
-            sampling: options.sampling
-                && spec.sampling == SamplingPolicy::Ask
-                && spec.origin == McpServerOrigin::Config,
+            sampling: options.declares_sampling(spec),
         }
     }
 

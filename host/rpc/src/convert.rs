@@ -186,6 +186,15 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
         SessionEvent::ToolsChanged(changed) => {
             notification_line(Notification::ToolsChanged.name(), Some(changed))
         }
+        SessionEvent::ToolsetInitialized(toolset) => {
+            notification_line(Notification::ToolsetInitialized.name(), Some(toolset))
+        }
+        SessionEvent::ToolsetClosed(toolset) => {
+            notification_line(Notification::ToolsetClosed.name(), Some(toolset))
+        }
+        SessionEvent::ToolsetChanged(changed) => {
+            notification_line(Notification::ToolsetChanged.name(), Some(changed))
+        }
     }
 }
 

@@ -4,9 +4,9 @@
 //! the method list ([`METHODS`]) and the OpenRPC document (`openrpc.rs`) all come from these
 //! entries, so a method cannot exist in one place and be missing in another.
 
-use rho_core::ServerRestart;
 use rho_core::host::{HostState, Operation, PromptCommand, Response, SessionInfo};
 use rho_core::session::{ApprovalDecision, QuestionAnswer, QuestionRequest, ToolsChanged};
+use rho_core::{ServerRestart, ServerToolset, ToolsetChanged};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -443,6 +443,21 @@ notifications! {
     ToolsChanged = "tools/changed" {
         summary: "An MCP server's tool list changed (it said so, was started again, or a lazy server listed other tools than the tool cache); used from this turn on (rho's addition)",
         params: ToolsChanged,
+    }
+    /// An MCP server's tool list became usable.
+    ToolsetInitialized = "toolset/initialized" {
+        summary: "An MCP server's tool list became usable in the session: at start (live, or from the tool cache for a lazy server) and, live, at the turn boundary after a lazy server's first start; counts and a credential-free digest of its tools (rho's addition)",
+        params: ServerToolset,
+    }
+    /// The session closed an MCP server.
+    ToolsetClosed = "toolset/closed" {
+        summary: "The session closed an MCP server (end of input, a signal, reloadExtensions); live says whether it was running (rho's addition)",
+        params: ServerToolset,
+    }
+    /// A server's tools digest differs from the resumed session file's.
+    ToolsetChanged = "toolset/changed" {
+        summary: "An MCP server's tools digest differs from the one the resumed session file recorded (rho's addition)",
+        params: ToolsetChanged,
     }
     /// One model request's usage.
     Usage = "usage" {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use rho_component::{
     Choice, Diagnostic, DiagnosticCode, FieldKind, FormField, PermissionMode, PromptArgument,
     RiskLevel, SamplingMessage, SamplingRole, Scope, ServerPrompt, ServerResource, SkillMeta,
-    SkillSource, ToolOrigin, ToolSpec,
+    SkillSource, ToolOrigin, ToolSpec, Transport,
 };
 use rho_core::doctor::{Check, CheckKind, CheckStatus};
 use rho_core::host::{
@@ -21,7 +21,9 @@ use rho_core::session::{
     CallOutcome, CallRecord, ContextBudget, ContextSnapshot, LoopState, QuestionKind,
     QuestionRequest, SessionEvent, SessionStats, SessionSummary, ToolsChanged, TurnResult,
 };
-use rho_core::{PluginStatus, PluginSummary, ProviderSource, ServerRestart};
+use rho_core::{
+    PluginStatus, PluginSummary, ProviderSource, ServerRestart, ServerToolset, ToolsetChanged,
+};
 
 use crate::convert::event_line;
 use crate::methods::Method;
@@ -212,6 +214,32 @@ fn events() -> Vec<SessionEvent> {
             revised: vec!["a".to_owned()],
             withdrawn: vec!["b".to_owned()],
             added: Vec::new(),
+        }),
+        SessionEvent::ToolsetInitialized(ServerToolset {
+            server: "tickets".to_owned(),
+            transport: Transport::Stdio,
+            live: false,
+            tools: 3,
+            resources: 1,
+            prompts: 2,
+            sampling: true,
+            digest: "0123456789abcdef".to_owned(),
+        }),
+        SessionEvent::ToolsetClosed(ServerToolset {
+            server: "remote".to_owned(),
+            transport: Transport::StreamableHttp,
+            live: true,
+            tools: 1,
+            resources: 0,
+            prompts: 0,
+            sampling: false,
+            digest: "fedcba9876543210".to_owned(),
+        }),
+        SessionEvent::ToolsetChanged(ToolsetChanged {
+            server: "tickets".to_owned(),
+            previous: "0123456789abcdef".to_owned(),
+            current: "00112233aabbccdd".to_owned(),
+            live: false,
         }),
     ]
 }

@@ -133,7 +133,8 @@ pub fn context(context: &ContextBudget) -> String {
 }
 
 /// `/mcp`: every server entry with its transport, status, error, restarts, rejected questions,
-/// what its tool definitions cost, tools, prompts and resources.
+/// whether its tools changed since the resumed session last ran, what its tool definitions
+/// cost, tools, prompts and resources.
 pub fn mcp(
     extensions: &Extensions,
     prompts: &[PromptCommand],
@@ -187,6 +188,12 @@ pub fn mcp(
         }
         if let Some(ping) = &health.ping_failure {
             text.push_str(&format!("\n    last ping failed: {ping}"));
+        }
+        if let Some(changed) = server.digest_changed() {
+            text.push_str(&format!(
+                "\n    tools changed since this session last ran (digest {} → {})",
+                changed.previous, changed.current
+            ));
         }
         if let Some(auth) = extensions.auth.get(&server.id) {
             text.push_str(&format!("\n    oauth: {auth}"));

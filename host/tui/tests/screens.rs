@@ -1675,3 +1675,48 @@ fn card_image_on_a_terminal_without_graphics_keeps_the_descriptor() {
     assert!(h.app.take_image_jobs().is_empty());
     insta::assert_snapshot!("card_image_descriptor", h.screen(80, 14));
 }
+
+#[test]
+fn mcp_report_and_a_notice_say_a_servers_tools_changed_since_the_session_last_ran() {
+    let changed = rho_core::ToolsetChanged {
+        server: "everything".into(),
+        previous: "0123456789abcdef".into(),
+        current: "00112233aabbccdd".into(),
+        live: false,
+    };
+    let mut extensions = support::three_servers();
+    let first = extensions.servers.remove(0);
+    let id = first.id.clone();
+    extensions.servers.insert(
+        0,
+        first.with_digest_changed(rho_core::ToolsetChanged {
+            server: id,
+            ..changed.clone()
+        }),
+    );
+    let mut h = Harness::new();
+    h.reply_startup(
+        extensions.clone(),
+        support::tools(),
+        support::prompts(),
+        support::resources(),
+    );
+    h.session(SessionEvent::ToolsetChanged(changed));
+    let screen = h.screen(120, 30);
+    assert!(
+        screen.contains(
+            "MCP server everything offers other tools than when this session last ran (digest \
+             0123456789abcdef → 00112233aabbccdd)"
+        ),
+        "{screen}"
+    );
+    h.submit("/mcp");
+    h.reply_one(Response::Extensions(Box::new(extensions)));
+    let screen = h.screen(120, 40);
+    assert!(
+        screen.contains(
+            "tools changed since this session last ran (digest 0123456789abcdef → 00112233aabbccdd)"
+        ),
+        "{screen}"
+    );
+}

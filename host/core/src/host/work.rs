@@ -294,6 +294,7 @@ impl Work {
                 .await
                 .map_err(|e| HostError::invalid_params(e.to_string()))?;
                 self.replace_session(session);
+                self.session.report_toolsets(self.outbox.as_ref()).await;
                 Ok(Response::Session(self.session_info()))
             }
             Operation::NewSession => {
@@ -306,6 +307,7 @@ impl Work {
                 )
                 .map_err(|e| HostError::internal(e.to_string()))?;
                 self.replace_session(session);
+                self.session.report_toolsets(self.outbox.as_ref()).await;
                 Ok(Response::Session(self.session_info()))
             }
             Operation::ListTools => Ok(Response::Tools(self.tools.specs())),
@@ -493,8 +495,12 @@ impl Work {
         drop(old_registry);
         self.entries = crate::provider_entries(&self.registry.config, &self.flags);
         if let Ok(old) = Arc::try_unwrap(old) {
-            old.close().await;
+            let closed = old.close().await;
+            self.session
+                .report_closed(closed, self.outbox.as_ref())
+                .await;
         }
+        self.session.report_toolsets(self.outbox.as_ref()).await;
         Ok(())
     }
 
@@ -592,7 +598,6 @@ impl Work {
         providers
     }
 
-    /// Stops keep-alives and closes every MCP server.
     /// The session file, when it exists on disk.
     pub(crate) fn saved_session(&self) -> Option<PathBuf> {
         self.session
@@ -601,11 +606,25 @@ impl Work {
             .map(Path::to_path_buf)
     }
 
+    /// Reports the servers' toolsets the session start made usable (after `ready`: the
+    /// front-end reads events from now on).
+    pub(crate) async fn report_start(&mut self) {
+        self.session.report_toolsets(self.outbox.as_ref()).await;
+    }
+
+    /// Stops keep-alives and closes every MCP server, reporting each closed
+    /// (`toolset/closed`).
     pub(crate) async fn shutdown(self) {
-        let Self { session, tools, .. } = self;
-        drop(session);
+        let Self {
+            mut session,
+            tools,
+            outbox,
+            ..
+        } = self;
+        drop(session.release_tools());
         if let Ok(tools) = Arc::try_unwrap(tools) {
-            tools.close().await;
+            let closed = tools.close().await;
+            session.report_closed(closed, outbox.as_ref()).await;
         }
     }
 }

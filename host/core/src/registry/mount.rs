@@ -25,6 +25,7 @@ use super::server_link::{Remember, ServerHealth, ServerLink};
 use super::server_state::{MountedServer, MountedTool, ServerStatus, SharedLive, lock};
 use super::skill_tool::ActivateSkill;
 use super::tool_set::{MountOptions, ToolSet};
+use super::toolset_evidence::ServerToolset;
 use super::{CacheKey, CacheKeys, CachedCatalog, ToolCache};
 use super::{Registry, ServerSlot};
 
@@ -332,7 +333,7 @@ impl ServerStarts {
                 .remove(&index)
                 .map(|key| remember_in(&cache, key, writes.clone()));
             let http = spec.transport.kind() == Transport::StreamableHttp;
-            let (link, tools) = match plan {
+            let (link, tools, toolset) = match plan {
                 Plan::Started(result) => match *result {
                     Err(e) => {
                         let message = e.to_string();
@@ -357,9 +358,17 @@ impl ServerStarts {
                             );
                         }
                         let tools = connection.tools.clone();
+                        let toolset = ServerToolset::of(
+                            &spec,
+                            connection.options(),
+                            true,
+                            &tools,
+                            connection.prompts().len(),
+                            connection.resources().len(),
+                        );
                         let link =
                             ServerLink::started(connection, live, set.restarts.clone(), remember);
-                        (Arc::new(link), Some(tools))
+                        (Arc::new(link), Some(tools), Some(toolset))
                     }
                 },
                 Plan::Lazy(Some(catalog)) => {
@@ -371,6 +380,14 @@ impl ServerStarts {
                         live.server_info = catalog.server_info.clone();
                         live.instructions = catalog.instructions.clone();
                     }
+                    let toolset = ServerToolset::of(
+                        &spec,
+                        &client,
+                        false,
+                        &catalog.tools,
+                        catalog.prompts.len(),
+                        catalog.resources.len(),
+                    );
                     let link = ServerLink::unstarted(
                         spec,
                         client.clone(),
@@ -379,7 +396,7 @@ impl ServerStarts {
                         set.restarts.clone(),
                         remember,
                     );
-                    (Arc::new(link), None)
+                    (Arc::new(link), None, Some(toolset))
                 }
                 Plan::Lazy(None) => {
                     let link = Arc::new(ServerLink::unstarted(
@@ -391,7 +408,7 @@ impl ServerStarts {
                         remember,
                     ));
                     fill_in_background(&link, &set.stop);
-                    (link, None)
+                    (link, None, None)
                 }
             };
             let spec = link.spec();
@@ -402,6 +419,9 @@ impl ServerStarts {
             match tools {
                 Some(tools) => mount_tools(set, &link, &tools),
                 None => link.with_cached_tools(|tools| mount_tools(set, &link, tools)),
+            }
+            if let Some(toolset) = toolset {
+                set.announce(link.live(), toolset);
             }
             if let (true, Some(interval)) = (http, keep_alive) {
                 spawn_keep_alive(

@@ -203,7 +203,10 @@ async fn close_when_released(mut set: Arc<ToolSet>) {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
     loop {
         match Arc::try_unwrap(set) {
-            Ok(set) => return set.close().await,
+            Ok(set) => {
+                set.close().await;
+                return;
+            }
             Err(held) if tokio::time::Instant::now() < deadline => {
                 set = held;
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;

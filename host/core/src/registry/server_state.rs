@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rho_component::Transport;
 
-use super::ServerSource;
 use super::server_link::ServerHealth;
+use super::{ServerSource, ServerToolset, ToolsetChanged};
 
 /// The state of one server in a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +104,10 @@ pub(crate) struct ServerLive {
     pub(crate) server_info: Option<serde_json::Value>,
     pub(crate) instructions: Option<String>,
     pub(crate) rejected_questions: rho_mcp::RejectedQuestions,
+    /// What `toolset/initialized` last reported of it (`None`: nothing yet).
+    pub(crate) toolset: Option<ServerToolset>,
+    /// Its digest differs from the one the resumed session file recorded.
+    pub(crate) digest_changed: Option<ToolsetChanged>,
 }
 
 impl ServerLive {
@@ -117,6 +121,8 @@ impl ServerLive {
             server_info: None,
             instructions: None,
             rejected_questions: rho_mcp::RejectedQuestions::default(),
+            toolset: None,
+            digest_changed: None,
         }
     }
 
@@ -200,6 +206,12 @@ impl MountedServer {
         self
     }
 
+    /// This server with a digest other than the resumed session file's (front-ends' tests).
+    pub fn with_digest_changed(self, changed: ToolsetChanged) -> Self {
+        self.live().digest_changed = Some(changed);
+        self
+    }
+
     fn live(&self) -> MutexGuard<'_, ServerLive> {
         lock(&self.live)
     }
@@ -253,5 +265,21 @@ impl MountedServer {
     /// across its restarts.
     pub fn rejected_questions(&self) -> u64 {
         self.live().rejected_questions.count()
+    }
+
+    /// What `toolset/initialized` last reported of it: its tools' digest, counts, live or
+    /// from the tool cache (`None` before its tools are known).
+    pub fn toolset(&self) -> Option<ServerToolset> {
+        self.live().toolset.clone()
+    }
+
+    /// Set when its digest differs from the one the resumed session file recorded
+    /// (`toolset/changed`; `/mcp` says so).
+    pub fn digest_changed(&self) -> Option<ToolsetChanged> {
+        self.live().digest_changed.clone()
+    }
+
+    pub(crate) fn set_digest_changed(&self, changed: ToolsetChanged) {
+        self.live().digest_changed = Some(changed);
     }
 }

@@ -418,7 +418,7 @@ fn plugin_fields(
     key.field("mcp.json", &digest(record.package.mcp_sha256));
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {

@@ -18,7 +18,8 @@ use tokio::sync::RwLock;
 
 use super::mcp_tool::McpTool;
 use super::server_link::{RestartNotices, ServerLink, ServerRestart};
-use super::server_state::{MountedServer, MountedTool, lock};
+use super::server_state::{MountedServer, MountedTool, SharedLive, lock};
+use super::toolset_evidence::ServerToolset;
 
 /// How to mount a registry.
 #[derive(Debug, Clone)]
@@ -64,6 +65,9 @@ pub struct ToolSet {
     pub(super) links: Vec<Arc<ServerLink>>,
     /// Restarts not reported yet ([`ToolSet::take_restarts`]).
     pub(super) restarts: RestartNotices,
+    /// Servers' tool lists that became usable and were not reported yet
+    /// ([`ToolSet::take_initialized`]).
+    initialized: Mutex<Vec<ServerToolset>>,
     /// `max_output_bytes` of each server (a remounted or joining tool gets its cap).
     pub(super) output_caps: HashMap<String, u64>,
     /// Stops keep-alive pings and background first starts when the set closes.
@@ -99,6 +103,7 @@ impl ToolSet {
             skills: Vec::new(),
             links: Vec::new(),
             restarts: RestartNotices::default(),
+            initialized: Mutex::default(),
             output_caps: HashMap::new(),
             stop: CancelSignal::new(),
             deferred: Vec::new(),
@@ -215,6 +220,40 @@ impl ToolSet {
         std::mem::take(&mut *self.restarts.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
+    /// Records that a server's tool list became usable in the session (`live` from the running
+    /// server, or from the tool cache), for inventories, the log and the session to report
+    /// ([`ToolSet::take_initialized`]).
+    pub(super) fn announce(&self, live: &SharedLive, toolset: ServerToolset) {
+        toolset.log("toolset initialized");
+        lock(live).toolset = Some(toolset.clone());
+        self.initialized
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(toolset);
+    }
+
+    /// The servers' tool lists that became usable since the last call, oldest first, for the
+    /// session to report (`toolset/initialized`): each server once when mounted (live for one
+    /// started with the session, from the tool cache for a lazy one the cache knows), and once
+    /// more, live, at the turn boundary after a lazy server's first start lists its tools.
+    pub fn take_initialized(&self) -> Vec<ServerToolset> {
+        std::mem::take(
+            &mut *self
+                .initialized
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// What was last reported of each server whose tools are known (`toolset/initialized`),
+    /// in registry order.
+    pub fn toolsets(&self) -> Vec<ServerToolset> {
+        self.servers
+            .iter()
+            .filter_map(MountedServer::toolset)
+            .collect()
+    }
+
     /// The instructions of every server that has given some, as `(server, text)`.
     pub fn instructions(&self) -> Vec<(String, String)> {
         self.servers
@@ -258,6 +297,19 @@ impl ToolSet {
                     let added = connection.accept_added();
                     self.join(link, &added);
                     link.remember(connection);
+                    // A lazy server's first listing: its live tools are usable from now on.
+                    let reported_live = lock(link.live()).toolset.as_ref().is_some_and(|t| t.live);
+                    if !reported_live {
+                        let toolset = ServerToolset::of(
+                            link.spec(),
+                            connection.options(),
+                            true,
+                            &connection.live_tools(),
+                            connection.prompts().len(),
+                            connection.resources().len(),
+                        );
+                        self.announce(link.live(), toolset);
+                    }
                     // A listing that confirms what was mounted (a known server's first
                     // start, a restart) changes nothing to report.
                     if !changes.is_empty() {
@@ -352,8 +404,18 @@ impl ToolSet {
     }
 
     /// Stops keep-alive pings and background starts, and closes every server (stdin closed,
-    /// then the process group stopped; HTTP sessions deleted).
-    pub async fn close(self) {
+    /// then the process group stopped; HTTP sessions deleted). Returns what `toolset/closed`
+    /// reports: each server whose tools were known, `live` when it was running, each logged.
+    pub async fn close(self) -> Vec<ServerToolset> {
+        let closed: Vec<ServerToolset> = self
+            .servers
+            .iter()
+            .filter_map(|server| {
+                let mut toolset = server.toolset()?;
+                toolset.live = server.status().is_running();
+                Some(toolset)
+            })
+            .collect();
         self.stop.cancel();
         drop(self.mounted);
         let mut closing = tokio::task::JoinSet::new();
@@ -367,6 +429,10 @@ impl ToolSet {
             }
         }
         while closing.join_next().await.is_some() {}
+        for toolset in &closed {
+            toolset.log("toolset closed");
+        }
+        closed
     }
 
     /// Adds `tool` while mounting.

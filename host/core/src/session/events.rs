@@ -195,6 +195,14 @@ pub enum SessionEvent {
     /// first start listed other tools than the tool cache): the new list is used from this
     /// turn on (`docs/mcp.md`, "Tool lists that change").
     ToolsChanged(ToolsChanged),
+    /// An MCP server's tool list became usable in the session: at mount (live for a server
+    /// started with the session, from the tool cache for a lazy one), and live at the turn
+    /// boundary after a lazy server's first start (`docs/mcp.md`, "Lifecycle evidence").
+    ToolsetInitialized(crate::ServerToolset),
+    /// The session closed an MCP server (end of input, a signal, `reloadExtensions`).
+    ToolsetClosed(crate::ServerToolset),
+    /// A server's tools digest differs from the one the resumed session file recorded.
+    ToolsetChanged(crate::ToolsetChanged),
 }
 
 /// What changed in one server's tool list, by the server's own tool names (`tools/changed`).

@@ -2,9 +2,12 @@
 //!
 //! The first line is a header (`{"type":"header","version":1,...}`); then one line per event
 //! that changes the conversation: `message`, `usage`, `compaction` (the summary that replaced
-//! the history) and `clear`. Lines are appended and flushed as they happen, so a crash loses at
-//! most the line being written; a torn last line is skipped on resume.
+//! the history) and `clear`, and the lifecycle evidence of MCP servers (`toolset_initialized`,
+//! `toolset_closed`). Lines are appended and flushed as they happen, so a crash loses at most
+//! the line being written; a torn last line is skipped on resume, and so is a line of a kind
+//! this rho does not know (a newer rho's).
 
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -13,6 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rho_component::RegularFile;
 use serde::{Deserialize, Serialize};
 
+use crate::ServerToolset;
 use crate::provider::{ChatMessage, Role, Usage};
 
 /// The format version written in headers.
@@ -64,7 +68,16 @@ pub enum Entry {
         /// Their exported names.
         names: Vec<String>,
     },
+    /// An MCP server's tool list became usable (`toolset/initialized`), or the session recorded
+    /// the one it found when it started or was resumed: no URL, header, command, argument,
+    /// working directory or environment value, only counts and the tools' digest.
+    ToolsetInitialized(ServerToolset),
+    /// The session closed an MCP server (`toolset/closed`).
+    ToolsetClosed(ServerToolset),
 }
+
+/// Lifecycle entries kept for a file not created yet, at most (the oldest go first).
+const MAX_PENDING_NOTES: usize = 1024;
 
 /// What tokens were spent on, in the usage ledger.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,6 +129,8 @@ pub struct SessionFile {
     path: PathBuf,
     file: Option<File>,
     header: Option<Entry>,
+    /// Entries noted before the file exists ([`SessionFile::note`]).
+    pending: Vec<Entry>,
 }
 
 fn private_dir(dir: &Path) -> std::io::Result<()> {
@@ -142,6 +157,7 @@ impl SessionFile {
                 created,
                 model: model.to_owned(),
             }),
+            pending: Vec::new(),
         })
     }
 
@@ -172,6 +188,7 @@ impl SessionFile {
             path: path.to_path_buf(),
             file: Some(file),
             header: None,
+            pending: Vec::new(),
         })
     }
 
@@ -207,6 +224,9 @@ impl SessionFile {
             if let Some(header) = self.header.take() {
                 self.write_line(&header)?;
             }
+            for entry in std::mem::take(&mut self.pending) {
+                self.write_line(&entry)?;
+            }
         }
         self.file.as_mut().ok_or_else(|| StoreError::Invalid {
             path: self.path.clone(),
@@ -235,6 +255,20 @@ impl SessionFile {
         self.ensure_open()?;
         self.write_line(entry)
     }
+
+    /// Appends an entry that does not change the conversation (lifecycle evidence) when the
+    /// file exists; otherwise keeps it (the last [`MAX_PENDING_NOTES`]) to follow the header
+    /// once the conversation creates the file, so a run that never talks still leaves nothing.
+    pub fn note(&mut self, entry: Entry) -> Result<(), StoreError> {
+        if self.file.is_some() {
+            return self.write_line(&entry);
+        }
+        if self.pending.len() >= MAX_PENDING_NOTES {
+            self.pending.remove(0);
+        }
+        self.pending.push(entry);
+        Ok(())
+    }
 }
 
 /// A session read back from disk.
@@ -256,6 +290,9 @@ pub struct LoadedSession {
     pub sampling_usage: Usage,
     /// Tools loaded from behind the tool search, in the order they were loaded.
     pub loaded_tools: Vec<String>,
+    /// The last tools digest recorded for each MCP server (`toolset_initialized` and
+    /// `toolset_closed` entries).
+    pub toolset_digests: BTreeMap<String, String>,
     /// Lines that could not be read (a torn last line after a crash).
     pub skipped_lines: usize,
 }
@@ -298,6 +335,7 @@ pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
         usage: Usage::default(),
         sampling_usage: Usage::default(),
         loaded_tools: Vec::new(),
+        toolset_digests: BTreeMap::new(),
         skipped_lines: 0,
     };
     for line in lines {
@@ -320,6 +358,11 @@ pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
             }
             Ok(Entry::Clear) => session.messages.clear(),
             Ok(Entry::ToolsLoaded { names }) => session.loaded_tools.extend(names),
+            Ok(Entry::ToolsetInitialized(toolset) | Entry::ToolsetClosed(toolset)) => {
+                session
+                    .toolset_digests
+                    .insert(toolset.server, toolset.digest);
+            }
             Ok(Entry::Header { .. }) | Err(_) => session.skipped_lines += 1,
         }
     }
@@ -671,6 +714,77 @@ mod file_tests {
         let texts: Vec<&str> = loaded.messages.iter().map(|m| m.content.as_str()).collect();
         assert_eq!(texts, ["one", "two"]);
         assert_eq!(loaded.skipped_lines, 1);
+    }
+
+    fn toolset(server: &str, digest: &str) -> ServerToolset {
+        ServerToolset {
+            server: server.to_owned(),
+            transport: rho_component::Transport::Stdio,
+            live: true,
+            tools: 2,
+            resources: 0,
+            prompts: 1,
+            sampling: false,
+            digest: digest.to_owned(),
+        }
+    }
+
+    #[test]
+    fn toolset_entries_wait_for_the_conversation_and_resume_with_the_last_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = SessionFile::create(dir.path(), Path::new("/w"), "m").unwrap();
+        file.note(Entry::ToolsetInitialized(toolset("a", "1111")))
+            .unwrap();
+        assert!(!file.path().exists(), "evidence alone creates no file");
+        file.append(&Entry::Message {
+            message: ChatMessage::user("one"),
+        })
+        .unwrap();
+        file.note(Entry::ToolsetClosed(toolset("a", "2222")))
+            .unwrap();
+        file.note(Entry::ToolsetInitialized(toolset("b", "3333")))
+            .unwrap();
+        let text = std::fs::read_to_string(file.path()).unwrap();
+        let kinds: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "\"header\"",
+                "\"toolset_initialized\"",
+                "\"message\"",
+                "\"toolset_closed\"",
+                "\"toolset_initialized\""
+            ]
+        );
+        assert!(
+            text.contains(r#"{"type":"toolset_initialized","server":"a","transport":"stdio","live":true,"tools":2,"resources":0,"prompts":1,"sampling":false,"digest":"1111"}"#),
+            "{text}"
+        );
+        let loaded = load(file.path()).unwrap();
+        assert_eq!(loaded.toolset_digests.get("a").unwrap(), "2222");
+        assert_eq!(loaded.toolset_digests.get("b").unwrap(), "3333");
+        assert_eq!(loaded.skipped_lines, 0);
+        assert_eq!(loaded.messages.len(), 1);
+    }
+
+    #[test]
+    fn entries_of_a_kind_this_rho_does_not_know_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(
+            &path,
+            "{\"type\":\"header\",\"version\":1,\"id\":\"s\",\"cwd\":\"/w\",\"created\":0,\"model\":\"m\"}\n\
+             {\"type\":\"toolset_future\",\"server\":\"a\"}\n\
+             {\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+        )
+        .unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.messages.len(), 1);
+        assert_eq!(loaded.skipped_lines, 1);
+        assert!(loaded.toolset_digests.is_empty());
     }
 
     #[test]

@@ -50,6 +50,8 @@ impl Session {
             }))
             .await;
         }
+        // A lazy server that started since the last turn has its live list in now.
+        self.report_toolsets(sink).await;
         let mut turn = TurnResult {
             reply: String::new(),
             iterations: 0,

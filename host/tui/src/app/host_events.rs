@@ -179,6 +179,12 @@ impl App {
                     parts.join("; ")
                 ));
             }
+            // `/mcp` shows each server's state; the evidence is for logs and session files.
+            SessionEvent::ToolsetInitialized(_) | SessionEvent::ToolsetClosed(_) => {}
+            SessionEvent::ToolsetChanged(changed) => self.notice(format!(
+                "MCP server {} offers other tools than when this session last ran (digest {} → {})",
+                changed.server, changed.previous, changed.current
+            )),
             SessionEvent::ServerRestart(restart) => match restart.gave_up {
                 Some(gave_up) => self.error(gave_up),
                 None => self.notice(format!(

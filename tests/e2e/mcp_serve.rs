@@ -313,6 +313,92 @@ fn tool_search_lists_one_tool_and_what_searches_find() {
     );
 }
 
+/// The Python client (2026-07-28) with `client_args` against `rho mcp serve <serve>`.
+fn python_with(sandbox: &Sandbox, client_args: &[&str], serve: &[&str]) -> Value {
+    let mut command = client_command(Client::Python("auto"), &[]);
+    command
+        .args(client_args)
+        .arg("--")
+        .arg(rho_bin())
+        .arg("--cwd")
+        .arg(&sandbox.project)
+        .args(["mcp", "serve"])
+        .args(serve);
+    report_of(command, sandbox)
+}
+
+#[test]
+fn skills_and_upstream_prompts_and_resources_are_served() {
+    let sandbox = everything::allow_all_sandbox("");
+    write(
+        &sandbox.home.join(".agents/skills/greeting/SKILL.md"),
+        "---\nname: greeting\ndescription: Greets people warmly.\n---\nSay hello warmly.\n",
+    );
+    let doc = "demo://resource/static/document/architecture.md";
+    let report = python_with(
+        &sandbox,
+        &[
+            "--prompt",
+            "skill:greeting",
+            "{}",
+            "--prompt",
+            "everything:args-prompt",
+            r#"{"city": "Paris"}"#,
+            "--prompt",
+            "everything:no-such-prompt",
+            "{}",
+            "--read",
+            doc,
+            "--read",
+            "demo://no/such/thing",
+        ],
+        &[],
+    );
+    let prompts = strings(&report["prompts"]);
+    for name in [
+        "skill:greeting",
+        "everything:simple-prompt",
+        "everything:args-prompt",
+    ] {
+        assert!(prompts.iter().any(|p| p == name), "{name}: {prompts:?}");
+    }
+    let prompted = &report["prompted"];
+    assert_eq!(prompted[0][0]["text"], "Say hello warmly.", "{report:#}");
+    assert_eq!(prompted[0][0]["role"], "user");
+    assert!(
+        prompted[1][0]["text"].as_str().unwrap().contains("Paris"),
+        "{report:#}"
+    );
+    assert_eq!(prompted[2]["error"]["code"], -32602, "{report:#}");
+    assert!(
+        strings(&report["resources"]).iter().any(|r| r == doc),
+        "{report:#}"
+    );
+    let reads = &report["reads"];
+    assert!(
+        reads[0][0]
+            .as_str()
+            .unwrap()
+            .starts_with("# Everything Server"),
+        "{report:#}"
+    );
+    // Resource not found: -32602 in 2026-07-28 (SEP-2164), -32002 before.
+    assert_eq!(reads[1]["error"]["code"], -32602, "{report:#}");
+    // An excluded server's prompts and resources are not served; skills still are.
+    let report = python_with(
+        &sandbox,
+        &["--prompt", "everything:simple-prompt", "{}"],
+        &["--exclude", "everything"],
+    );
+    let prompts = strings(&report["prompts"]);
+    assert!(
+        prompts.iter().all(|p| p.starts_with("skill:")),
+        "{prompts:?}"
+    );
+    assert_eq!(report["resources"], json!([]));
+    assert_eq!(report["prompted"][0]["error"]["code"], -32602, "{report:#}");
+}
+
 #[test]
 fn progress_from_an_upstream_server_reaches_the_client() {
     let sandbox = everything::allow_all_sandbox("");

@@ -10,7 +10,9 @@ connects in `--mode` (`auto`: the 2026-07-28 `server/discover`, falling back to 
 and prints one JSON document: the protocol version, the tools (name, title, annotations,
 input schema) and each call's result (isError, the text blocks, structuredContent and the
 progress notifications received), or the JSON-RPC error it got instead (code, message); with
-`--relist`, the tool names listed again after the calls (`toolsAfter`).
+`--relist`, the tool names listed again after the calls (`toolsAfter`); with `--prompt NAME
+JSON` or `--read URI`, the prompt names and resource URIs listed (`prompts`, `resources`) and
+each prompt's messages (`prompted`) and each read's text contents (`reads`), or the error.
 """
 
 import argparse
@@ -30,6 +32,8 @@ async def main() -> int:
     parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--url")
     parser.add_argument("--relist", action="store_true")
+    parser.add_argument("--prompt", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
+    parser.add_argument("--read", action="append", default=[], metavar="URI")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -73,6 +77,25 @@ async def main() -> int:
                     "progress": progress,
                 }
             )
+        if args.prompt or args.read:
+            report["prompts"] = [p.name for p in (await client.list_prompts()).prompts]
+            report["resources"] = [r.uri for r in (await client.list_resources()).resources]
+            report["prompted"] = []
+            for name, arguments in args.prompt:
+                try:
+                    got = await client.get_prompt(name, json.loads(arguments))
+                    report["prompted"].append(
+                        [{"role": m.role, "text": m.content.text} for m in got.messages]
+                    )
+                except MCPError as error:
+                    report["prompted"].append({"error": {"code": error.code, "message": error.message}})
+            report["reads"] = []
+            for uri in args.read:
+                try:
+                    got = await client.read_resource(uri)
+                    report["reads"].append([getattr(c, "text", None) for c in got.contents])
+                except MCPError as error:
+                    report["reads"].append({"error": {"code": error.code, "message": error.message}})
         if args.relist:
             relisted = await client.list_tools(cache_mode="bypass")
             report["toolsAfter"] = [tool.name for tool in relisted.tools]

@@ -326,7 +326,10 @@ pub fn plugin_locations(paths: &RhoPaths) -> PluginLocations {
     }
 }
 
-fn skill_body(skill: &SkillMeta, plugins: &PluginInventory) -> Result<String, SkillBodyError> {
+pub(super) fn skill_body(
+    skill: &SkillMeta,
+    plugins: &PluginInventory,
+) -> Result<String, SkillBodyError> {
     match &skill.source {
         SkillSource::BuiltIn => rho_builtin_plugins::builtin_skill_body(&skill.name)
             .map(str::to_owned)

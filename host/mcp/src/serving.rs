@@ -13,12 +13,18 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use rho_component::{CancelSignal, ProgressSink, RiskLevel, ToolOutput, ToolProgress, ToolSpec};
+use rho_component::{
+    CancelSignal, ProgressSink, PromptMessage as RhoPromptMessage, PromptRole, ResourceAttachment,
+    RiskLevel, ServerPrompt, ServerResource, ToolOutput, ToolProgress, ToolSpec,
+};
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, InitializeResult, JsonObject,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, Prompt, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer, ServiceExt};
 use serde_json::Value;
@@ -32,6 +38,18 @@ pub type ServedList<'a> = Pin<Box<dyn Future<Output = Vec<ToolSpec>> + Send + 'a
 /// The future of one search: what the client reads, and the exported names of the matches.
 pub type ServedSearch<'a> = Pin<Box<dyn Future<Output = (ToolOutput, Vec<String>)> + Send + 'a>>;
 
+/// The future of any other served answer.
+pub type ServedFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Why a prompt or resource was not served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServedRefusal {
+    /// No prompt or resource of that name or URI is served (`-32602`, `-32002`).
+    Unknown(String),
+    /// It is served, but getting it failed (the upstream server's refusal, a missing argument).
+    Failed(String),
+}
+
 /// What rho serves: tools under their exported names.
 pub trait Served: Send + Sync + 'static {
     /// The tools, in the order a client lists them.
@@ -43,6 +61,25 @@ pub trait Served: Send + Sync + 'static {
 
     /// Runs the search tool with the client's `arguments`.
     fn search(&self, arguments: Value) -> ServedSearch<'_>;
+
+    /// The prompts, under their served names (`ServerPrompt::name`).
+    fn prompts(&self) -> ServedFuture<'_, Vec<ServerPrompt>>;
+
+    /// Expands prompt `name` with `arguments`.
+    fn get_prompt<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: std::collections::BTreeMap<String, String>,
+    ) -> ServedFuture<'a, Result<Vec<RhoPromptMessage>, ServedRefusal>>;
+
+    /// The resources, under their served URIs.
+    fn resources(&self) -> ServedFuture<'_, Vec<ServerResource>>;
+
+    /// Reads the resource at `uri`.
+    fn read_resource<'a>(
+        &'a self,
+        uri: &'a str,
+    ) -> ServedFuture<'a, Result<ResourceAttachment, ServedRefusal>>;
 
     /// Calls tool `name`: `cancel` fires when the client cancels (or goes away), `progress`
     /// receives the tool's progress when the client asked for it.
@@ -286,11 +323,17 @@ impl ServerHandler for Gateway {
     fn get_info(&self) -> InitializeResult {
         let capabilities = if self.served.search_tool().is_some() {
             ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_resources()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build()
         } else {
-            ServerCapabilities::builder().enable_tools().build()
+            ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_resources()
+                .enable_tools()
+                .build()
         };
         let mut result = InitializeResult::new(capabilities).with_server_info(Implementation::new(
             self.info.name.clone(),
@@ -323,6 +366,98 @@ impl ServerHandler for Gateway {
             }
         };
         Ok(ListToolsResult::with_all_items(listed))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, rmcp::ErrorData> {
+        let prompts = self
+            .served
+            .prompts()
+            .await
+            .into_iter()
+            .map(prompt)
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, rmcp::ErrorData> {
+        let arguments = request
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(key, value)| match value {
+                Value::String(text) => (key, text),
+                other => (key, other.to_string()),
+            })
+            .collect();
+        let messages = self
+            .served
+            .get_prompt(&request.name, arguments)
+            .await
+            .map_err(|refusal| match refusal {
+                ServedRefusal::Unknown(message) => rmcp::ErrorData::invalid_params(message, None),
+                ServedRefusal::Failed(message) => rmcp::ErrorData::internal_error(message, None),
+            })?;
+        let messages = messages
+            .into_iter()
+            .map(|m| {
+                let role = match m.role {
+                    PromptRole::User => Role::User,
+                    PromptRole::Assistant => Role::Assistant,
+                };
+                PromptMessage::new_text(role, m.text)
+            })
+            .collect();
+        Ok(GetPromptResponse::Complete(GetPromptResult::new(messages)))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, rmcp::ErrorData> {
+        let resources = self
+            .served
+            .resources()
+            .await
+            .into_iter()
+            .map(resource)
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, rmcp::ErrorData> {
+        let read =
+            self.served
+                .read_resource(&request.uri)
+                .await
+                .map_err(|refusal| match refusal {
+                    ServedRefusal::Unknown(message) => {
+                        rmcp::ErrorData::resource_not_found(message, None)
+                    }
+                    ServedRefusal::Failed(message) => {
+                        rmcp::ErrorData::internal_error(message, None)
+                    }
+                })?;
+        let mut contents = vec![ResourceContents::text(read.text, read.uri.clone())];
+        if let Some(image) = read.image {
+            contents
+                .push(ResourceContents::blob(image.data, read.uri).with_mime_type(image.mime_type));
+        }
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            contents,
+        )))
     }
 
     async fn call_tool(
@@ -400,6 +535,44 @@ fn definition(spec: &ToolSpec) -> Tool {
         tool = tool.with_raw_output_schema(Arc::new(schema.clone()));
     }
     tool
+}
+
+/// The MCP declaration of a served prompt.
+fn prompt(served: ServerPrompt) -> Prompt {
+    let arguments = served
+        .arguments
+        .into_iter()
+        .map(|a| {
+            let mut argument = rmcp::model::PromptArgument::new(a.name).with_required(a.required);
+            if let Some(title) = a.title {
+                argument = argument.with_title(title);
+            }
+            if let Some(description) = a.description {
+                argument = argument.with_description(description);
+            }
+            argument
+        })
+        .collect();
+    let mut prompt = Prompt::new(served.name, served.description, Some(arguments));
+    if let Some(title) = served.title {
+        prompt = prompt.with_title(title);
+    }
+    prompt
+}
+
+/// The MCP declaration of a served resource.
+fn resource(served: ServerResource) -> rmcp::model::Resource {
+    let mut resource = rmcp::model::Resource::new(served.uri, served.name);
+    if let Some(title) = served.title {
+        resource = resource.with_title(title);
+    }
+    if let Some(description) = served.description {
+        resource = resource.with_description(description);
+    }
+    if let Some(mime_type) = served.mime_type {
+        resource = resource.with_mime_type(mime_type);
+    }
+    resource
 }
 
 /// The MCP result of a served call: its text, its image, its structured content.

@@ -8,7 +8,13 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use rho_component::{CancelSignal, ProgressSink, RiskLevel, ToolContext, ToolOrigin, ToolSpec};
-use rho_mcp::serving::{ServeInfo, Served, ServedCall, ServedList, ServedSearch};
+use rho_component::{
+    PromptMessage, PromptRole, ResourceAttachment, ServerPrompt, ServerResource, SkillMeta,
+    SkillSource,
+};
+use rho_mcp::serving::{
+    ServeInfo, Served, ServedCall, ServedFuture, ServedList, ServedRefusal, ServedSearch,
+};
 
 use super::Registry;
 use super::skill_tool::ACTIVATE_SKILL;
@@ -157,6 +163,8 @@ impl Registry {
             set: set.clone(),
             options,
             context,
+            skills: self.skills.skills.iter().cloned().collect(),
+            plugins: self.plugins.clone(),
         });
         let info = ServeInfo {
             name: "rho".to_owned(),
@@ -219,15 +227,58 @@ async fn close_when_released(mut set: Arc<ToolSet>) {
     }
 }
 
-/// The tools of a mounted set that `rho mcp serve` offers.
+/// What `rho mcp serve` offers from a mounted set and the registry's skills.
 struct ServedTools {
     set: Arc<ToolSet>,
     options: ServeOptions,
     /// What every call runs with (each gets its own cancellation and progress).
     context: ToolContext,
+    /// The skills, served as prompts.
+    skills: Vec<SkillMeta>,
+    /// Where plugin skills' bodies are read.
+    plugins: Arc<rho_plugins::PluginInventory>,
 }
 
+/// What starts a served skill prompt's name.
+const SKILL_PROMPT_PREFIX: &str = "skill:";
+
 impl ServedTools {
+    /// Whether the component named by `names` (a server identity and its plugin, or a
+    /// plugin) passes `--only` and `--exclude`.
+    fn offers_component(&self, names: &[&str]) -> bool {
+        let named = |list: &[String]| names.iter().any(|n| list.iter().any(|l| l == n));
+        (self.options.only.is_empty() || named(&self.options.only)) && !named(&self.options.exclude)
+    }
+
+    /// Whether `server`'s prompts and resources are offered.
+    fn offers_server(&self, server: &str) -> bool {
+        match server.split_once('/') {
+            Some((plugin, _)) => self.offers_component(&[server, plugin]),
+            None => self.offers_component(&[server]),
+        }
+    }
+
+    /// The skills offered: a plugin's as that plugin, the others always (not with `--only`).
+    fn offered_skills(&self) -> impl Iterator<Item = &SkillMeta> {
+        self.skills.iter().filter(|skill| match &skill.source {
+            SkillSource::Plugin { plugin, .. } => self.offers_component(&[plugin]),
+            _ => self.options.only.is_empty(),
+        })
+    }
+
+    /// The served resources with their servers, first of each URI only.
+    async fn served_resources(&self) -> Vec<(String, ServerResource)> {
+        let mut seen = BTreeSet::new();
+        self.set
+            .resources()
+            .await
+            .into_iter()
+            .filter(|(server, r)| {
+                !r.template && self.offers_server(server) && seen.insert(r.uri.clone())
+            })
+            .collect()
+    }
+
     /// Whether `spec` is offered.
     fn offers(&self, spec: &ToolSpec) -> bool {
         if spec.name == ACTIVATE_SKILL {
@@ -283,6 +334,103 @@ impl Served for ServedTools {
                 .map(SearchDoc::from_spec)
                 .collect();
             crate::session::search_call(&SearchIndex::new(docs), &arguments)
+        })
+    }
+
+    fn prompts(&self) -> ServedFuture<'_, Vec<ServerPrompt>> {
+        Box::pin(async move {
+            let skills = self.offered_skills().map(|skill| ServerPrompt {
+                name: format!("{SKILL_PROMPT_PREFIX}{}", skill.name),
+                title: None,
+                description: Some(skill.description.clone()),
+                arguments: Vec::new(),
+            });
+            let servers = self
+                .set
+                .prompts()
+                .await
+                .into_iter()
+                .filter(|(server, _)| self.offers_server(server))
+                .map(|(server, prompt)| ServerPrompt {
+                    name: format!("{server}:{}", prompt.name),
+                    ..prompt
+                });
+            skills.chain(servers).collect()
+        })
+    }
+
+    fn get_prompt<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: std::collections::BTreeMap<String, String>,
+    ) -> ServedFuture<'a, Result<Vec<PromptMessage>, ServedRefusal>> {
+        Box::pin(async move {
+            let unknown = || ServedRefusal::Unknown(format!("no prompt named {name:?}"));
+            if let Some(skill_name) = name.strip_prefix(SKILL_PROMPT_PREFIX) {
+                let skill = self
+                    .offered_skills()
+                    .find(|s| s.name == skill_name)
+                    .ok_or_else(unknown)?;
+                let body = super::skill_body(skill, &self.plugins)
+                    .map_err(|e| ServedRefusal::Failed(e.to_string()))?;
+                return Ok(vec![PromptMessage {
+                    role: PromptRole::User,
+                    text: body,
+                }]);
+            }
+            let (server, prompt) = name.split_once(':').ok_or_else(unknown)?;
+            if !self.offers_server(server) {
+                return Err(unknown());
+            }
+            let connection = self
+                .set
+                .live_connection(server)
+                .await
+                .ok_or_else(unknown)?
+                .map_err(ServedRefusal::Failed)?;
+            if !connection.prompts().iter().any(|p| p.name == prompt) {
+                return Err(unknown());
+            }
+            connection
+                .get_prompt(prompt, arguments, None)
+                .await
+                .map_err(|e| ServedRefusal::Failed(e.to_string()))
+        })
+    }
+
+    fn resources(&self) -> ServedFuture<'_, Vec<ServerResource>> {
+        Box::pin(async move {
+            self.served_resources()
+                .await
+                .into_iter()
+                .map(|(_, resource)| resource)
+                .collect()
+        })
+    }
+
+    fn read_resource<'a>(
+        &'a self,
+        uri: &'a str,
+    ) -> ServedFuture<'a, Result<ResourceAttachment, ServedRefusal>> {
+        Box::pin(async move {
+            let unknown = || ServedRefusal::Unknown(format!("no resource at {uri:?}"));
+            let server = self
+                .served_resources()
+                .await
+                .into_iter()
+                .find(|(_, r)| r.uri == uri)
+                .map(|(server, _)| server)
+                .ok_or_else(unknown)?;
+            let connection = self
+                .set
+                .live_connection(&server)
+                .await
+                .ok_or_else(unknown)?
+                .map_err(ServedRefusal::Failed)?;
+            connection
+                .read_resource(uri)
+                .await
+                .map_err(|e| ServedRefusal::Failed(e.to_string()))
         })
     }
 

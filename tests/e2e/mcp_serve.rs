@@ -400,6 +400,34 @@ fn skills_and_upstream_prompts_and_resources_are_served() {
 }
 
 #[test]
+fn an_upstream_list_change_reaches_the_client() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[mcp.servers.fake]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"list-changed\"]\n"
+    ));
+    let report = python_with(
+        &sandbox,
+        &[
+            "--mode",
+            "legacy",
+            "--call",
+            "mcp__fake__echo",
+            "{}",
+            "--wait-list-changed",
+            "10",
+            "--relist",
+        ],
+        &[],
+    );
+    assert!(report["listChanged"].as_u64().unwrap() >= 1, "{report:#}");
+    let after = strings(&report["toolsAfter"]);
+    assert!(
+        after.iter().any(|n| n == "mcp__fake__newcomer"),
+        "{after:?}"
+    );
+}
+
+#[test]
 fn progress_from_an_upstream_server_reaches_the_client() {
     let sandbox = everything::allow_all_sandbox("");
     let long = rho_component::naming::ExportedNames::default()

@@ -12,7 +12,9 @@ input schema) and each call's result (isError, the text blocks, structuredConten
 progress notifications received), or the JSON-RPC error it got instead (code, message); with
 `--relist`, the tool names listed again after the calls (`toolsAfter`); with `--prompt NAME
 JSON` or `--read URI`, the prompt names and resource URIs listed (`prompts`, `resources`) and
-each prompt's messages (`prompted`) and each read's text contents (`reads`), or the error.
+each prompt's messages (`prompted`) and each read's text contents (`reads`), or the error;
+`listChanged` counts the `notifications/tools/list_changed` received (`--wait-list-changed N`
+waits up to N seconds after the calls for the first).
 """
 
 import argparse
@@ -32,6 +34,7 @@ async def main() -> int:
     parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--url")
     parser.add_argument("--relist", action="store_true")
+    parser.add_argument("--wait-list-changed", type=float, default=0, metavar="SECONDS")
     parser.add_argument("--prompt", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--read", action="append", default=[], metavar="URI")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -40,8 +43,17 @@ async def main() -> int:
     server = args.url or StdioServerParameters(
         command=command[0], args=command[1:], env=dict(os.environ), cwd=os.getcwd()
     )
-    report = {"calls": []}
-    async with Client(server, mode=args.mode, read_timeout_seconds=30) as client:
+    report = {"calls": [], "listChanged": 0}
+    list_changed = asyncio.Event()
+
+    async def on_message(message):
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            report["listChanged"] += 1
+            list_changed.set()
+
+    async with Client(
+        server, mode=args.mode, read_timeout_seconds=30, message_handler=on_message
+    ) as client:
         report["protocolVersion"] = client.protocol_version
         listed = await client.list_tools()
         report["tools"] = [
@@ -77,6 +89,11 @@ async def main() -> int:
                     "progress": progress,
                 }
             )
+        if args.wait_list_changed:
+            try:
+                await asyncio.wait_for(list_changed.wait(), args.wait_list_changed)
+            except asyncio.TimeoutError:
+                pass
         if args.prompt or args.read:
             report["prompts"] = [p.name for p in (await client.list_prompts()).prompts]
             report["resources"] = [r.uri for r in (await client.list_resources()).resources]

@@ -55,6 +55,10 @@ pub trait Served: Send + Sync + 'static {
     /// The tools, in the order a client lists them.
     fn tools(&self) -> ServedList<'_>;
 
+    /// Counts changes of the served tools (an upstream server's `list_changed`, a lazy
+    /// server's first start): clients are told their list changed each time it moves.
+    fn changes(&self) -> tokio::sync::watch::Receiver<u64>;
+
     /// The search tool's declaration when a client is to see it instead of every tool
     /// (`--tool-search`): the tools it finds join that client's list.
     fn search_tool(&self) -> Option<ToolSpec>;
@@ -278,6 +282,20 @@ fn carries_token(headers: &http::HeaderMap, token: &str) -> bool {
             == 0
 }
 
+impl ServedRefusal {
+    /// The JSON-RPC error a client gets: `unknown` for something not served, an internal
+    /// error for a failure.
+    fn error(
+        self,
+        unknown: fn(Cow<'static, str>, Option<Value>) -> rmcp::ErrorData,
+    ) -> rmcp::ErrorData {
+        match self {
+            Self::Unknown(message) => unknown(message.into(), None),
+            Self::Failed(message) => rmcp::ErrorData::internal_error(message, None),
+        }
+    }
+}
+
 /// The rmcp handler of one client (one per HTTP session): every request is answered from the
 /// [`Served`] set.
 struct Gateway {
@@ -285,6 +303,14 @@ struct Gateway {
     info: ServeInfo,
     /// With a search tool: the tools this client's searches found, listed from then on.
     found: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// Ends this client's `list_changed` forwarder when the handler goes.
+    gone: tokio_util::sync::CancellationToken,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.gone.cancel();
+    }
 }
 
 impl Gateway {
@@ -293,6 +319,7 @@ impl Gateway {
             served,
             info,
             found: std::sync::Mutex::default(),
+            gone: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -321,20 +348,12 @@ impl Gateway {
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> InitializeResult {
-        let capabilities = if self.served.search_tool().is_some() {
-            ServerCapabilities::builder()
-                .enable_prompts()
-                .enable_resources()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build()
-        } else {
-            ServerCapabilities::builder()
-                .enable_prompts()
-                .enable_resources()
-                .enable_tools()
-                .build()
-        };
+        let capabilities = ServerCapabilities::builder()
+            .enable_prompts()
+            .enable_resources()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
         let mut result = InitializeResult::new(capabilities).with_server_info(Implementation::new(
             self.info.name.clone(),
             self.info.version.clone(),
@@ -343,6 +362,26 @@ impl ServerHandler for Gateway {
             result = result.with_instructions(instructions.clone());
         }
         result
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        // From now on, each change of the served tools reaches this client as
+        // `notifications/tools/list_changed`, until it goes.
+        let mut changes = self.served.changes();
+        changes.mark_unchanged();
+        let gone = self.gone.clone();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { return },
+                    () = gone.cancelled() => return,
+                }
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
     }
 
     async fn list_tools(
@@ -401,10 +440,7 @@ impl ServerHandler for Gateway {
             .served
             .get_prompt(&request.name, arguments)
             .await
-            .map_err(|refusal| match refusal {
-                ServedRefusal::Unknown(message) => rmcp::ErrorData::invalid_params(message, None),
-                ServedRefusal::Failed(message) => rmcp::ErrorData::internal_error(message, None),
-            })?;
+            .map_err(|refusal| refusal.error(rmcp::ErrorData::invalid_params))?;
         let messages = messages
             .into_iter()
             .map(|m| {
@@ -438,18 +474,11 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, rmcp::ErrorData> {
-        let read =
-            self.served
-                .read_resource(&request.uri)
-                .await
-                .map_err(|refusal| match refusal {
-                    ServedRefusal::Unknown(message) => {
-                        rmcp::ErrorData::resource_not_found(message, None)
-                    }
-                    ServedRefusal::Failed(message) => {
-                        rmcp::ErrorData::internal_error(message, None)
-                    }
-                })?;
+        let read = self
+            .served
+            .read_resource(&request.uri)
+            .await
+            .map_err(|refusal| refusal.error(rmcp::ErrorData::resource_not_found))?;
         let mut contents = vec![ResourceContents::text(read.text, read.uri.clone())];
         if let Some(image) = read.image {
             contents

@@ -159,13 +159,16 @@ impl Registry {
         let mut context = ToolContext::new(&self.paths.project.cwd);
         context.extra_roots = self.config.agent.extra_roots.clone();
         context.hidden_env = self.secret_variables();
+        let (changed, changes) = tokio::sync::watch::channel(0u64);
         let served = Arc::new(ServedTools {
             set: set.clone(),
             options,
             context,
             skills: self.skills.skills.iter().cloned().collect(),
             plugins: self.plugins.clone(),
+            changes,
         });
+        let watcher = tokio::spawn(watch_changes(set.clone(), changed));
         let info = ServeInfo {
             name: "rho".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -175,6 +178,8 @@ impl Registry {
             None => rho_mcp::serving::serve_stdio(served, info, stop).await,
             Some(http) => rho_mcp::serving::serve_http(served, info, http, stop).await,
         };
+        watcher.abort();
+        let _ = watcher.await;
         close_when_released(set).await;
         Ok(result?)
     }
@@ -202,6 +207,23 @@ impl Registry {
             }
         }
         Ok(())
+    }
+}
+
+/// How often the served set is checked for servers whose tool lists changed.
+const CHANGE_CHECK: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Takes each change of the set's tool lists (an upstream `list_changed`, a lazy server's
+/// first start: what a session takes at its turn boundaries) and counts it on `changed`, for
+/// the clients to be told.
+async fn watch_changes(set: Arc<ToolSet>, changed: tokio::sync::watch::Sender<u64>) {
+    let mut tick = tokio::time::interval(CHANGE_CHECK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if !set.reconcile().await.is_empty() {
+            changed.send_modify(|count| *count += 1);
+        }
     }
 }
 
@@ -237,6 +259,8 @@ struct ServedTools {
     skills: Vec<SkillMeta>,
     /// Where plugin skills' bodies are read.
     plugins: Arc<rho_plugins::PluginInventory>,
+    /// Counts changes of the tool lists ([`watch_changes`]).
+    changes: tokio::sync::watch::Receiver<u64>,
 }
 
 /// What starts a served skill prompt's name.
@@ -310,15 +334,17 @@ fn component_names(origin: &ToolOrigin) -> Vec<&str> {
 impl Served for ServedTools {
     fn tools(&self) -> ServedList<'_> {
         Box::pin(async move {
-            // Tools a lazy server's background start found join here, as at a session's
-            // turn boundary.
-            self.set.reconcile().await;
+            // Changes join through `watch_changes`, which tells every client.
             self.set
                 .specs()
                 .into_iter()
                 .filter(|spec| self.offers(spec))
                 .collect()
         })
+    }
+
+    fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.clone()
     }
 
     fn search_tool(&self) -> Option<ToolSpec> {

@@ -257,7 +257,7 @@ impl SessionFile {
     }
 
     /// Appends an entry that does not change the conversation (lifecycle evidence) when the
-    /// file exists; otherwise keeps it (the last [`MAX_PENDING_NOTES`]) to follow the header
+    /// file exists; otherwise keeps it (the last 1,024) to follow the header
     /// once the conversation creates the file, so a run that never talks still leaves nothing.
     pub fn note(&mut self, entry: Entry) -> Result<(), StoreError> {
         if self.file.is_some() {

@@ -143,9 +143,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let fake = fake_mcp_binary(resolved)?;
     let load_at_start = machine::load();
     let scratch = Scratch::new("complete-cached")?;
-    let home = scratch.dir("home")?;
-    let project = scratch.dir("project")?;
-    let rho_home = home.join(".rho");
+    let (home, project, rho_home) = scratch.layout()?;
     let config = scratch.path().join("config.toml");
     std::fs::write(&config, config_text(&fake))
         .map_err(|e| format!("cannot write {}: {e}", config.display()))?;

@@ -138,9 +138,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let fake = fake_mcp_binary(resolved)?;
     let load_at_start = machine::load();
     let scratch = Scratch::new("gateway-call")?;
-    let home = scratch.dir("home")?;
-    let project = scratch.dir("project")?;
-    let rho_home = home.join(".rho");
+    let (home, project, rho_home) = scratch.layout()?;
     let env = [("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())];
     let config = scratch.path().join("config.toml");
     std::fs::write(&config, config_text(&fake))

@@ -233,9 +233,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let model_binary = fake_model_binary(resolved)?;
     let load_at_start = machine::load();
     let scratch = Scratch::new("lazy-first-call")?;
-    let home = scratch.dir("home")?;
-    let project = scratch.dir("project")?;
-    let rho_home = home.join(".rho");
+    let (home, project, rho_home) = scratch.layout()?;
     let env = [("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())];
     let pids = scratch.path().join("lazy.pids");
     let bare_pids = scratch.path().join("bare.pids");

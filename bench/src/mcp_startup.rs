@@ -31,9 +31,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let fake = fake_mcp_binary(resolved)?;
     let load_at_start = machine::load();
     let scratch = Scratch::new("mcp-startup")?;
-    let home = scratch.dir("home")?;
-    let project = scratch.dir("project")?;
-    let rho_home = home.join(".rho");
+    let (home, project, rho_home) = scratch.layout()?;
     let env = [("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())];
 
     let mut cases = Vec::new();

@@ -63,9 +63,7 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     }
     let load_at_start = machine::load();
     let scratch = Scratch::new("oauth-connect")?;
-    let home = scratch.dir("home")?;
-    let project = scratch.dir("project")?;
-    let rho_home = home.join(".rho");
+    let (home, project, rho_home) = scratch.layout()?;
 
     eprintln!("rho-bench: starting the authorization server and the protected MCP server");
     let mut auth_command = Command::new(&node);

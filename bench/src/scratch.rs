@@ -45,6 +45,16 @@ impl Scratch {
     }
 }
 
+impl Scratch {
+    /// Creates a user's `home/` and an empty `project/` (the working directory and `--cwd`)
+    /// inside; returns them with `RHO_HOME`, `home/.rho` (not created).
+    pub fn layout(&self) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+        let home = self.dir("home")?;
+        let rho_home = home.join(".rho");
+        Ok((home, self.dir("project")?, rho_home))
+    }
+}
+
 impl Drop for Scratch {
     fn drop(&mut self) {
         if let Err(e) = std::fs::remove_dir_all(&self.path) {

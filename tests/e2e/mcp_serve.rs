@@ -428,6 +428,68 @@ fn an_upstream_list_change_reaches_the_client() {
 }
 
 #[test]
+fn an_upstream_servers_questions_reach_a_client_that_can_answer_them() {
+    let sandbox = everything::allow_all_sandbox("sampling = \"ask\"\n");
+    let name =
+        |tool: &str| rho_component::naming::ExportedNames::default().assign("everything", tool);
+    let (elicit, sample) = (
+        name("trigger-elicitation-request"),
+        name("trigger-sampling-request"),
+    );
+    let calls = [
+        "--call",
+        elicit.as_str(),
+        "{}",
+        "--call",
+        sample.as_str(),
+        r#"{"prompt": "say hi", "maxTokens": 50}"#,
+    ];
+    // A 2025-11-25 client that answers forms and sampling.
+    let answering = [
+        &[
+            "--mode",
+            "legacy",
+            "--answer-forms",
+            r#"{"name": "Ada", "check": true}"#,
+            "--answer-sampling",
+            "hello from the client",
+        ][..],
+        &calls,
+    ]
+    .concat();
+    let report = python_with(&sandbox, &answering, &[]);
+    let text = |i: usize| report["calls"][i]["text"][0].as_str().unwrap().to_owned();
+    assert!(text(0).contains("- Name: Ada"), "{report:#}");
+    assert!(text(1).contains("hello from the client"), "{report:#}");
+    let form = &report["forms"][0];
+    assert!(
+        form["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("everything asks: "),
+        "{report:#}"
+    );
+    assert_eq!(form["schema"]["properties"]["check"]["type"], "boolean");
+    assert_eq!(
+        report["samplings"][0][0],
+        "Resource trigger-sampling-request context: say hi"
+    );
+    // A client that declared neither: the form is declined, sampling refused, the calls end.
+    let report = python_with(&sandbox, &[&["--mode", "legacy"][..], &calls].concat(), &[]);
+    assert!(text_of(&report, 0).contains("declined"), "{report:#}");
+    assert_eq!(report["calls"][1]["isError"], true, "{report:#}");
+    assert!(text_of(&report, 1).contains("cannot sample"), "{report:#}");
+}
+
+/// The first text block of call `i` in `report`.
+fn text_of(report: &Value, i: usize) -> String {
+    report["calls"][i]["text"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
 fn progress_from_an_upstream_server_reaches_the_client() {
     let sandbox = everything::allow_all_sandbox("");
     let long = rho_component::naming::ExportedNames::default()

@@ -14,7 +14,9 @@ progress notifications received), or the JSON-RPC error it got instead (code, me
 JSON` or `--read URI`, the prompt names and resource URIs listed (`prompts`, `resources`) and
 each prompt's messages (`prompted`) and each read's text contents (`reads`), or the error;
 `listChanged` counts the `notifications/tools/list_changed` received (`--wait-list-changed N`
-waits up to N seconds after the calls for the first).
+waits up to N seconds after the calls for the first). With `--answer-forms JSON` the client
+declares elicitation and accepts every form with that content; with `--answer-sampling TEXT` it
+declares sampling and answers with that text; `forms` and `samplings` record what it was asked.
 """
 
 import argparse
@@ -23,6 +25,7 @@ import json
 import os
 import sys
 
+import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
@@ -35,6 +38,8 @@ async def main() -> int:
     parser.add_argument("--url")
     parser.add_argument("--relist", action="store_true")
     parser.add_argument("--wait-list-changed", type=float, default=0, metavar="SECONDS")
+    parser.add_argument("--answer-forms", metavar="JSON")
+    parser.add_argument("--answer-sampling", metavar="TEXT")
     parser.add_argument("--prompt", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--read", action="append", default=[], metavar="URI")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -51,8 +56,34 @@ async def main() -> int:
             report["listChanged"] += 1
             list_changed.set()
 
+    report["forms"] = []
+    report["samplings"] = []
+    callbacks = {}
+    if args.answer_forms is not None:
+
+        async def on_form(context, params):
+            report["forms"].append({"message": params.message, "schema": params.requested_schema})
+            return types.ElicitResult(action="accept", content=json.loads(args.answer_forms))
+
+        callbacks["elicitation_callback"] = on_form
+    if args.answer_sampling is not None:
+
+        async def on_sampling(context, params):
+            report["samplings"].append([m.content.text for m in params.messages])
+            return types.CreateMessageResult(
+                role="assistant",
+                content=types.TextContent(type="text", text=args.answer_sampling),
+                model="client-model",
+                stop_reason="endTurn",
+            )
+
+        callbacks["sampling_callback"] = on_sampling
     async with Client(
-        server, mode=args.mode, read_timeout_seconds=30, message_handler=on_message
+        server,
+        mode=args.mode,
+        read_timeout_seconds=30,
+        message_handler=on_message,
+        **callbacks,
     ) as client:
         report["protocolVersion"] = client.protocol_version
         listed = await client.list_tools()

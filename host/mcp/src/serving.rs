@@ -4,9 +4,12 @@
 //! the path and, for remote clients, a bearer token). The set is rho's own types;
 //! this module turns its [`ToolSpec`]s into MCP tool definitions (rho's exported names, the risk
 //! level as annotations) and its [`ToolOutput`]s into call results, passes a client's progress
-//! token and cancellation through to the call, and speaks both revisions rho speaks as a client
+//! token and cancellation through to the call, passes an upstream server's questions to the
+//! client (`downstream.rs`), and speaks both revisions rho speaks as a client
 //! (2026-07-28 through `server/discover`, 2025-11-25 through `initialize`: rmcp answers each
 //! in the client's era).
+
+mod downstream;
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -86,13 +89,15 @@ pub trait Served: Send + Sync + 'static {
     ) -> ServedFuture<'a, Result<ResourceAttachment, ServedRefusal>>;
 
     /// Calls tool `name`: `cancel` fires when the client cancels (or goes away), `progress`
-    /// receives the tool's progress when the client asked for it.
+    /// receives the tool's progress when the client asked for it, and `asker` puts an upstream
+    /// server's questions to the client.
     fn call<'a>(
         &'a self,
         name: &'a str,
         arguments: Value,
         cancel: CancelSignal,
         progress: Option<ProgressSink>,
+        asker: Arc<dyn rho_component::Asker>,
     ) -> ServedCall<'a>;
 }
 
@@ -525,9 +530,10 @@ impl ServerHandler for Gateway {
             });
             sink
         });
+        let asker = Arc::new(downstream::Downstream::new(context.peer.clone()));
         let output = self
             .served
-            .call(&request.name, arguments, cancel, progress)
+            .call(&request.name, arguments, cancel, progress, asker)
             .await;
         watch.abort();
         match output {

@@ -1,8 +1,8 @@
 //! What `rho mcp serve` offers another MCP client (`docs/mcp.md`, "rho as an MCP server"):
 //! the tools a session mounts, under their exported names, filtered by component and, for
 //! built-in tools, by risk. Each call runs as a session's would (the workspace, its extra
-//! roots, secrets hidden from the processes tools start); no person is asked anything, so
-//! servers are told rho shows no forms and has no model for sampling.
+//! roots, secrets hidden from the processes tools start); a server's questions during a call
+//! go to the client that made it (answered, or declined when it cannot answer them).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -148,8 +148,12 @@ impl Registry {
                 })
             }
         };
+        // Servers are told rho can show forms and (those with `sampling = "ask"`) sample: each
+        // call passes their questions to its client, which answers them or has them declined.
         let mount = MountOptions {
             oauth_login: rho_mcp::oauth::LoginPolicy::Never,
+            elicitation: true,
+            sampling: true,
             ..MountOptions::default()
         };
         let set = Arc::new(self.mount(&mount).await);
@@ -466,12 +470,14 @@ impl Served for ServedTools {
         arguments: serde_json::Value,
         cancel: CancelSignal,
         progress: Option<ProgressSink>,
+        asker: Arc<dyn rho_component::Asker>,
     ) -> ServedCall<'a> {
         Box::pin(async move {
             let tool = self.set.get(name).filter(|t| self.offers(t.spec()))?;
             let mut context = self.context.clone();
             context.cancel = cancel;
             context.progress = progress;
+            context.asker = Some(asker);
             Some(tool.call(arguments, &context).await)
         })
     }

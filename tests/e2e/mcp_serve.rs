@@ -783,7 +783,14 @@ fn a_remote_listener_needs_allow_remote_and_a_token() {
     let gateway = HttpGateway::start(
         &sandbox,
         "0.0.0.0:0",
-        &["--allow-remote", "--token-env", "RHO_SERVE_TOKEN"],
+        &[
+            "--allow-remote",
+            "--token-env",
+            "RHO_SERVE_TOKEN",
+            "--builtins",
+            "--max-risk",
+            "destructive",
+        ],
         &[("RHO_SERVE_TOKEN", token)],
     );
     assert_eq!(gateway.status("/mcp", &[]), 401);
@@ -803,9 +810,16 @@ fn a_remote_listener_needs_allow_remote_and_a_token() {
         Client::TypeScript,
         &gateway.url,
         Some(token),
-        &[(ECHO, json!({}))],
+        &[
+            (ECHO, json!({})),
+            ("run_command", json!({"command": "env"})),
+        ],
     );
     assert_eq!(report["calls"][0]["isError"], false, "{report:#}");
+    // A command a served tool runs never sees the token.
+    let env = report["calls"][1]["text"][0].as_str().unwrap();
+    assert!(env.contains("HOME="), "{report:#}");
+    assert!(!env.contains(token), "the token reached a command: {env}");
     let stderr = std::fs::read_to_string(&gateway.stderr).unwrap();
     assert!(!stderr.contains(token), "the token leaked: {stderr}");
 }

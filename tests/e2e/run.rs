@@ -204,6 +204,31 @@ fn a_model_that_cannot_be_reached_fails_the_run() {
     assert!(done.stderr.starts_with("error: "), "{}", done.stderr);
     let said = done.stderr.lines().filter(|l| l.starts_with("error: "));
     assert_eq!(said.count(), 1, "said once: {}", done.stderr);
+    // With --json too: the failure is an agent/error line and, for a person, on stderr.
+    let done = sandbox
+        .rho(&[
+            "run",
+            "--ephemeral",
+            "--json",
+            "--endpoint",
+            "http://127.0.0.1:1/v1",
+            "--model",
+            "m",
+            "hello",
+        ])
+        .code(1);
+    assert!(done.stdout.contains("\"agent/error\""), "{}", done.stdout);
+    let said = done.stderr.lines().filter(|l| l.starts_with("error: "));
+    assert_eq!(said.count(), 1, "said once: {}", done.stderr);
+}
+
+#[test]
+fn a_piped_answer_keeps_its_bytes() {
+    let sandbox = Sandbox::new();
+    let makefile = "all:\n\techo built\n";
+    let model = model(&sandbox, &json!([{"content": makefile}]));
+    let done = run(&sandbox, &model, &["--ephemeral", "write a Makefile"]).ok();
+    assert_eq!(done.stdout, makefile);
 }
 
 #[test]

@@ -18,6 +18,20 @@ pub fn out(text: &str) {
         .and_then(|()| stdout.flush());
 }
 
+/// Writes content whose bytes matter (a model's answer a user may redirect into a file) to
+/// stdout: as it is when stdout is a file or a pipe, made terminal-safe as [`out`] does when
+/// it is a terminal.
+pub fn out_content(text: &str) {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        return out(text);
+    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}
+
 /// Prints a shape as pretty JSON with its object keys sorted at every level (the order most
 /// commands' documents have always had), with a trailing newline.
 pub fn json_sorted<T: serde::Serialize + ?Sized>(value: &T) {

@@ -21,7 +21,7 @@ pub use model_choice::{
     list_provider_models, provider_entries,
 };
 pub use registry::{
-    ACTIVATE_SKILL, BUILTIN_OWNER, CacheKey, CacheKeys, CacheReader, CachedCatalog,
+    ACTIVATE_SKILL, BUILTIN_OWNER, Bearer, CacheKey, CacheKeys, CacheReader, CachedCatalog,
     ComponentLoadError, DirectCall, DirectCallError, LoadOutcome, MAX_TOOL_CACHE_FILE_BYTES,
     MAX_TOOL_CACHE_FILES, McpSources, MountOptions, MountedServer, MountedTool, NEEDS_TASKS_MARK,
     PluginSummary, Probe, ProbedServer, ProbedTool, Registry, ServeError, ServeOptions,

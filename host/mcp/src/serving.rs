@@ -149,11 +149,11 @@ pub async fn serve_stdio(
     Ok(())
 }
 
-/// How long a stop waits for the service's task to end.
-const SERVICE_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long a stop waits for the service's task to end (the servers' close comes after, all
+/// within rho's grace period after a signal).
+const SERVICE_STOP_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Where `rho mcp serve --http` listens, and what a request must carry.
-#[derive(Debug)]
 pub struct HttpServe {
     /// The bound listener (bound by the caller, which reports its address).
     pub listener: tokio::net::TcpListener,
@@ -164,6 +164,27 @@ pub struct HttpServe {
     /// loopback names, against DNS rebinding.
     pub any_host: bool,
 }
+
+impl std::fmt::Debug for HttpServe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token itself.
+        f.debug_struct("HttpServe")
+            .field("listener", &self.listener.local_addr().ok())
+            .field("bearer", &self.bearer.as_ref().map(|_| "<set>"))
+            .field("any_host", &self.any_host)
+            .finish()
+    }
+}
+
+/// Connections served at once, at most; more wait to be accepted.
+const MAX_HTTP_CONNECTIONS: usize = 256;
+
+/// How long a connection may take to send a request's headers.
+const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long accepting pauses after it failed (out of file descriptors, say), so a failing
+/// `accept` does not spin.
+const ACCEPT_RETRY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The path the MCP endpoint answers on.
 pub const HTTP_PATH: &str = "/mcp";
@@ -197,6 +218,14 @@ pub async fn serve_http(
     let bearer: Option<Arc<str>> = http.bearer.map(Arc::from);
     let mut connections = tokio::task::JoinSet::new();
     loop {
+        // Finished connections are reaped; at the cap, the next waits for one to end.
+        while connections.try_join_next().is_some() {}
+        if connections.len() >= MAX_HTTP_CONNECTIONS {
+            tokio::select! {
+                _ = connections.join_next() => continue,
+                () = stop.cancelled() => break,
+            }
+        }
         let accepted = tokio::select! {
             accepted = http.listener.accept() => accepted,
             () = stop.cancelled() => break,
@@ -205,7 +234,10 @@ pub async fn serve_http(
             Ok((stream, _)) => stream,
             Err(e) => {
                 tracing::warn!(target: "rho::serve", "cannot accept a connection: {e}");
-                continue;
+                tokio::select! {
+                    () = tokio::time::sleep(ACCEPT_RETRY) => continue,
+                    () = stop.cancelled() => break,
+                }
             }
         };
         let service = service.clone();
@@ -223,14 +255,14 @@ pub async fn serve_http(
             });
             let io = hyper_util::rt::TokioIo::new(stream);
             if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
                 .serve_connection(io, answer)
                 .await
             {
                 tracing::debug!(target: "rho::serve", "a connection ended: {e}");
             }
         });
-        // Finished connections are reaped as new ones arrive.
-        while connections.try_join_next().is_some() {}
     }
     // Sessions end (their streams close), then the connections that carried them.
     sessions_stop.cancel();
@@ -517,16 +549,23 @@ impl ServerHandler for Gateway {
             ct.cancelled().await;
             on_cancel.cancel();
         });
+        // One sender per call keeps the reports in order; a full queue drops a report rather
+        // than holding up the tool.
+        let (reports, mut to_send) = tokio::sync::mpsc::channel::<ProgressNotificationParam>(64);
         let progress = context.meta.get_progress_token().map(|token| {
             let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some(param) = to_send.recv().await {
+                    if peer.notify_progress(param).await.is_err() {
+                        return;
+                    }
+                }
+            });
             let sink: ProgressSink = Arc::new(move |p: ToolProgress| {
-                let peer = peer.clone();
                 let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
                 param.total = p.total;
                 param.message = p.message;
-                tokio::spawn(async move {
-                    let _ = peer.notify_progress(param).await;
-                });
+                let _ = reports.try_send(param);
             });
             sink
         });

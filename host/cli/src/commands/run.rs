@@ -16,7 +16,7 @@ use rho_core::session::{ApprovalDecision, CallOutcome, SessionEvent};
 use super::rpc::host_options;
 use crate::cli::{Approve, RunArgs};
 use crate::context::Context;
-use crate::output::{clean, error_line, first_line, out};
+use crate::output::{clean, error_line, first_line};
 use crate::runtime;
 
 /// The longest prompt read from stdin.
@@ -109,9 +109,11 @@ pub fn run(ctx: &Context, args: RunArgs) -> anyhow::Result<ExitCode> {
                 finish_reason,
             }))) => {
                 if !json {
-                    let mut text = crate::output::clean_block(&reply);
+                    // The answer as the model wrote it when stdout is a file or a pipe
+                    // (`rho run "write a Makefile" > Makefile`); made safe on a terminal.
+                    let mut text = reply.strip_suffix('\n').unwrap_or(&reply).to_owned();
                     text.push('\n');
-                    out(&text);
+                    crate::output::out_content(&text);
                 }
                 unfinished(&finish_reason)
             }
@@ -119,10 +121,11 @@ pub fn run(ctx: &Context, args: RunArgs) -> anyhow::Result<ExitCode> {
             Some(Err(error)) => Some(error.message),
             None => Some("the session host stopped before the prompt ended".into()),
         };
-        // The model's failure was reported as it happened (`agent/error`).
+        // A person read the model's failure as it happened; with --json it is said here.
+        let said = !json && narrator.failure.is_some();
         match failure.or(narrator.failure) {
             Some(failure) => {
-                if !narrator.reported_failure {
+                if !said {
                     error_line(&format!("error: {failure}"));
                 }
                 Ok(ExitCode::from(1))
@@ -187,8 +190,6 @@ struct Narrator {
     refused: HashSet<String>,
     /// The model's failure, when it failed.
     failure: Option<String>,
-    /// Whether that failure is already on stderr.
-    reported_failure: bool,
 }
 
 impl Narrator {
@@ -197,7 +198,6 @@ impl Narrator {
             approve,
             refused: HashSet::new(),
             failure: None,
-            reported_failure: false,
         }
     }
 
@@ -261,7 +261,6 @@ impl Narrator {
             }
             SessionEvent::AgentError(message) => {
                 self.failure = Some(message.clone());
-                self.reported_failure = true;
                 Some(format!("error: {}", clean(message)))
             }
             SessionEvent::ServerRestart(restart) => Some(match &restart.gave_up {

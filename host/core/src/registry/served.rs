@@ -34,8 +34,18 @@ pub enum ServeTransport {
         allow_remote: bool,
         /// The token every request must carry as `Authorization: Bearer <token>`; required
         /// with `allow_remote`.
-        bearer: Option<String>,
+        bearer: Option<Bearer>,
     },
+}
+
+/// A bearer token and the environment variable it came from (hidden from the processes
+/// tools start, like every secret).
+#[derive(Clone)]
+pub struct Bearer {
+    /// The variable's name.
+    pub variable: String,
+    /// Its value.
+    pub token: String,
 }
 
 impl std::fmt::Debug for ServeTransport {
@@ -51,7 +61,7 @@ impl std::fmt::Debug for ServeTransport {
                 .debug_struct("Http")
                 .field("addr", addr)
                 .field("allow_remote", allow_remote)
-                .field("bearer", &bearer.as_ref().map(|_| "<set>"))
+                .field("bearer", &bearer.as_ref().map(|b| &b.variable))
                 .finish(),
         }
     }
@@ -143,7 +153,7 @@ impl Registry {
                 listening(listener.local_addr().map_err(listen_error)?);
                 Some(rho_mcp::serving::HttpServe {
                     listener,
-                    bearer: bearer.clone(),
+                    bearer: bearer.as_ref().map(|b| b.token.clone()),
                     any_host: *allow_remote,
                 })
             }
@@ -163,6 +173,14 @@ impl Registry {
         let mut context = ToolContext::new(&self.paths.project.cwd);
         context.extra_roots = self.config.agent.extra_roots.clone();
         context.hidden_env = self.secret_variables();
+        if let ServeTransport::Http {
+            bearer: Some(bearer),
+            ..
+        } = &options.transport
+        {
+            // A command a tool runs never sees the token clients must send.
+            context.hidden_env.push(bearer.variable.clone());
+        }
         let (changed, changes) = tokio::sync::watch::channel(0u64);
         let served = Arc::new(ServedTools {
             set: set.clone(),
@@ -225,16 +243,20 @@ async fn watch_changes(set: Arc<ToolSet>, changed: tokio::sync::watch::Sender<u6
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        if !set.reconcile().await.is_empty() {
+        if !set.reconcile_idle().await.is_empty() {
             changed.send_modify(|count| *count += 1);
         }
+        // Nobody reports restarts here (a session does, after each batch): keep the queue
+        // from growing; the servers' states still show them.
+        drop(set.take_restarts());
     }
 }
 
 /// Closes `set` once nothing else holds it (the service's handlers let go as their sessions
-/// end), waiting a little; a set still held is left to drop, which kills its processes.
+/// end), waiting half a second at most; a set still held is left to drop, which kills its
+/// processes.
 async fn close_when_released(mut set: Arc<ToolSet>) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(500);
     loop {
         match Arc::try_unwrap(set) {
             Ok(set) => {
@@ -292,6 +314,23 @@ impl ServedTools {
             SkillSource::Plugin { plugin, .. } => self.offers_component(&[plugin]),
             _ => self.options.only.is_empty(),
         })
+    }
+
+    /// The offered servers' prompts as `(served name, server, prompt)`: `<server>:<prompt>`,
+    /// none that a skill's name already takes.
+    async fn served_prompts(&self) -> Vec<(String, String, ServerPrompt)> {
+        let skills: BTreeSet<String> = self
+            .offered_skills()
+            .map(|skill| format!("{SKILL_PROMPT_PREFIX}{}", skill.name))
+            .collect();
+        self.set
+            .prompts()
+            .await
+            .into_iter()
+            .filter(|(server, _)| self.offers_server(server))
+            .map(|(server, prompt)| (format!("{server}:{}", prompt.name), server, prompt))
+            .filter(|(served, _, _)| !skills.contains(served))
+            .collect()
     }
 
     /// The served resources with their servers, first of each URI only.
@@ -376,13 +415,11 @@ impl Served for ServedTools {
                 arguments: Vec::new(),
             });
             let servers = self
-                .set
-                .prompts()
+                .served_prompts()
                 .await
                 .into_iter()
-                .filter(|(server, _)| self.offers_server(server))
-                .map(|(server, prompt)| ServerPrompt {
-                    name: format!("{server}:{}", prompt.name),
+                .map(|(served, _, prompt)| ServerPrompt {
+                    name: served,
                     ..prompt
                 });
             skills.chain(servers).collect()
@@ -396,11 +433,10 @@ impl Served for ServedTools {
     ) -> ServedFuture<'a, Result<Vec<PromptMessage>, ServedRefusal>> {
         Box::pin(async move {
             let unknown = || ServedRefusal::Unknown(format!("no prompt named {name:?}"));
-            if let Some(skill_name) = name.strip_prefix(SKILL_PROMPT_PREFIX) {
-                let skill = self
-                    .offered_skills()
-                    .find(|s| s.name == skill_name)
-                    .ok_or_else(unknown)?;
+            if let Some(skill) = self
+                .offered_skills()
+                .find(|s| name.strip_prefix(SKILL_PROMPT_PREFIX) == Some(s.name.as_str()))
+            {
                 let body = super::skill_body(skill, &self.plugins)
                     .map_err(|e| ServedRefusal::Failed(e.to_string()))?;
                 return Ok(vec![PromptMessage {
@@ -408,21 +444,22 @@ impl Served for ServedTools {
                     text: body,
                 }]);
             }
-            let (server, prompt) = name.split_once(':').ok_or_else(unknown)?;
-            if !self.offers_server(server) {
-                return Err(unknown());
-            }
+            // Looked up by the name it is listed under (a server identity may hold `:`).
+            let (server, prompt) = self
+                .served_prompts()
+                .await
+                .into_iter()
+                .find(|(served, _, _)| served == name)
+                .map(|(_, server, prompt)| (server, prompt.name))
+                .ok_or_else(unknown)?;
             let connection = self
                 .set
-                .live_connection(server)
+                .live_connection(&server)
                 .await
                 .ok_or_else(unknown)?
                 .map_err(ServedRefusal::Failed)?;
-            if !connection.prompts().iter().any(|p| p.name == prompt) {
-                return Err(unknown());
-            }
             connection
-                .get_prompt(prompt, arguments, None)
+                .get_prompt(&prompt, arguments, None)
                 .await
                 .map_err(|e| ServedRefusal::Failed(e.to_string()))
         })

@@ -270,6 +270,17 @@ impl ToolSet {
     /// tools join under new exported names; withdrawn ones keep their names and fail clearly.
     /// Returns `(server, changes)` for each server that had some.
     pub async fn reconcile(&self) -> Vec<(String, rho_mcp::ToolChanges)> {
+        self.reconcile_servers(false).await
+    }
+
+    /// [`ToolSet::reconcile`] while calls may be running (`rho mcp serve`): a server with a
+    /// call in flight is left for a later pass instead of waited for, so a long call never
+    /// holds up the server's other calls behind the listing.
+    pub async fn reconcile_idle(&self) -> Vec<(String, rho_mcp::ToolChanges)> {
+        self.reconcile_servers(true).await
+    }
+
+    async fn reconcile_servers(&self, skip_busy: bool) -> Vec<(String, rho_mcp::ToolChanges)> {
         let mut out = Vec::new();
         for link in &self.links {
             let id = link.id();
@@ -281,7 +292,14 @@ impl ToolSet {
                     _ => continue,
                 }
             }
-            let mut guard = connection.write().await;
+            let mut guard = if skip_busy {
+                match connection.try_write() {
+                    Ok(guard) => guard,
+                    Err(_) => continue,
+                }
+            } else {
+                connection.write().await
+            };
             let Some(connection) = guard.as_mut() else {
                 continue;
             };

@@ -9,7 +9,10 @@ pub(super) fn serve(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> 
     let bearer = match &args.token_env {
         None => None,
         Some(var) => match std::env::var(var) {
-            Ok(token) if !token.is_empty() => Some(token),
+            Ok(token) if !token.is_empty() => Some(rho_core::Bearer {
+                variable: var.clone(),
+                token,
+            }),
             _ => bail!("--token-env {var}: the variable is not set (or empty)"),
         },
     };

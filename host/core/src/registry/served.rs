@@ -333,6 +333,20 @@ impl ServedTools {
             .collect()
     }
 
+    /// `server`'s connection, started first when it is lazy; `unknown` when no such server
+    /// is mounted, its start's failure otherwise.
+    async fn connection(
+        &self,
+        server: &str,
+        unknown: impl FnOnce() -> ServedRefusal,
+    ) -> Result<tokio::sync::RwLockReadGuard<'_, rho_mcp::Connection>, ServedRefusal> {
+        self.set
+            .live_connection(server)
+            .await
+            .ok_or_else(unknown)?
+            .map_err(ServedRefusal::Failed)
+    }
+
     /// The served resources with their servers, first of each URI only.
     async fn served_resources(&self) -> Vec<(String, ServerResource)> {
         let mut seen = BTreeSet::new();
@@ -452,13 +466,8 @@ impl Served for ServedTools {
                 .find(|(served, _, _)| served == name)
                 .map(|(_, server, prompt)| (server, prompt.name))
                 .ok_or_else(unknown)?;
-            let connection = self
-                .set
-                .live_connection(&server)
-                .await
-                .ok_or_else(unknown)?
-                .map_err(ServedRefusal::Failed)?;
-            connection
+            self.connection(&server, unknown)
+                .await?
                 .get_prompt(&prompt, arguments, None)
                 .await
                 .map_err(|e| ServedRefusal::Failed(e.to_string()))
@@ -488,13 +497,8 @@ impl Served for ServedTools {
                 .find(|(_, r)| r.uri == uri)
                 .map(|(server, _)| server)
                 .ok_or_else(unknown)?;
-            let connection = self
-                .set
-                .live_connection(&server)
-                .await
-                .ok_or_else(unknown)?
-                .map_err(ServedRefusal::Failed)?;
-            connection
+            self.connection(&server, unknown)
+                .await?
                 .read_resource(uri)
                 .await
                 .map_err(|e| ServedRefusal::Failed(e.to_string()))

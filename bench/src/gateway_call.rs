@@ -23,7 +23,7 @@ use crate::json_lines;
 use crate::measure::rho_args;
 use crate::rpc_ready::{LineChild, LineCommand};
 use crate::scratch::Scratch;
-use crate::stats::{Summary, verdict};
+use crate::stats::{Summary, print_paths, verdict};
 use crate::{Error, Resolved, context, machine};
 
 /// The goal: the gateway adds at most this much to a call's median.
@@ -198,16 +198,13 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         o.runs, o.warmup
     );
     println!();
-    println!(
-        "{:<34} {:>9} {:>7} {:>7}",
-        "path", "median ms", "min", "p90"
+    print_paths(
+        &[
+            ("through rho mcp serve", g),
+            ("direct to the server (baseline)", d),
+        ],
+        3,
     );
-    for (name, s) in [
-        ("through rho mcp serve", g),
-        ("direct to the server (baseline)", d),
-    ] {
-        println!("{name:<34} {:>9.3} {:>7.3} {:>7.3}", s.median, s.min, s.p90);
-    }
     println!();
     let added = g.median - d.median;
     println!(

@@ -33,7 +33,7 @@ use crate::lazy::{check_statuses, fill_cache, server_statuses, server_table, sta
 use crate::misbehaving::{TurnLines, check_reply, turn};
 use crate::rpc_ready::{LineChild, LineCommand, UNREACHABLE_ENDPOINT, rpc_args};
 use crate::scratch::Scratch;
-use crate::stats::{Summary, verdict};
+use crate::stats::{Summary, print_paths, verdict};
 use crate::{Error, Resolved, context, machine};
 
 /// The goal: rho's first call of a lazy server within this multiple of a bare client's
@@ -349,18 +349,15 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         o.runs, o.warmup
     );
     println!();
-    println!(
-        "{:<34} {:>9} {:>7} {:>7}",
-        "path", "median ms", "min", "p90"
+    print_paths(
+        &[
+            ("rho: first call (starts the server)", rf),
+            ("bare: spawn + handshake + call", bf),
+            ("rho: second call", rs),
+            ("bare: second call", bs),
+        ],
+        2,
     );
-    for (name, s) in [
-        ("rho: first call (starts the server)", rf),
-        ("bare: spawn + handshake + call", bf),
-        ("rho: second call", rs),
-        ("bare: second call", bs),
-    ] {
-        println!("{name:<34} {:>9.2} {:>7.2} {:>7.2}", s.median, s.min, s.p90);
-    }
     println!();
     let ratio = rf.median / bf.median;
     println!(

@@ -8,6 +8,27 @@ pub fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "NOT met" }
 }
 
+/// Prints `rows` as the table of median, minimum and p90 (ms, `decimals` places) the benches
+/// comparing two or more paths share, under a `path` column.
+pub fn print_paths(rows: &[(&str, Summary)], decimals: usize) {
+    print!("{}", paths_table(rows, decimals));
+}
+
+/// The text [`print_paths`] prints.
+fn paths_table(rows: &[(&str, Summary)], decimals: usize) -> String {
+    let mut text = format!(
+        "{:<34} {:>9} {:>7} {:>7}\n",
+        "path", "median ms", "min", "p90"
+    );
+    for (name, s) in rows {
+        text.push_str(&format!(
+            "{name:<34} {:>9.decimals$} {:>7.decimals$} {:>7.decimals$}\n",
+            s.median, s.min, s.p90
+        ));
+    }
+    text
+}
+
 /// Median, minimum and 90th percentile of a set of runs, in milliseconds.
 #[derive(Debug, Clone, Copy)]
 pub struct Summary {
@@ -108,6 +129,36 @@ mod tests {
 
     fn ms(values: &[u64]) -> Vec<Duration> {
         values.iter().map(|v| Duration::from_millis(*v)).collect()
+    }
+
+    #[test]
+    fn the_paths_table_is_the_benches_own_layout() {
+        let s = Summary {
+            median: 0.1234,
+            min: 0.05,
+            p90: 1.5,
+        };
+        let row = |name: &str, d: usize| {
+            format!(
+                "{name:<34} {:>9.d$} {:>7.d$} {:>7.d$}\n",
+                s.median, s.min, s.p90
+            )
+        };
+        assert_eq!(
+            paths_table(&[("through rho mcp serve", s)], 3),
+            format!(
+                "{:<34} {:>9} {:>7} {:>7}\n{}",
+                "path",
+                "median ms",
+                "min",
+                "p90",
+                row("through rho mcp serve", 3)
+            )
+        );
+        assert!(
+            paths_table(&[("bare", s)], 2)
+                .ends_with("bare                                    0.12    0.05    1.50\n")
+        );
     }
 
     #[test]

@@ -342,6 +342,9 @@ struct Gateway {
     found: std::sync::Mutex<std::collections::BTreeSet<String>>,
     /// Ends this client's `list_changed` forwarder when the handler goes.
     gone: tokio_util::sync::CancellationToken,
+    /// The search tool, when clients see it instead of every tool (asked once, not per
+    /// request).
+    search: Option<ToolSpec>,
 }
 
 impl Drop for Gateway {
@@ -353,6 +356,7 @@ impl Drop for Gateway {
 impl Gateway {
     fn new(served: Arc<dyn Served>, info: ServeInfo) -> Self {
         Self {
+            search: served.search_tool(),
             served,
             info,
             found: std::sync::Mutex::default(),
@@ -427,11 +431,11 @@ impl ServerHandler for Gateway {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, rmcp::ErrorData> {
         let tools = self.served.tools().await;
-        let listed = match self.served.search_tool() {
+        let listed = match &self.search {
             None => tools.iter().map(definition).collect(),
             Some(search) => {
                 let found = self.found();
-                std::iter::once(definition(&search))
+                std::iter::once(definition(search))
                     .chain(
                         tools
                             .iter()
@@ -535,8 +539,8 @@ impl ServerHandler for Gateway {
             .arguments
             .map_or(Value::Object(JsonObject::new()), Value::Object);
         if self
-            .served
-            .search_tool()
+            .search
+            .as_ref()
             .is_some_and(|search| search.name == request.name)
         {
             let output = self.search(arguments, &context).await;
@@ -551,8 +555,9 @@ impl ServerHandler for Gateway {
         });
         // One sender per call keeps the reports in order; a full queue drops a report rather
         // than holding up the tool.
-        let (reports, mut to_send) = tokio::sync::mpsc::channel::<ProgressNotificationParam>(64);
         let progress = context.meta.get_progress_token().map(|token| {
+            let (reports, mut to_send) =
+                tokio::sync::mpsc::channel::<ProgressNotificationParam>(64);
             let peer = context.peer.clone();
             tokio::spawn(async move {
                 while let Some(param) = to_send.recv().await {

@@ -26,10 +26,10 @@ pub use registry::{
     MAX_TOOL_CACHE_FILES, McpSources, MountOptions, MountedServer, MountedTool, NEEDS_TASKS_MARK,
     PluginSummary, Probe, ProbedServer, ProbedTool, Registry, ServeError, ServeOptions,
     ServeTransport, ServerHealth, ServerRestart, ServerSlot, ServerSource, ServerStatus,
-    ServerToolset, SkillBodyError, SlotState, StartReport, TOOL_CACHE_FORMAT, TOOLS_DIGEST_HEX,
-    ToolCache, ToolSet, ToolsetChanged, TrustQuestion, Unstartable, collect_servers,
-    load_plugin_components, plugin_locations, skill_catalog, startable, tools_digest,
-    untrusted_message, wasm_cache_dir, wasm_tool_risk,
+    ServerToolset, SkillBodyError, SlotState, StartFailure, StartReport, TOOL_CACHE_FORMAT,
+    TOOLS_DIGEST_HEX, ToolCache, ToolSet, ToolsetChanged, TrustQuestion, Unstartable,
+    collect_servers, load_plugin_components, plugin_locations, skill_catalog, startable,
+    tools_digest, untrusted_message, wasm_cache_dir, wasm_tool_risk,
 };
 pub use rho_config::{AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths, ToolSearch};
 pub use rho_mcp::{MAX_QUEUED_QUESTIONS, RejectedQuestions};

@@ -33,7 +33,7 @@ use rho_config::{ConfigSource, RhoConfig, RhoPaths};
 use rho_plugins::{PluginInventory, PluginLocations};
 
 pub use direct_call::{DirectCall, DirectCallError};
-pub use probe::{Probe, ProbedServer, ProbedTool, StartReport};
+pub use probe::{Probe, ProbedServer, ProbedTool, StartFailure, StartReport};
 pub use served::{Bearer, ServeError, ServeOptions, ServeTransport};
 pub use server_link::{ServerHealth, ServerRestart};
 pub use server_state::{MountedServer, MountedTool, NEEDS_TASKS_MARK, ServerStatus};

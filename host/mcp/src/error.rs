@@ -2,7 +2,7 @@
 //! involved.
 
 /// Why a server could not be started, connected, listed or called.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum McpError {
     /// An `env_from_env` / `headers_from_env` variable is not set (named, never its value).
     #[error("server {server}: environment variable {variable} is not set")]

@@ -20,7 +20,7 @@ use rho_mcp::Connection;
 use tokio::sync::RwLock;
 
 use super::mcp_tool::McpTool;
-use super::probe::StartReport;
+use super::probe::{StartFailure, StartReport};
 use super::server_link::{Remember, ServerHealth, ServerLink};
 use super::server_state::{MountedServer, MountedTool, ServerStatus, SharedLive, lock};
 use super::skill_tool::ActivateSkill;
@@ -271,7 +271,7 @@ impl ServerStarts {
                         server: start.spec.id.clone(),
                         outcome: match &start.result {
                             Ok(connection) => Ok(connection.tools.len()),
-                            Err(e) => Err(e.to_string()),
+                            Err(e) => Err(e.clone().into()),
                         },
                         elapsed: start.elapsed,
                     };
@@ -286,15 +286,18 @@ impl ServerStarts {
                     // A start-up task that panicked fails only its own server.
                     self.task_index.get(&e.id()).map(|&index| {
                         let server = &set.servers[index];
+                        let failure = StartFailure::Internal {
+                            server: server.id.clone(),
+                        };
                         let message = "start-up failed unexpectedly (an internal error)".to_owned();
                         set.diagnostics.push(
                             Diagnostic::error(DiagnosticCode::McpServerFailed, message.clone())
                                 .with_component(server.id.clone()),
                         );
-                        lock(&server.live).status = ServerStatus::Failed(message.clone());
+                        lock(&server.live).status = ServerStatus::Failed(message);
                         StartReport {
                             server: server.id.clone(),
-                            outcome: Err(message),
+                            outcome: Err(failure),
                             elapsed: Duration::ZERO,
                         }
                     })

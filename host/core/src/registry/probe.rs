@@ -22,14 +22,28 @@ use super::tool_set::{MountOptions, ToolSet};
 const PING_BUDGET: Duration = Duration::from_secs(5);
 
 /// A server's start that finished during a probe (or a mount), as it finished.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StartReport {
     /// The server identity.
     pub server: String,
     /// How many tools it listed, or why it did not start.
-    pub outcome: Result<usize, String>,
+    pub outcome: Result<usize, StartFailure>,
     /// From its start to its answer (tools, prompts and resources listed).
     pub elapsed: Duration,
+}
+
+/// Why a start a [`StartReport`] tells of failed. Its message names the server.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StartFailure {
+    /// The server could not be started, connected or listed.
+    #[error(transparent)]
+    Mcp(#[from] rho_mcp::McpError),
+    /// Its start-up task ended unexpectedly (an internal error): only its own server failed.
+    #[error("server {server}: start-up failed unexpectedly (an internal error)")]
+    Internal {
+        /// The server identity.
+        server: String,
+    },
 }
 
 /// What a probe found.

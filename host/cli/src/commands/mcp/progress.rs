@@ -86,8 +86,9 @@ impl ConnectProgress {
             }
             Err(error) => {
                 // The id leads the line already; the table or JSON keeps the whole message.
+                let error = error.to_string();
                 let prefix = format!("server {}: ", server.id);
-                let reason = error.strip_prefix(&prefix).unwrap_or(error);
+                let reason = error.strip_prefix(&prefix).unwrap_or(&error);
                 let reason = clean(reason.lines().next().unwrap_or_default());
                 format!("  {} ✗ {reason}", server.shown)
             }

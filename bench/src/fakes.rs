@@ -3,11 +3,12 @@
 //! on drop).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::processes::KillOnDrop;
 use crate::rpc_ready::stderr_quote;
 use crate::{Error, Resolved};
 
@@ -68,7 +69,7 @@ pub fn script_text(turns: &[Value]) -> String {
 
 /// A running `fake-model`, killed and reaped on drop.
 pub struct FakeModel {
-    child: Child,
+    child: KillOnDrop,
     /// The port it listens on (127.0.0.1).
     pub port: u16,
 }
@@ -101,7 +102,10 @@ impl FakeModel {
         let child = command
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        let mut model = Self { child, port: 0 };
+        let mut model = Self {
+            child: KillOnDrop(child),
+            port: 0,
+        };
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
             if let Ok(text) = std::fs::read_to_string(&port_file)
@@ -110,7 +114,7 @@ impl FakeModel {
                 model.port = port;
                 return Ok(model);
             }
-            if let Ok(Some(status)) = model.child.try_wait() {
+            if let Ok(Some(status)) = model.child.0.try_wait() {
                 return Err(format!(
                     "fake-model {name} exited with {status}; stderr:\n{}",
                     stderr_quote(&stderr_path)
@@ -128,13 +132,6 @@ impl FakeModel {
     /// The base URL to pass to `rho rpc --endpoint`.
     pub fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
-    }
-}
-
-impl Drop for FakeModel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

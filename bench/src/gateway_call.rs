@@ -38,36 +38,6 @@ const SERVED_TOOL: &str = "mcp__echoer__echo";
 /// The id of `initialize`.
 const INITIALIZE_ID: u64 = 0;
 
-/// The handshake's two lines: `initialize` (2025-11-25, no client capabilities) and
-/// `notifications/initialized`.
-fn handshake() -> [String; 2] {
-    [
-        json!({
-            "jsonrpc": "2.0",
-            "id": INITIALIZE_ID,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "rho-bench", "version": "0"},
-            },
-        })
-        .to_string(),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-    ]
-}
-
-/// `tools/call` of `tool` with id `id`.
-fn call_request(tool: &str, id: u64) -> String {
-    json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": {"call": id}},
-    })
-    .to_string()
-}
-
 /// The configuration: the one upstream server.
 fn config_text(fake: &Path) -> String {
     format!(
@@ -95,7 +65,7 @@ impl Side {
             tool,
             label,
         };
-        let [initialize, initialized] = handshake();
+        let [initialize, initialized] = json_lines::mcp_handshake(INITIALIZE_ID);
         let mut line = String::new();
         side.child.write_line(&initialize)?;
         side.read_response(INITIALIZE_ID, &mut line)?;
@@ -117,7 +87,7 @@ impl Side {
 
     /// Times call `id`: writing the request to reading its response; checks the result.
     fn call(&mut self, id: u64, line: &mut String) -> Result<Duration, String> {
-        let request = call_request(self.tool, id);
+        let request = json_lines::mcp_call(self.tool, id);
         let start = Instant::now();
         self.child.write_line(&request)?;
         self.read_response(id, line)?;
@@ -225,13 +195,13 @@ mod tests {
 
     #[test]
     fn the_requests_are_json_rpc_with_their_ids() {
-        let [initialize, initialized] = handshake();
+        let [initialize, initialized] = json_lines::mcp_handshake(INITIALIZE_ID);
         let message = json_lines::rpc_line(&initialize).unwrap();
         assert_eq!(message["method"], "initialize");
         assert_eq!(message["id"], INITIALIZE_ID);
         let message = json_lines::rpc_line(&initialized).unwrap();
         assert!(message.get("id").is_none());
-        let message = json_lines::rpc_line(&call_request(SERVED_TOOL, 7)).unwrap();
+        let message = json_lines::rpc_line(&json_lines::mcp_call(SERVED_TOOL, 7)).unwrap();
         assert_eq!(message["params"]["name"], SERVED_TOOL);
         assert_eq!(message["id"], 7);
     }

@@ -1,7 +1,8 @@
 //! The JSON lines the bench reads from the processes it drives (`rho rpc`, `fake-mcp`), parsed
 //! with serde_json: a line that is not JSON fails with a message naming who printed it, and a
 //! JSON-RPC response is told from a notification or a request by its `id` and no `method`;
-//! and the `prompt` request the bench writes to `rho rpc`.
+//! and the requests the bench writes: `prompt` to `rho rpc`, and a bare MCP client's handshake
+//! and `tools/call` to a server.
 
 use serde_json::{Value, json};
 
@@ -12,6 +13,36 @@ pub fn prompt_request(id: usize, message: &str) -> String {
         "id": id,
         "method": "prompt",
         "params": {"message": message},
+    })
+    .to_string()
+}
+
+/// A bare MCP client's handshake, as its two lines: `initialize` with id `id` (the 2025-11-25
+/// era `fake-mcp` speaks, no client capabilities) and `notifications/initialized`.
+pub fn mcp_handshake(id: u64) -> [String; 2] {
+    [
+        json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "rho-bench", "version": "0"},
+            },
+        })
+        .to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    ]
+}
+
+/// `tools/call` of `tool` with id `id`, the id as its one argument (`call`), as one line.
+pub fn mcp_call(tool: &str, id: u64) -> String {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": {"call": id}},
     })
     .to_string()
 }

@@ -61,22 +61,11 @@ struct BareRequests {
 
 impl BareRequests {
     fn new() -> Self {
-        let client = json!({"name": "rho-bench", "version": "0"});
+        let [initialize, initialized] = json_lines::mcp_handshake(INITIALIZE_ID);
         Self {
-            initialize: json!({
-                "jsonrpc": "2.0",
-                "id": INITIALIZE_ID,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": client,
-                },
-            })
-            .to_string(),
-            initialized: json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-                .to_string(),
-            calls: [call_request(1), call_request(2)],
+            initialize,
+            initialized,
+            calls: [1, 2].map(|id| json_lines::mcp_call("echo", id)),
         }
     }
 }
@@ -144,17 +133,6 @@ fn read_response(server: &mut LineChild, id: u64, line: &mut String) -> Result<(
 fn is_response(line: &str, id: u64) -> bool {
     serde_json::from_str::<Value>(line)
         .is_ok_and(|message| json_lines::is_response_to(&message, id))
-}
-
-/// The `tools/call echo` request `id` of the bare client.
-fn call_request(id: u64) -> String {
-    json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "method": "tools/call",
-        "params": {"name": "echo", "arguments": {"call": id}},
-    })
-    .to_string()
 }
 
 /// Fails unless `line` is a successful result of the bare client's `tools/call`.
@@ -429,7 +407,7 @@ mod tests {
         let failed = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"called echo"}],"isError":true}}"#;
         assert!(check_bare_result(failed).is_err());
         assert!(check_bare_result(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#).is_err());
-        let call = json_lines::rpc_line(&call_request(3)).unwrap();
+        let call = json_lines::rpc_line(&json_lines::mcp_call("echo", 3)).unwrap();
         assert_eq!(
             (&call["id"], &call["method"]),
             (&json!(3), &json!("tools/call"))

@@ -12,13 +12,14 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::fakes::helper_binary;
 use crate::mcp_startup::connect_args;
 use crate::measure::Probe;
+use crate::processes::KillOnDrop;
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
 use crate::toml_text::toml_string;
@@ -372,7 +373,7 @@ fn port_of(url: &str) -> Result<u16, String> {
 
 /// A peer process, killed and reaped on drop.
 struct Peer {
-    child: Child,
+    _child: KillOnDrop,
 }
 
 impl Peer {
@@ -388,7 +389,9 @@ impl Peer {
             .spawn()
             .map_err(|e| format!("cannot start {command:?}: {e} ({install})"))?;
         let stdout = child.stdout.take();
-        let peer = Peer { child };
+        let peer = Peer {
+            _child: KillOnDrop(child),
+        };
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let Some(stdout) = stdout else { return };
@@ -410,13 +413,6 @@ impl Peer {
                 log.display()
             )),
         }
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -97,6 +97,16 @@ pub fn kill(pid: u32) {
         .status();
 }
 
+/// A child process killed and reaped when this is dropped (the bench's own peers).
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

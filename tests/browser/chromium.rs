@@ -359,14 +359,7 @@ impl Driver {
             return;
         }
         self.stopped = true;
-        if let Some(pid) = i32::try_from(self.child.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        rho_e2e::kill_group_and_reap(&mut self.child);
     }
 }
 

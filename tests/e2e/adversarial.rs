@@ -28,17 +28,6 @@ fn assert_sibling_loaded(sb: &Sandbox) {
     assert_eq!(strings(&p["skills"]), ["fine"]);
 }
 
-fn mkfifo(path: &Path) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(path)
-            .status()
-            .unwrap()
-            .success()
-    );
-}
-
 // ---------- A. Manifest and skill parsing ----------
 
 #[test]
@@ -236,11 +225,11 @@ fn a30_crlf_and_bom_skills_load() {
 fn a33_fifos_never_block_discovery() {
     let sb = Sandbox::new();
     sibling(&sb);
-    mkfifo(&sb.user_plugins().join("fifo-manifest/plugin.json"));
+    make_fifo(&sb.user_plugins().join("fifo-manifest/plugin.json"));
     let dir = sb.user_plugins().join("fifo-parts");
     make_plugin(&dir, "fifo-parts");
-    mkfifo(&dir.join("mcp.json"));
-    mkfifo(&dir.join("skills/piped/SKILL.md"));
+    make_fifo(&dir.join("mcp.json"));
+    make_fifo(&dir.join("skills/piped/SKILL.md"));
     make_skill(&dir.join("skills"), "real", "Real. Use when testing.");
     let started = Instant::now();
     let run = sb.rho(&["plugins", "list", "--json"]).ok();
@@ -479,7 +468,7 @@ fn c2_internal_links_are_recreated_and_c3_fifos_refuse_the_install() {
 
     let fifo_src = sb.outside("c3");
     make_plugin(&fifo_src, "c3");
-    mkfifo(&fifo_src.join("pipe"));
+    make_fifo(&fifo_src.join("pipe"));
     let started = Instant::now();
     let run = sb
         .rho(&["plugins", "install", fifo_src.to_str().unwrap()])

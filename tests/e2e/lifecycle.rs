@@ -17,6 +17,13 @@ fn source_plugin(sb: &Sandbox, name: &str) -> std::path::PathBuf {
     dir
 }
 
+/// `greeter` installed from its source: the source and the installed copy.
+fn installed_greeter(sb: &Sandbox) -> (std::path::PathBuf, std::path::PathBuf) {
+    let src = source_plugin(sb, "greeter");
+    sb.rho(&["plugins", "install", src.to_str().unwrap()]).ok();
+    (src, sb.user_plugins().join("greeter"))
+}
+
 #[test]
 fn install_copies_validates_and_records_origin() {
     let sb = Sandbox::new();
@@ -68,9 +75,7 @@ fn install_copies_validates_and_records_origin() {
 #[test]
 fn install_refuses_existing_without_force_and_replaces_with_force() {
     let sb = Sandbox::new();
-    let src = source_plugin(&sb, "greeter");
-    sb.rho(&["plugins", "install", src.to_str().unwrap()]).ok();
-    let dest = sb.user_plugins().join("greeter");
+    let (src, dest) = installed_greeter(&sb);
     write(&dest.join("marker"), "old");
     let refused = sb
         .rho(&["plugins", "install", src.to_str().unwrap()])
@@ -104,9 +109,7 @@ fn install_refuses_existing_without_force_and_replaces_with_force() {
 #[test]
 fn failed_install_leaves_previous_package_intact() {
     let sb = Sandbox::new();
-    let src = source_plugin(&sb, "greeter");
-    sb.rho(&["plugins", "install", src.to_str().unwrap()]).ok();
-    let dest = sb.user_plugins().join("greeter");
+    let (src, dest) = installed_greeter(&sb);
     let before = walk(&dest);
     // The new version carries a link out of the package: refused after validation, mid-copy.
     let canary = Canary::new(&sb);

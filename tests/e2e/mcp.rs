@@ -375,24 +375,8 @@ fn mcp_list_with_config(sb: &Sandbox, config: &std::path::Path) -> Run {
 #[test]
 fn a_config_that_is_a_fifo_a_device_or_huge_is_refused_naming_it() {
     let sb = Sandbox::new();
-    let fifo = sb.project.join("fifo.toml");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
-    let zero = sb.project.join("zero.toml");
-    symlink("/dev/zero", &zero);
-    let sparse = sb.project.join("sparse.toml");
-    std::fs::File::create(&sparse)
-        .unwrap()
-        .set_len(1 << 30)
-        .unwrap();
-    for (path, problem) in [
-        (&fifo, "a FIFO, not a regular file"),
-        (&zero, "a character device, not a regular file"),
-        (&sparse, "larger than the 1 MiB cap"),
-    ] {
+    let files = HostileFiles::make(&sb.project, "toml");
+    for (path, problem) in files.refusals() {
         let run = mcp_list_with_config(&sb, path).code(1);
         assert!(
             run.stderr

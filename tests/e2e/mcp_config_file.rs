@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use rho_component::naming::ExportedNames;
-use rho_e2e::{FakeModel, Rpc, Sandbox, make_mcp, make_plugin};
+use rho_e2e::{FakeModel, Rpc, Sandbox, make_fifo, make_mcp, make_plugin};
 use serde_json::{Value, json};
 
 const FAKE_MCP: &str = env!("CARGO_BIN_EXE_fake-mcp");
@@ -149,13 +149,7 @@ fn every_problem_stops_rho_naming_file_server_and_key() {
     }
     // Not a regular file: refused by type, before anything is read.
     let fifo = dir.join("fifo.json");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    make_fifo(&fifo);
     let run = sandbox
         .rho(&["rpc", "--mcp-config", &fifo.display().to_string()])
         .code(1);

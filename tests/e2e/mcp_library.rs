@@ -125,10 +125,8 @@ async fn user_cancellation_fails_the_call_promptly() {
     connection.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_ping_is_answered_while_the_server_runs_and_fails_once_it_is_gone() {
-    let port = rho_e2e::free_port();
-    let mut server = everything::start_http(port);
+/// server-everything on loopback `port` over Streamable HTTP, as server `web`.
+fn http_spec(port: u16) -> McpServerSpec {
     let mut spec = McpServerSpec::new(
         "web",
         McpServerOrigin::Config,
@@ -139,6 +137,14 @@ async fn a_ping_is_answered_while_the_server_runs_and_fails_once_it_is_gone() {
         }),
     );
     spec.startup_timeout = Duration::from_secs(10);
+    spec
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_is_answered_while_the_server_runs_and_fails_once_it_is_gone() {
+    let port = rho_e2e::free_port();
+    let mut server = everything::start_http(port);
+    let spec = http_spec(port);
     let connection = rho_mcp::connect(&spec, &rho_mcp::process_ambient)
         .await
         .unwrap();
@@ -163,16 +169,7 @@ async fn a_ping_is_answered_while_the_server_runs_and_fails_once_it_is_gone() {
 async fn an_expired_legacy_http_session_is_reinitialized_and_the_call_retried() {
     let port = rho_e2e::free_port();
     let mut server = everything::start_http(port);
-    let mut spec = McpServerSpec::new(
-        "web",
-        McpServerOrigin::Config,
-        McpTransport::StreamableHttp(rho_component::HttpServerSpec {
-            url: everything::http_url(port),
-            headers: vec![],
-            headers_from_env: vec![],
-        }),
-    );
-    spec.startup_timeout = Duration::from_secs(10);
+    let mut spec = http_spec(port);
     spec.call_timeout = Duration::from_secs(20);
     let connection = rho_mcp::connect(&spec, &rho_mcp::process_ambient)
         .await

@@ -287,12 +287,7 @@ fn startup_budget_stops_a_silent_server_and_its_process_group() {
         s["error"].as_str().unwrap().contains("startup budget"),
         "{s}"
     );
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        processes_with(&marker).is_empty(),
-        "orphans: {:?}",
-        processes_with(&marker)
-    );
+    assert_no_process(&marker);
 }
 
 #[test]
@@ -307,18 +302,10 @@ fn grandchildren_of_a_server_are_stopped_with_it() {
             everything::stdio_shell()
         ),
     );
-    sb.write_config(&format!(
-        "[mcp.servers.forking]\ncommand = {:?}\n",
-        script.to_str().unwrap()
-    ));
+    sb.write_server_command("forking", &script);
     sb.rho(&["mcp", "call", "forking", "echo", r#"{"message":"x"}"#])
         .ok();
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        processes_with(&marker).is_empty(),
-        "orphans: {:?}",
-        processes_with(&marker)
-    );
+    assert_no_process(&marker);
 }
 
 #[test]

@@ -205,10 +205,7 @@ fn servers_ignoring_stdin_close_and_sigterm_are_still_stopped() {
         &script,
         &format!("#!/bin/sh\ntrap '' TERM\nexec {FAKE} --mode ignore-stdin-close {marker}\n"),
     );
-    sb.write_config(&format!(
-        "[mcp.servers.stubborn]\ncommand = {:?}\n",
-        script.to_str().unwrap()
-    ));
+    sb.write_server_command("stubborn", &script);
     let started = Instant::now();
     sb.rho(&["mcp", "call", "stubborn", "echo"]).ok();
     assert!(
@@ -216,12 +213,7 @@ fn servers_ignoring_stdin_close_and_sigterm_are_still_stopped() {
         "{:?}",
         started.elapsed()
     );
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        processes_with(&marker).is_empty(),
-        "survivors: {:?}",
-        processes_with(&marker)
-    );
+    assert_no_process(&marker);
 }
 
 #[test]
@@ -233,17 +225,9 @@ fn daemons_escaping_the_process_group_are_stopped_too() {
         &script,
         &format!("#!/bin/sh\nsetsid sleep {marker} &\nexec {FAKE} --mode ok\n"),
     );
-    sb.write_config(&format!(
-        "[mcp.servers.daemon]\ncommand = {:?}\n",
-        script.to_str().unwrap()
-    ));
+    sb.write_server_command("daemon", &script);
     sb.rho(&["mcp", "call", "daemon", "echo"]).ok();
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        processes_with(&marker).is_empty(),
-        "survivors: {:?}",
-        processes_with(&marker)
-    );
+    assert_no_process(&marker);
 }
 
 /// No byte of `text` could act on a terminal: no escape, bell or carriage return.

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rho_e2e::{FakeModel, Rpc, Sandbox, everything, processes_with, write};
+use rho_e2e::{
+    FakeModel, HostileFiles, Rpc, Sandbox, everything, make_fifo, processes_with, write,
+};
 use serde_json::{Value, json};
 
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
@@ -1311,12 +1313,6 @@ fn ids_in_flight_cannot_be_reused_by_inline_messages() {
     assert_eq!(rpc.finish(), 0);
 }
 
-/// Makes a FIFO at `path` (`mkfifo`).
-fn mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().unwrap();
-    assert!(status.success(), "mkfifo {}", path.display());
-}
-
 /// Waits up to `seconds` for `child` to exit; on a timeout sends SIGTERM, waits 5 s more, and
 /// panics saying whether SIGTERM ended it (a hung child is never left behind).
 fn exit_within(child: &mut std::process::Child, seconds: u64, what: &str) -> i32 {
@@ -1351,7 +1347,7 @@ fn exit_within(child: &mut std::process::Child, seconds: u64, what: &str) -> i32
 fn rpc_with_a_fifo_as_session_errors_out_at_once_naming_it() {
     let sandbox = Sandbox::new();
     let fifo = sandbox.dir.path().join("session.jsonl");
-    mkfifo(&fifo);
+    make_fifo(&fifo);
     let mut child = sandbox
         .command(&["rpc", "--session"])
         .arg(&fifo)
@@ -1376,24 +1372,19 @@ fn rpc_with_a_fifo_as_session_errors_out_at_once_naming_it() {
 #[test]
 fn resume_session_refuses_fifos_devices_and_huge_files_at_once_and_sigterm_still_works() {
     let sandbox = Sandbox::new();
-    let fifo = sandbox.dir.path().join("fifo.jsonl");
-    mkfifo(&fifo);
-    let zero = sandbox.dir.path().join("zero.jsonl");
-    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
-    let sparse = sandbox.dir.path().join("sparse.jsonl");
-    std::fs::File::create(&sparse)
-        .unwrap()
-        .set_len(1 << 30)
-        .unwrap();
+    let files = HostileFiles::make(sandbox.dir.path(), "jsonl");
     let mut rpc = Rpc::start_with(&sandbox, &["--ephemeral"]);
     let cases = [
-        (fifo.as_path(), "a FIFO, not a regular file"),
+        (files.fifo.as_path(), "a FIFO, not a regular file"),
         (
             Path::new("/dev/zero"),
             "a character device, not a regular file",
         ),
-        (zero.as_path(), "a character device, not a regular file"),
-        (sparse.as_path(), "larger than the 256 MiB cap"),
+        (
+            files.device.as_path(),
+            "a character device, not a regular file",
+        ),
+        (files.sparse.as_path(), "larger than the 256 MiB cap"),
     ];
     for (id, (path, problem)) in (1..).zip(cases) {
         let started = Instant::now();

@@ -189,34 +189,25 @@ fn the_prompt_comes_from_stdin_and_a_missing_one_is_a_usage_error() {
 #[test]
 fn a_model_that_cannot_be_reached_fails_the_run() {
     let sandbox = Sandbox::new();
-    let done = sandbox
-        .rho(&[
-            "run",
-            "--ephemeral",
+    let unreachable = |json: &[&str]| {
+        let mut args = vec!["run", "--ephemeral"];
+        args.extend(json);
+        args.extend([
             "--endpoint",
             "http://127.0.0.1:1/v1",
             "--model",
             "m",
             "hello",
-        ])
-        .code(1);
+        ]);
+        sandbox.rho(&args).code(1)
+    };
+    let done = unreachable(&[]);
     assert!(done.stdout.is_empty(), "{}", done.stdout);
     assert!(done.stderr.starts_with("error: "), "{}", done.stderr);
     let said = done.stderr.lines().filter(|l| l.starts_with("error: "));
     assert_eq!(said.count(), 1, "said once: {}", done.stderr);
     // With --json too: the failure is an agent/error line and, for a person, on stderr.
-    let done = sandbox
-        .rho(&[
-            "run",
-            "--ephemeral",
-            "--json",
-            "--endpoint",
-            "http://127.0.0.1:1/v1",
-            "--model",
-            "m",
-            "hello",
-        ])
-        .code(1);
+    let done = unreachable(&["--json"]);
     assert!(done.stdout.contains("\"agent/error\""), "{}", done.stdout);
     let said = done.stderr.lines().filter(|l| l.starts_with("error: "));
     assert_eq!(said.count(), 1, "said once: {}", done.stderr);

@@ -66,19 +66,6 @@ fn recording_server(dir: &Path, marker: &str) -> std::path::PathBuf {
     script
 }
 
-fn assert_no_process(marker: &str) {
-    // The host stops servers before it exits; allow the kernel a moment to reap them.
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while !processes_with(marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "processes left behind: {:?}",
-            processes_with(marker)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn list_without_servers_has_exactly_the_builtins_and_activate_skill() {
     let sb = Sandbox::new();
@@ -259,10 +246,7 @@ fn no_mcp_and_builtin_calls_start_no_server() {
     let dir = sb.outside("server");
     let marker = format!("rho-tools-no-mcp-{}", std::process::id());
     let script = recording_server(&dir, &marker);
-    sb.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = {:?}\n",
-        script.to_str().unwrap()
-    ));
+    sb.write_server_command("everything", &script);
     let list = sb.rho(&["tools", "list", "--no-mcp", "--json"]).ok().json();
     assert_eq!(listed_names(&list), builtin_names(), "{list:#}");
     for s in list["servers"].as_array().unwrap() {
@@ -646,10 +630,7 @@ fn call_mcp_tool_through_server_everything_and_stop_it() {
     let dir = sb.outside("server");
     let marker = format!("rho-tools-call-{}", std::process::id());
     let script = recording_server(&dir, &marker);
-    sb.write_config(&format!(
-        "[mcp.servers.everything]\ncommand = {:?}\n",
-        script.to_str().unwrap()
-    ));
+    sb.write_server_command("everything", &script);
     let run = sb
         .rho(&[
             "tools",

@@ -50,6 +50,16 @@ fn two_servers(sandbox: &Sandbox, eager_tools: &Path, lazy_tools: &Path) {
     ));
 }
 
+/// [`two_servers`] with one tool each: `eager` offers `alpha`, `lazy` offers `gamma` (both
+/// take a string). Returns the folder of their tool files.
+fn alpha_and_gamma(sandbox: &Sandbox) -> PathBuf {
+    let dir = sandbox.outside("tools");
+    let eager = tools_file(&dir, "eager.json", &[("alpha", "string")]);
+    let lazy = tools_file(&dir, "lazy.json", &[("gamma", "string")]);
+    two_servers(sandbox, &eager, &lazy);
+    dir
+}
+
 fn by_server<'a>(notes: &'a [Value], method: &str, server: &str) -> Vec<&'a Value> {
     notes
         .iter()
@@ -189,10 +199,7 @@ fn an_eager_and_a_cached_lazy_server_are_initialized_used_and_closed_with_eviden
 #[test]
 fn run_json_prints_the_evidence_and_the_log_names_no_secret() {
     let sandbox = Sandbox::new();
-    let dir = sandbox.outside("tools");
-    let eager = tools_file(&dir, "eager.json", &[("alpha", "string")]);
-    let lazy = tools_file(&dir, "lazy.json", &[("gamma", "string")]);
-    two_servers(&sandbox, &eager, &lazy);
+    alpha_and_gamma(&sandbox);
     let model = FakeModel::start(
         FAKE_MODEL,
         &sandbox.dir.path().join("model"),
@@ -246,10 +253,7 @@ fn run_json_prints_the_evidence_and_the_log_names_no_secret() {
 #[test]
 fn a_resumed_session_says_which_servers_tools_changed() {
     let sandbox = Sandbox::new();
-    let dir = sandbox.outside("tools");
-    let eager = tools_file(&dir, "eager.json", &[("alpha", "string")]);
-    let lazy = tools_file(&dir, "lazy.json", &[("gamma", "string")]);
-    two_servers(&sandbox, &eager, &lazy);
+    let dir = alpha_and_gamma(&sandbox);
     let model = FakeModel::start(
         FAKE_MODEL,
         &sandbox.dir.path().join("model"),

@@ -273,6 +273,63 @@ pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) {
     std::os::unix::fs::symlink(target, link).unwrap();
 }
 
+/// Kills `child`'s process group (it leads one: what it started dies with it), then the child,
+/// and reaps it.
+pub fn kill_group_and_reap(child: &mut Child) {
+    if let Some(pid) = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Makes a FIFO at `path` (and the folders above it) with `mkfifo(1)`.
+pub fn make_fifo(path: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let made = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// Files a reader of user-named files must refuse before reading, in one folder.
+pub struct HostileFiles {
+    /// A FIFO (`fifo.<ext>`): an open for reading would block until a writer comes.
+    pub fifo: PathBuf,
+    /// A link to `/dev/zero` (`zero.<ext>`): a read never ends.
+    pub device: PathBuf,
+    /// A sparse regular file of 1 GiB (`sparse.<ext>`).
+    pub sparse: PathBuf,
+}
+
+impl HostileFiles {
+    /// Makes them in `dir`, named with `extension`.
+    pub fn make(dir: &Path, extension: &str) -> Self {
+        let files = Self {
+            fifo: dir.join(format!("fifo.{extension}")),
+            device: dir.join(format!("zero.{extension}")),
+            sparse: dir.join(format!("sparse.{extension}")),
+        };
+        make_fifo(&files.fifo);
+        symlink("/dev/zero", &files.device);
+        std::fs::File::create(&files.sparse)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        files
+    }
+
+    /// Each file with the problem rho names when it refuses it (a cap of 1 MiB).
+    pub fn refusals(&self) -> [(&Path, &'static str); 3] {
+        [
+            (&self.fifo, "a FIFO, not a regular file"),
+            (&self.device, "a character device, not a regular file"),
+            (&self.sparse, "larger than the 1 MiB cap"),
+        ]
+    }
+}
+
 /// The codes of a plugin object's diagnostics.
 pub fn codes(plugin: &Value) -> Vec<String> {
     plugin["diagnostics"]
@@ -422,6 +479,20 @@ pub fn processes_with(marker: &str) -> Vec<String> {
     found
 }
 
+/// Asserts that no process whose command line contains `marker` is left, allowing the
+/// kernel a moment (3 s at most) to reap what rho stopped as it ended.
+pub fn assert_no_process(marker: &str) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !processes_with(marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "processes left behind: {:?}",
+            processes_with(marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 impl Sandbox {
     /// `rho --cwd <project> <args>` with only `PATH`, `HOME` and `RHO_HOME` set: the one way
     /// the tests start rho in a sandbox (stdio left to the caller).
@@ -516,6 +587,14 @@ impl Sandbox {
     /// Writes `$RHO_HOME/config.toml`.
     pub fn write_config(&self, text: &str) {
         write(&self.rho_home.join("config.toml"), text);
+    }
+
+    /// Writes a `config.toml` whose one MCP server `name` runs the script at `command`.
+    pub fn write_server_command(&self, name: &str, command: &Path) {
+        self.write_config(&format!(
+            "[mcp.servers.{name}]\ncommand = {:?}\n",
+            command.to_str().unwrap()
+        ));
     }
 }
 

@@ -128,14 +128,7 @@ impl Drop for Fixture {
         if self.reaped {
             return;
         }
-        if let Some(pid) = i32::try_from(self.child.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::kill_group_and_reap(&mut self.child);
         self.reaped = true;
     }
 }

@@ -439,25 +439,41 @@ async fn a_slow_reader_slows_the_host_and_loses_nothing_but_delta_boundaries() {
     front.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn closing_the_input_denies_a_pending_approval_and_finishes_the_turn() {
-    let call = ToolCall {
-        id: "c1".into(),
-        name: "run_command".into(),
-        arguments: r#"{"command": "true"}"#.into(),
-    };
-    let turns = [
+/// A session whose model asks to run `command` (which needs approval) and then answers
+/// `after`, prompted and waiting for the approval.
+async fn awaiting_approval(command: &str, after: &str) -> Front {
+    awaiting_approval_in([
         Turn {
-            calls: vec![call],
+            calls: vec![run_command("c1", command)],
             ..Turn::default()
         },
-        text("after", 0),
-    ];
+        text(after, 0),
+    ])
+    .await
+}
+
+/// A `run_command` call of `command`.
+fn run_command(id: &str, command: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: "run_command".into(),
+        arguments: serde_json::json!({ "command": command }).to_string(),
+    }
+}
+
+/// A session scripted with `turns`, prompted and waiting for its first approval.
+async fn awaiting_approval_in(turns: impl IntoIterator<Item = Turn>) -> Front {
     let mut front = start(Scripted::new(turns)).await;
     front.send(1, prompt("run it")).await;
     front
         .until(|e| matches!(e, SessionEvent::ApprovalRequest { .. }))
         .await;
+    front
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_input_denies_a_pending_approval_and_finishes_the_turn() {
+    let front = awaiting_approval("true", "after").await;
     let rest = front.close().await;
     let denied = rest
         .iter()
@@ -475,23 +491,7 @@ async fn closing_the_input_denies_a_pending_approval_and_finishes_the_turn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_answered_mid_turn_runs_the_call() {
-    let call = ToolCall {
-        id: "c1".into(),
-        name: "run_command".into(),
-        arguments: r#"{"command": "echo approved-run"}"#.into(),
-    };
-    let turns = [
-        Turn {
-            calls: vec![call],
-            ..Turn::default()
-        },
-        text("ok", 0),
-    ];
-    let mut front = start(Scripted::new(turns)).await;
-    front.send(1, prompt("run it")).await;
-    front
-        .until(|e| matches!(e, SessionEvent::ApprovalRequest { .. }))
-        .await;
+    let mut front = awaiting_approval("echo approved-run", "ok").await;
     front
         .send(2, Operation::AnswerApproval(ApprovalDecision::Approve))
         .await;
@@ -514,12 +514,8 @@ async fn an_approval_answered_mid_turn_runs_the_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_for_the_session_stops_asking_for_that_tool() {
-    let call = |id: &str, word: &str| ToolCall {
-        id: id.into(),
-        name: "run_command".into(),
-        arguments: format!(r#"{{"command": "echo {word}"}}"#),
-    };
-    let turns = [
+    let call = |id: &str, word: &str| run_command(id, &format!("echo {word}"));
+    let mut front = awaiting_approval_in([
         Turn {
             calls: vec![call("c1", "first-run")],
             ..Turn::default()
@@ -530,12 +526,8 @@ async fn approving_for_the_session_stops_asking_for_that_tool() {
             ..Turn::default()
         },
         text("ok again", 0),
-    ];
-    let mut front = start(Scripted::new(turns)).await;
-    front.send(1, prompt("run it")).await;
-    front
-        .until(|e| matches!(e, SessionEvent::ApprovalRequest { .. }))
-        .await;
+    ])
+    .await;
     front
         .send(
             2,

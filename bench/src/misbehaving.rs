@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary, script_text as model_script};
 use crate::json_lines::{self, prompt_request};
 use crate::processes;
-use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
+use crate::rpc_ready::{LineChild, RpcPlace};
 use crate::scratch::Scratch;
 use crate::stats::{max, median, percentile};
 use crate::toml_text::toml_string;
@@ -294,19 +294,13 @@ impl Setup<'_> {
         .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
         let model = FakeModel::start(&self.model, self.scratch.path(), name, &script, None)?;
         let endpoint = model.endpoint();
-        let rho_home = self.home.join(".rho");
-        let mut command = LineCommand::new(
-            &format!("rho rpc ({name})"),
-            self.rho,
-            &rpc_args(&self.project, Some(&config), &[], &endpoint),
-            &[
-                ("HOME", self.home.as_path()),
-                ("RHO_HOME", rho_home.as_path()),
-            ],
-            &self.project,
-            self.scratch.path().join(format!("rho-{name}.stderr")),
-        )?;
-        eprintln!("rho-bench: {name}: `{}`", command.command_line());
+        let mut command = RpcPlace {
+            rho: self.rho,
+            home: &self.home,
+            project: &self.project,
+            scratch: self.scratch,
+        }
+        .command(name, &config, &endpoint)?;
         let start = Instant::now();
         let mut rpc = command.spawn_ready()?;
         let ready = start.elapsed();

@@ -43,6 +43,42 @@ pub fn is_ready(line: &str) -> bool {
 /// which also proves they do not.
 pub const UNREACHABLE_ENDPOINT: &str = "http://127.0.0.1:1/v1";
 
+/// Where a bench runs its `rho rpc` sessions: the binary, a scratch `HOME` (its `.rho` the
+/// sessions' `RHO_HOME`), the project, and the scratch folder their stderr goes to.
+pub struct RpcPlace<'a> {
+    /// The rho binary.
+    pub rho: &'a Path,
+    /// `HOME`.
+    pub home: &'a Path,
+    /// The project (`--cwd`).
+    pub project: &'a Path,
+    /// Where `rho-<name>.stderr` is written.
+    pub scratch: &'a Scratch,
+}
+
+impl RpcPlace<'_> {
+    /// The `rho rpc` session `name` with `config` against the model at `endpoint` (not started;
+    /// its command line is said on stderr).
+    pub fn command(
+        &self,
+        name: &str,
+        config: &Path,
+        endpoint: &str,
+    ) -> Result<LineCommand, String> {
+        let rho_home = self.home.join(".rho");
+        let command = LineCommand::new(
+            &format!("rho rpc ({name})"),
+            self.rho,
+            &rpc_args(self.project, Some(config), &[], endpoint),
+            &[("HOME", self.home), ("RHO_HOME", rho_home.as_path())],
+            self.project,
+            self.scratch.path().join(format!("rho-{name}.stderr")),
+        )?;
+        eprintln!("rho-bench: {name}: `{}`", command.command_line());
+        Ok(command)
+    }
+}
+
 /// The arguments of an ephemeral `rho rpc` session on `project` (the one spelling every bench
 /// uses): `--config` when given, extra `rpc` flags, the model endpoint and model `m`.
 pub fn rpc_args<'a>(

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use crate::fakes::{FakeModel, fake_model_binary, script_text as model_script};
 use crate::json_lines::{self, prompt_request};
-use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
+use crate::rpc_ready::{LineChild, RpcPlace};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, signed, verdict};
 use crate::{Error, Resolved, context, machine};
@@ -185,19 +185,13 @@ impl Setup<'_> {
     /// `rho rpc` against `model`, started and past its `ready` line.
     fn start_rho(&self, model: &FakeModel, name: &str) -> Result<LineChild, String> {
         let endpoint = model.endpoint();
-        let rho_home = self.home.join(".rho");
-        let mut command = LineCommand::new(
-            &format!("rho rpc ({name})"),
-            self.rho,
-            &rpc_args(&self.project, Some(&self.config), &[], &endpoint),
-            &[
-                ("HOME", self.home.as_path()),
-                ("RHO_HOME", rho_home.as_path()),
-            ],
-            &self.project,
-            self.scratch.path().join(format!("rho-{name}.stderr")),
-        )?;
-        eprintln!("rho-bench: {name}: `{}`", command.command_line());
+        let mut command = RpcPlace {
+            rho: self.rho,
+            home: &self.home,
+            project: &self.project,
+            scratch: self.scratch,
+        }
+        .command(name, &self.config, &endpoint)?;
         command.spawn_ready()
     }
 }

@@ -350,16 +350,11 @@ fn main() -> ExitCode {
         Err(_) => Value::Null,
     };
     eprintln!("scenario {scenario:?}, protocol version {version:?}, server {url}");
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    // A worker a core, every driver enabled.
+    let Ok(runtime) = tokio::runtime::Runtime::new().inspect_err(|e| {
+        eprintln!("cannot start the async runtime: {e}");
+    }) else {
+        return ExitCode::FAILURE;
     };
     match runtime.block_on(run(&url, &scenario, &version, &context)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -16,7 +16,7 @@ use rho_core::host::{
     Extensions, HostState, ModelEntry, PromptCommand, PromptReply, ProviderReport, Response,
     SessionInfo,
 };
-use rho_core::provider::{ChatMessage, FinishReason, Role, ToolCall, Usage};
+use rho_core::provider::{ChatMessage, FinishReason, ToolCall, Usage};
 use rho_core::session::{
     CallOutcome, CallRecord, ContextBudget, ContextSnapshot, LoopState, QuestionKind,
     QuestionRequest, SessionEvent, SessionStats, SessionSummary, ToolsChanged, TurnResult,
@@ -272,27 +272,17 @@ fn responses() -> Vec<(Method, Response)> {
         mime_type: mime.map(str::to_owned),
         template,
     };
-    let message = |role: Role, content: &str| ChatMessage {
-        role,
-        content: content.to_owned(),
-        reasoning: String::new(),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        name: None,
-        images: Vec::new(),
-        outcome: None,
-    };
-    let mut assistant = message(Role::Assistant, "");
+    let mut assistant = ChatMessage::assistant(
+        "",
+        vec![ToolCall {
+            id: "c1".to_owned(),
+            name: "read_file".to_owned(),
+            arguments: "{}".to_owned(),
+        }],
+    );
     assistant.reasoning = "thinking".to_owned();
-    assistant.tool_calls = vec![ToolCall {
-        id: "c1".to_owned(),
-        name: "read_file".to_owned(),
-        arguments: "{}".to_owned(),
-    }];
-    let mut tool = message(Role::Tool, "contents");
-    tool.tool_call_id = Some("c1".to_owned());
-    tool.name = Some("read_file".to_owned());
-    tool.outcome = Some(CallOutcome::Success);
+    let tool =
+        ChatMessage::tool_result("c1", "read_file", "contents").with_outcome(CallOutcome::Success);
     let spec = |name: &str, origin| ToolSpec {
         name: name.to_owned(),
         title: None,
@@ -326,7 +316,7 @@ fn responses() -> Vec<(Method, Response)> {
         (Method::GetState, Response::State(state(false))),
         (
             Method::GetMessages,
-            Response::Messages(vec![message(Role::User, "hello"), assistant, tool]),
+            Response::Messages(vec![ChatMessage::user("hello"), assistant, tool]),
         ),
         (
             Method::SetModel,

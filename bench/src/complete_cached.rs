@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 
 use crate::fakes::fake_mcp_binary;
 use crate::json_lines;
+use crate::measure::Probe;
 use crate::rpc_ready::{LineChild, LineCommand, UNREACHABLE_ENDPOINT, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
@@ -148,14 +149,14 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     std::fs::write(&config, config_text(&fake))
         .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
     // No turn runs: nothing listens on port 1.
-    let mut command = LineCommand::new(
+    let mut command = LineCommand::new(Probe::new(
         "rho rpc",
         &resolved.rho,
         &rpc_args(&project, Some(&config), &[], UNREACHABLE_ENDPOINT),
         &[("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())],
         &project,
         scratch.path().join("rho.stderr"),
-    )?;
+    ))?;
     eprintln!("rho-bench: timing `{}`", command.command_line());
     let mut rpc = command.spawn_ready()?;
     let mut line = String::with_capacity(256);

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use crate::fakes::fake_mcp_binary;
 use crate::json_lines;
+use crate::measure::Probe;
 use crate::measure::rho_args;
 use crate::rpc_ready::{LineChild, LineCommand};
 use crate::scratch::Scratch;
@@ -114,22 +115,22 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     std::fs::write(&config, config_text(&fake))
         .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
     let config_arg = config.to_string_lossy().into_owned();
-    let mut gateway_command = LineCommand::new(
+    let mut gateway_command = LineCommand::new(Probe::new(
         "rho mcp serve",
         &resolved.rho,
         &rho_args(&project, &["--config", &config_arg, "mcp", "serve"]),
         &env,
         &project,
         scratch.path().join("rho.stderr"),
-    )?;
-    let mut direct_command = LineCommand::new(
+    ))?;
+    let mut direct_command = LineCommand::new(Probe::new(
         "fake-mcp",
         &fake,
         &[OsStr::new("--mode"), OsStr::new("ok")],
         &env,
         &project,
         scratch.path().join("fake.stderr"),
-    )?;
+    ))?;
     eprintln!("rho-bench: timing `{}`", gateway_command.command_line());
     let mut gateway = Side::start(&mut gateway_command, SERVED_TOOL, "rho mcp serve")?;
     let mut direct = Side::start(&mut direct_command, "echo", "fake-mcp")?;

@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary, script_text as model_script};
 use crate::json_lines;
 use crate::lazy::{check_statuses, fill_cache, server_statuses, server_table, starts};
+use crate::measure::Probe;
 use crate::misbehaving::{TurnLines, check_reply, turn};
 use crate::rpc_ready::{LineChild, LineCommand, UNREACHABLE_ENDPOINT, rpc_args};
 use crate::scratch::Scratch;
@@ -220,14 +221,14 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
 
     // Fill the tool cache, then check that a session knows the server without starting it.
-    let mut filler = LineCommand::new(
+    let mut filler = LineCommand::new(Probe::new(
         "rho rpc (filling the cache)",
         &resolved.rho,
         &rpc_args(&project, Some(&config), &[], UNREACHABLE_ENDPOINT),
         &env,
         &project,
         scratch.path().join("rho-fill.stderr"),
-    )?;
+    ))?;
     eprintln!(
         "rho-bench: filling the tool cache: `{}`",
         filler.command_line()
@@ -252,28 +253,28 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
     let model = FakeModel::start(&model_binary, scratch.path(), "model", &script, None)?;
     let endpoint = model.endpoint();
-    let mut rho = LineCommand::new(
+    let mut rho = LineCommand::new(Probe::new(
         "rho rpc",
         &resolved.rho,
         &rpc_args(&project, Some(&config), &[], &endpoint),
         &env,
         &project,
         scratch.path().join("rho.stderr"),
-    )?;
+    ))?;
     let bare_args = [
         OsStr::new("--mode"),
         OsStr::new("ok"),
         OsStr::new("--pid-file"),
         bare_pids.as_os_str(),
     ];
-    let mut bare = LineCommand::new(
+    let mut bare = LineCommand::new(Probe::new(
         "bare client's fake-mcp",
         &fake,
         &bare_args,
         &env,
         &project,
         scratch.path().join("bare.stderr"),
-    )?;
+    ))?;
     eprintln!("rho-bench: timing `{}`", rho.command_line());
 
     let requests = BareRequests::new();

@@ -20,6 +20,7 @@ use crate::fakes::fake_mcp_binary;
 use crate::lazy::{
     cache_entries, check_statuses, fill_cache, server_statuses, server_table, starts,
 };
+use crate::measure::Probe;
 use crate::processes;
 use crate::rpc_ready::{LineCommand, UNREACHABLE_ENDPOINT, is_ready, ready_notification, rpc_args};
 use crate::scratch::Scratch;
@@ -106,14 +107,14 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         std::fs::write(&config, config_text(kind, &fake, pids, servers))
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
         // The endpoint is unreachable: `ready` never waits on the model.
-        let command = LineCommand::new(
+        let command = LineCommand::new(Probe::new(
             &format!("rho rpc ({})", kind.label()),
             &resolved.rho,
             &rpc_args(&project, Some(&config), &[], UNREACHABLE_ENDPOINT),
             &env,
             &project,
             scratch.path().join(format!("rho-{name}.stderr")),
-        )?;
+        ))?;
         cases.push(Case {
             kind,
             command,

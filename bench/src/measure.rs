@@ -25,12 +25,12 @@ pub fn rho_args<'a>(project: &'a Path, rest: &[&'a str]) -> Vec<&'a OsStr> {
 
 /// One command to time, with an explicit environment.
 pub struct Probe {
-    label: String,
+    pub(crate) label: String,
     program: PathBuf,
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
     dir: PathBuf,
-    stderr_path: PathBuf,
+    pub(crate) stderr_path: PathBuf,
 }
 
 impl Probe {
@@ -55,8 +55,8 @@ impl Probe {
         }
     }
 
-    /// Runs the command once; `stdout` receives everything it printed. Fails unless it exits 0.
-    pub fn run(&self, stdout: &mut Vec<u8>) -> Result<Duration, String> {
+    /// The command, its stderr to a new file at the stderr path, stdin closed, stdout piped.
+    pub(crate) fn command(&self) -> Result<Command, String> {
         let stderr = std::fs::File::create(&self.stderr_path)
             .map_err(|e| format!("cannot create {}: {e}", self.stderr_path.display()))?;
         let mut command = Command::new(&self.program);
@@ -68,6 +68,12 @@ impl Probe {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr);
+        Ok(command)
+    }
+
+    /// Runs the command once; `stdout` receives everything it printed. Fails unless it exits 0.
+    pub fn run(&self, stdout: &mut Vec<u8>) -> Result<Duration, String> {
+        let mut command = self.command()?;
         stdout.clear();
 
         let start = Instant::now();

@@ -188,12 +188,9 @@ struct Session {
 
 /// Where the sessions run.
 struct Setup<'a> {
-    rho: &'a Path,
+    place: RpcPlace<'a>,
     fake: PathBuf,
     model: PathBuf,
-    scratch: &'a Scratch,
-    home: PathBuf,
-    project: PathBuf,
     marker: String,
     crash: PathBuf,
 }
@@ -283,24 +280,26 @@ impl Setup<'_> {
             "baseline"
         };
         let steps = plan(calls + warmup, misbehaving);
-        let script = self.scratch.path().join(format!("script-{name}.json"));
+        let script = self
+            .place
+            .scratch
+            .path()
+            .join(format!("script-{name}.json"));
         std::fs::write(&script, script_text(&steps))
             .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
-        let config = self.scratch.path().join(format!("config-{name}.toml"));
+        let config = self
+            .place
+            .scratch
+            .path()
+            .join(format!("config-{name}.toml"));
         std::fs::write(
             &config,
             config_text(&self.fake, &self.marker, &self.crash, misbehaving),
         )
         .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
-        let model = FakeModel::start(&self.model, self.scratch.path(), name, &script, None)?;
+        let model = FakeModel::start(&self.model, self.place.scratch.path(), name, &script, None)?;
         let endpoint = model.endpoint();
-        let mut command = RpcPlace {
-            rho: self.rho,
-            home: &self.home,
-            project: &self.project,
-            scratch: self.scratch,
-        }
-        .command(name, &config, &endpoint)?;
+        let mut command = self.place.command(name, &config, &endpoint)?;
         let start = Instant::now();
         let mut rpc = command.spawn_ready()?;
         let ready = start.elapsed();
@@ -358,12 +357,9 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     // The file exists, so every start of a `--fail-restarts` server counts as a restart.
     std::fs::write(&crash, "").map_err(|e| format!("cannot write {}: {e}", crash.display()))?;
     let setup = Setup {
-        rho: &resolved.rho,
+        place: RpcPlace::new(&resolved.rho, &scratch)?,
         fake: fake.clone(),
         model,
-        scratch: &scratch,
-        home: scratch.dir("home")?,
-        project: scratch.dir("project")?,
         marker: format!("rho-bench-misbehaving-{}", std::process::id()),
         crash,
     };

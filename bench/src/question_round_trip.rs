@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 
 use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary, script_text as model_script};
 use crate::json_lines::{self, prompt_request};
+use crate::measure::Probe;
 use crate::rpc_ready::{LineChild, LineCommand, rpc_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, signed, verdict};
@@ -353,14 +354,14 @@ fn start_rho(
     let project = scratch.dir("project")?;
     let rho_home = home.join(".rho");
     let endpoint = model.endpoint();
-    let mut command = LineCommand::new(
+    let mut command = LineCommand::new(Probe::new(
         "rho rpc",
         &resolved.rho,
         &rpc_args(&project, Some(config), &["--accept-questions"], &endpoint),
         &[("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())],
         &project,
         scratch.path().join("rho.stderr"),
-    )?;
+    ))?;
     eprintln!("rho-bench: timing `{}`", command.command_line());
     Ok(command.spawn_ready()?)
 }
@@ -381,14 +382,14 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
     let model = FakeModel::start(&fake_model, scratch.path(), "model", &script, None)?;
     let mut rpc = start_rho(resolved, &scratch, &model, &config)?;
-    let mut baseline = LineCommand::new(
+    let mut baseline = LineCommand::new(Probe::new(
         "baseline fake-mcp",
         &fake,
         &[OsStr::new("--mode"), OsStr::new("elicit-loop")],
         &[],
         scratch.path(),
         scratch.path().join("baseline.stderr"),
-    )?;
+    ))?;
     let mut server = start_baseline(&mut baseline)?;
 
     let mut through_rho = Rounds::default();

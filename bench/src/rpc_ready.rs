@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::measure::{command_line, isolated_env, rho_args};
+use crate::measure::{Probe, command_line, rho_args};
 use crate::scratch::Scratch;
 use crate::stats::{Summary, verdict};
 use crate::{Error, Resolved, context, machine};
@@ -49,14 +49,24 @@ pub struct RpcPlace<'a> {
     /// The rho binary.
     pub rho: &'a Path,
     /// `HOME`.
-    pub home: &'a Path,
+    pub home: PathBuf,
     /// The project (`--cwd`).
-    pub project: &'a Path,
+    pub project: PathBuf,
     /// Where `rho-<name>.stderr` is written.
     pub scratch: &'a Scratch,
 }
 
-impl RpcPlace<'_> {
+impl<'a> RpcPlace<'a> {
+    /// `home/` and `project/` made in `scratch`.
+    pub fn new(rho: &'a Path, scratch: &'a Scratch) -> Result<Self, String> {
+        Ok(Self {
+            rho,
+            home: scratch.dir("home")?,
+            project: scratch.dir("project")?,
+            scratch,
+        })
+    }
+
     /// The `rho rpc` session `name` with `config` against the model at `endpoint` (not started;
     /// its command line is said on stderr).
     pub fn command(
@@ -66,14 +76,14 @@ impl RpcPlace<'_> {
         endpoint: &str,
     ) -> Result<LineCommand, String> {
         let rho_home = self.home.join(".rho");
-        let command = LineCommand::new(
+        let command = LineCommand::new(Probe::new(
             &format!("rho rpc ({name})"),
             self.rho,
-            &rpc_args(self.project, Some(config), &[], endpoint),
-            &[("HOME", self.home), ("RHO_HOME", rho_home.as_path())],
-            self.project,
+            &rpc_args(&self.project, Some(config), &[], endpoint),
+            &[("HOME", &self.home), ("RHO_HOME", rho_home.as_path())],
+            &self.project,
             self.scratch.path().join(format!("rho-{name}.stderr")),
-        )?;
+        ))?;
         eprintln!("rho-bench: {name}: `{}`", command.command_line());
         Ok(command)
     }
@@ -124,31 +134,15 @@ pub struct LineCommand {
 }
 
 impl LineCommand {
-    /// `program args...` in `dir` with only `env` (plus `PATH`) in its environment, stdin and
-    /// stdout piped, stderr to `stderr_path` (quoted when the child fails).
-    pub fn new(
-        label: &str,
-        program: &Path,
-        args: &[&OsStr],
-        env: &[(&str, &Path)],
-        dir: &Path,
-        stderr_path: PathBuf,
-    ) -> Result<Self, String> {
-        let stderr = std::fs::File::create(&stderr_path)
-            .map_err(|e| format!("cannot create {}: {e}", stderr_path.display()))?;
-        let mut command = Command::new(program);
-        command
-            .args(args)
-            .env_clear()
-            .envs(isolated_env(env))
-            .current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr);
+    /// `probe`'s command with stdin and stdout piped (stderr to its file, quoted when the
+    /// child fails).
+    pub fn new(probe: Probe) -> Result<Self, String> {
+        let mut command = probe.command()?;
+        command.stdin(Stdio::piped());
         Ok(Self {
-            label: label.to_owned(),
+            label: probe.label,
             command,
-            stderr_path,
+            stderr_path: probe.stderr_path,
         })
     }
 
@@ -323,22 +317,22 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let env = [("HOME", home.as_path()), ("RHO_HOME", rho_home.as_path())];
     // Nothing listens on port 1: startup makes no network call, so this proves it never waits
     // on the model.
-    let mut rho = LineCommand::new(
+    let mut rho = LineCommand::new(Probe::new(
         "rho rpc",
         &resolved.rho,
         &rpc_args(&project, None, &[], UNREACHABLE_ENDPOINT),
         &env,
         &project,
         scratch.path().join("rho.stderr"),
-    )?;
-    let mut baseline = LineCommand::new(
+    ))?;
+    let mut baseline = LineCommand::new(Probe::new(
         "baseline",
         &resolved.bench,
         &[OsStr::new("ready-line")],
         &env,
         &project,
         scratch.path().join("baseline.stderr"),
-    )?;
+    ))?;
     eprintln!("rho-bench: timing `{}`", rho.command_line());
 
     let mut line = String::new();

@@ -174,10 +174,7 @@ struct Turn {
 
 /// Where rho runs and what it is given.
 struct Setup<'a> {
-    rho: &'a Path,
-    scratch: &'a Scratch,
-    home: PathBuf,
-    project: PathBuf,
+    place: RpcPlace<'a>,
     config: PathBuf,
 }
 
@@ -185,13 +182,7 @@ impl Setup<'_> {
     /// `rho rpc` against `model`, started and past its `ready` line.
     fn start_rho(&self, model: &FakeModel, name: &str) -> Result<LineChild, String> {
         let endpoint = model.endpoint();
-        let mut command = RpcPlace {
-            rho: self.rho,
-            home: &self.home,
-            project: &self.project,
-            scratch: self.scratch,
-        }
-        .command(name, &self.config, &endpoint)?;
+        let mut command = self.place.command(name, &self.config, &endpoint)?;
         command.spawn_ready()
     }
 }
@@ -238,13 +229,10 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
     let load_at_start = machine::load();
     let scratch = Scratch::new("rpc-turn")?;
     let setup = Setup {
-        rho: &resolved.rho,
-        scratch: &scratch,
-        home: scratch.dir("home")?,
-        project: scratch.dir("project")?,
+        place: RpcPlace::new(&resolved.rho, &scratch)?,
         config: scratch.path().join("config.toml"),
     };
-    let file = setup.project.join(FILE_NAME);
+    let file = setup.place.project.join(FILE_NAME);
     std::fs::write(&file, FILE_TEXT)
         .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     std::fs::write(&setup.config, "[agent]\npermission_mode = \"allow-all\"\n")

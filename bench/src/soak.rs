@@ -21,6 +21,7 @@ use serde_json::json;
 
 use crate::fakes::fake_mcp_binary;
 use crate::json_lines;
+use crate::measure::Probe;
 use crate::processes;
 use crate::rpc_ready::{LineCommand, UNREACHABLE_ENDPOINT, is_ready, ready_notification, rpc_args};
 use crate::scratch::Scratch;
@@ -129,8 +130,16 @@ fn cycle(case: &mut Case, line: &mut String) -> Result<Duration, String> {
         ));
     }
     check_tools(&response, case.servers)?;
-    if !rest.trim().is_empty() {
-        return Err(format!("rho printed more after the response: {rest:?}"));
+    // Closing stdin ends the session: each server's `toolset/closed`, then nothing else.
+    let closed = rest
+        .lines()
+        .filter(|l| json_lines::parse(l, "rho").is_ok_and(|n| n["method"] == "toolset/closed"))
+        .count();
+    if closed != case.servers || rest.lines().count() != closed {
+        return Err(format!(
+            "after the response rho must print one toolset/closed per server ({}) and nothing else: {rest:?}",
+            case.servers
+        ));
     }
     Ok(elapsed)
 }
@@ -212,14 +221,14 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         std::fs::write(&config, config_text(&fake, servers, &marker))
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
         // Nothing listens on port 1: no model request is made.
-        let command = LineCommand::new(
+        let command = LineCommand::new(Probe::new(
             &format!("rho rpc ({servers} servers)"),
             &resolved.rho,
             &rpc_args(&project, Some(&config), &[], UNREACHABLE_ENDPOINT),
             &env,
             &project,
             scratch.path().join(format!("rho-{servers}.stderr")),
-        )?;
+        ))?;
         cases.push(Case {
             servers,
             command,

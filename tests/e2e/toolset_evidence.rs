@@ -166,6 +166,9 @@ fn an_eager_and_a_cached_lazy_server_are_initialized_used_and_closed_with_eviden
         assert_eq!(closed[0]["live"], true, "{closed:?}");
     }
     assert_no_canary("the notifications", &format!("{:?}", rpc.seen));
+    // The session file is complete once rho has exited (a notification may go out before
+    // its entry is written).
+    assert_eq!(rpc.finish(), 0);
 
     let files = session_files(&sandbox);
     assert_eq!(files.len(), 1, "{files:?}");

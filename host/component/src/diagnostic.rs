@@ -3,12 +3,12 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::Serialize;
+use strum::{IntoStaticStr, VariantArray};
 
 /// How serious a diagnostic is.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Something worth knowing that changes nothing (a disabled package, say).
@@ -41,18 +41,7 @@ impl fmt::Display for Severity {
 /// The table in `docs/diagnostics.md` documents every code; a test keeps the two in step. The
 /// list of codes ([`DiagnosticCode::ALL`]) and their spelling ([`DiagnosticCode::as_str`]) are
 /// derived from the variants, so a new code cannot be left out of either.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    strum::VariantArray,
-    strum::IntoStaticStr,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, VariantArray, IntoStaticStr)]
 #[strum(serialize_all = "kebab-case")]
 pub enum DiagnosticCode {
     /// `plugin.json` is not valid JSON (or not UTF-8, or has duplicate keys).

@@ -3,6 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use strum::{IntoStaticStr, VariantArray};
+
 /// How long a server may take to connect, handshake and list its tools (`docs/mcp.md`).
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long one tool call may take (`docs/mcp.md`).
@@ -117,11 +121,11 @@ impl ToolFilter {
     PartialEq,
     Eq,
     Hash,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-    strum::VariantArray,
-    strum::IntoStaticStr,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    VariantArray,
+    IntoStaticStr,
 )]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
@@ -316,17 +320,7 @@ pub fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
 ///
 /// A plugin's `mcp.json` spells the HTTP transport `streamable-http` (the Agent Plugins
 /// format); that input spelling is read by the plugin loader and never echoed back.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(rename = "transport", description = "How rho talks to an MCP server.")]
 pub enum Transport {

@@ -1,22 +1,15 @@
 //! Permission modes and the approval gate's decision: given a tool's [`RiskLevel`] and the
 //! session's [`PermissionMode`], a call runs, waits for the user, or is refused.
 
+use schemars::JsonSchema;
 use serde::Serialize;
+use strum::{IntoStaticStr, VariantArray};
 
 use crate::RiskLevel;
 
 /// How much a session may do without asking.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Serialize,
-    schemars::JsonSchema,
-    strum::VariantArray,
-    strum::IntoStaticStr,
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema, VariantArray, IntoStaticStr,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]

@@ -137,6 +137,27 @@ pub struct SessionArgs {
     /// Resume the session saved in this file.
     #[arg(long, value_name = "PATH")]
     pub session: Option<PathBuf>,
+    /// Which agent answers prompts (default: `[agent] runtime` in config.toml, else rho).
+    #[arg(long, value_enum, value_name = "RUNTIME")]
+    pub runtime: Option<Runtime>,
+}
+
+/// `--runtime`: the agent that answers a session's prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Runtime {
+    /// rho's own agent loop, with rho's tools and MCP servers.
+    Rho,
+    /// The Claude Code CLI (`claude -p`) with its own tools; rho's MCP servers are not loaded.
+    Claude,
+}
+
+impl From<Runtime> for rho_core::AgentRuntime {
+    fn from(runtime: Runtime) -> Self {
+        match runtime {
+            Runtime::Rho => Self::Rho,
+            Runtime::Claude => Self::Claude,
+        }
+    }
 }
 
 /// `rho rpc`.
@@ -418,5 +439,6 @@ impl SessionArgs {
             || self.ephemeral
             || self.continue_session
             || self.session.is_some()
+            || self.runtime.is_some()
     }
 }

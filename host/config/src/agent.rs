@@ -13,6 +13,7 @@ use rho_component::{PermissionMode, valid_env_name};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::agent_runtime::{AgentRuntime, resolve_claude_command};
 use crate::config_file::MAX_TIMEOUT_SEC;
 
 /// The iteration budget of one prompt when `[agent] max_iterations` is not set.
@@ -82,6 +83,11 @@ pub struct AgentSettings {
     /// With [`ToolSearch::Auto`]: the share of the model's context window, in percent (1 to
     /// 100), that tool definitions may take before they are deferred.
     pub tool_search_budget_percent: u8,
+    /// Which agent runs prompts (`runtime`).
+    pub runtime: AgentRuntime,
+    /// The Claude Code CLI to start for [`AgentRuntime::Claude`] (`claude_command`): a bare
+    /// name looked up in `PATH`, or an absolute path. `None`: `claude` in `PATH`.
+    pub claude_command: Option<PathBuf>,
 }
 
 impl Default for AgentSettings {
@@ -94,6 +100,8 @@ impl Default for AgentSettings {
             extra_roots: Vec::new(),
             tool_search: ToolSearch::default(),
             tool_search_budget_percent: DEFAULT_TOOL_SEARCH_BUDGET_PERCENT,
+            runtime: AgentRuntime::default(),
+            claude_command: None,
         }
     }
 }
@@ -170,6 +178,16 @@ pub(crate) struct AgentToml {
         extend("default" = DEFAULT_TOOL_SEARCH_BUDGET_PERCENT)
     )]
     tool_search_budget_percent: Option<toml::Spanned<i64>>,
+    /// Which agent runs prompts. rho (default): rho's own agent loop with rho's tools and MCP servers; claude: the Claude Code CLI (claude -p) with its own tools, and no MCP server of rho's loaded.
+    #[serde(default)]
+    #[schemars(
+        schema_with = "crate::schema::runtime_schema",
+        extend("default" = AgentRuntime::default().as_str())
+    )]
+    runtime: Option<toml::Spanned<String>>,
+    /// The Claude Code CLI the claude runtime starts: a command name looked up in PATH (default claude), or a path (relative paths anchor at the config file's directory).
+    #[schemars(length(min = 1))]
+    claude_command: Option<PathBuf>,
 }
 
 /// One OpenAI-compatible endpoint, `[providers.<id>]`.
@@ -251,7 +269,25 @@ pub(crate) fn resolve_agent(
                 )
             })?,
     };
+    let runtime = match &raw.runtime {
+        None => AgentRuntime::default(),
+        Some(name) => AgentRuntime::parse(name.get_ref()).ok_or_else(|| {
+            let known: Vec<&str> = AgentRuntime::ALL.iter().map(|m| m.as_str()).collect();
+            format!(
+                "{}agent.runtime: must be one of {}",
+                at(name.span()),
+                known.join(", ")
+            )
+        })?,
+    };
+    let claude_command = raw
+        .claude_command
+        .as_deref()
+        .map(|command| resolve_claude_command(command, base))
+        .transpose()?;
     Ok(AgentSettings {
+        runtime,
+        claude_command,
         model: raw.model,
         provider: raw.provider,
         permission_mode,
@@ -413,6 +449,25 @@ mod tests {
         assert!(err.contains("line 2"), "{err}");
         let err = parse("[agent]\ntool_search = true\n").unwrap_err();
         assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn the_runtime_is_a_strict_enum_and_claude_command_anchors_at_the_config() {
+        let config =
+            parse("[agent]\nruntime = \"claude\"\nclaude_command = \"bin/claude\"\n").unwrap();
+        assert_eq!(config.agent.runtime, crate::AgentRuntime::Claude);
+        assert_eq!(
+            config.agent.claude_command,
+            Some(PathBuf::from("/etc/rho/bin/claude"))
+        );
+        assert_eq!(parse("").unwrap().agent.runtime, crate::AgentRuntime::Rho);
+        let err = parse("[agent]\n\nruntime = \"codex\"\n").unwrap_err();
+        assert!(
+            err.contains("line 3") && err.contains("agent.runtime: must be one of rho, claude"),
+            "{err}"
+        );
+        let err = parse("[agent]\nclaude_command = \"\"\n").unwrap_err();
+        assert!(err.contains("agent.claude_command"), "{err}");
     }
 
     #[test]

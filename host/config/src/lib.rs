@@ -15,6 +15,7 @@
 //! under `RHO_HOME` are replaced atomically through [`replace_file`] and [`sync_dir`].
 
 mod agent;
+mod agent_runtime;
 mod atomic_file;
 mod config_file;
 mod credentials;
@@ -27,6 +28,7 @@ pub use agent::{
     AgentSettings, ConfigProvider, DEFAULT_MAX_ITERATIONS, DEFAULT_TOOL_SEARCH_BUDGET_PERCENT,
     ProviderSettings, ToolSearch,
 };
+pub use agent_runtime::{AgentRuntime, DEFAULT_CLAUDE_COMMAND};
 pub use atomic_file::{replace_file, sync_dir};
 pub use config_file::{
     CONFIG_MAX_BYTES, ConfigServer, ConfigSource, MAX_TIMEOUT_SEC, McpServerToml,

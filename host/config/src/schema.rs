@@ -12,6 +12,7 @@ use serde_json::Value;
 use rho_component::{LogLevel, PermissionMode, Startup, input_schema};
 
 use crate::agent::ToolSearch;
+use crate::agent_runtime::AgentRuntime;
 use crate::config_file::{ConfigToml, PluginServerToml};
 
 /// Where the document says it lives.
@@ -51,6 +52,14 @@ pub(crate) fn permission_mode_schema(_: &mut SchemaGenerator) -> Schema {
 /// Rust type is a string).
 pub(crate) fn startup_schema(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<Startup>()
+}
+
+/// `runtime`: the runtimes of [`AgentRuntime::ALL`].
+pub(crate) fn runtime_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = AgentRuntime::ALL.iter().map(|m| m.as_str()).collect();
+    json_schema!({
+        "enum": names,
+    })
 }
 
 /// `tool_search`: the modes of [`ToolSearch::ALL`].

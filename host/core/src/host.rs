@@ -85,6 +85,8 @@ pub struct HostOptions {
     /// A provider to use instead of choosing one from flags and configuration (embedding
     /// front-ends, and tests with a scripted model); the model id comes from `flags.model`.
     pub fixed_provider: Option<Arc<dyn crate::provider::Provider>>,
+    /// The agent runtime chosen on the command line (`--runtime`); `None`: `[agent] runtime`.
+    pub runtime: Option<crate::AgentRuntime>,
 }
 
 impl std::fmt::Debug for HostOptions {
@@ -93,6 +95,7 @@ impl std::fmt::Debug for HostOptions {
             .field("ephemeral", &self.ephemeral)
             .field("start", &self.start)
             .field("accepts_questions", &self.accepts_questions)
+            .field("runtime", &self.runtime)
             .finish_non_exhaustive()
     }
 }

@@ -36,7 +36,9 @@ pub use direct_call::{DirectCall, DirectCallError};
 pub use probe::{Probe, ProbedServer, ProbedTool, StartFailure, StartReport};
 pub use served::{Bearer, ServeError, ServeOptions, ServeTransport};
 pub use server_link::{ServerHealth, ServerRestart};
-pub use server_state::{MountedServer, MountedTool, NEEDS_TASKS_MARK, ServerStatus};
+pub use server_state::{
+    MountedServer, MountedTool, NEEDS_TASKS_MARK, NotLoadedReason, ServerStatus,
+};
 pub use servers::{
     ServerSlot, ServerSource, SlotState, Unstartable, collect_servers, startable, untrusted_message,
 };

@@ -89,6 +89,9 @@ pub enum SessionError {
     /// Compaction produced nothing usable.
     #[error("compaction failed: {0}")]
     Compaction(String),
+    /// The Claude CLI runtime could not start or run.
+    #[error(transparent)]
+    Claude(crate::claude::ClaudeError),
     /// Reading a session file to resume it stopped unexpectedly (its reader failed).
     #[error("resuming {}: the reader stopped unexpectedly", path.display())]
     ResumeFailed {

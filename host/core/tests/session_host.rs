@@ -148,6 +148,7 @@ async fn start_saving(provider: Arc<Scripted>, saved: bool) -> Front {
         ambient: Arc::new(|_| None),
         accepts_questions: false,
         fixed_provider: Some(provider),
+        runtime: None,
     })
     .await
     .unwrap();

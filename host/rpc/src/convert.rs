@@ -275,6 +275,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                     plugin: s.plugin.clone(),
                     status: (&status).into(),
                     error: status.error().map(str::to_owned),
+                    not_loaded: status.not_loaded().map(|r| r.as_str().to_owned()),
                     protocol_version: s.protocol_version(),
                     tools: tools.iter().map(|t| t.name.clone()).collect(),
                     tool_details: tools

@@ -116,6 +116,10 @@ pub enum ServerStatusWire {
     Untrusted,
     /// Its entry is invalid or it failed to start (`error` says why).
     Failed,
+    /// Valid and enabled, but the session's runtime loads no MCP server of rho's
+    /// (`notLoaded` says which: `Claude CLI runtime`); never started.
+    #[serde(rename = "not_loaded")]
+    NotLoaded,
 }
 
 impl From<&ServerStatus> for ServerStatusWire {
@@ -128,6 +132,7 @@ impl From<&ServerStatus> for ServerStatusWire {
             ServerStatus::Disabled => Self::Disabled,
             ServerStatus::Untrusted(_) => Self::Untrusted,
             ServerStatus::Invalid(_) | ServerStatus::Failed(_) => Self::Failed,
+            ServerStatus::NotLoaded(_) => Self::NotLoaded,
         }
     }
 }
@@ -264,6 +269,7 @@ mod tests {
             ServerStatus::Invalid("x".to_owned()),
             ServerStatus::Failed("x".to_owned()),
             ServerStatus::Untrusted("x".to_owned()),
+            ServerStatus::NotLoaded(rho_core::NotLoadedReason::ClaudeRuntime),
         ] {
             assert_eq!(spelling(ServerStatusWire::from(&s)), s.as_str());
         }

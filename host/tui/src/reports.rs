@@ -155,7 +155,7 @@ pub fn mcp(
             "\n{}  {}  {}",
             server.id,
             server.transport.map_or("-", Transport::as_str),
-            status.as_str()
+            status.label()
         ));
         let detail = match &status {
             rho_core::ServerStatus::Failed(e)

@@ -47,6 +47,7 @@ pub(super) fn host_options(
         ambient: Arc::new(|name| std::env::var(name).ok()),
         accepts_questions,
         fixed_provider: None,
+        runtime: args.runtime.map(Into::into),
     }
 }
 

@@ -2,6 +2,8 @@
 //! handlers of the queued operations. Provider and model choice, new/resume/clear/reload and
 //! model switching live here once, for every front-end.
 
+mod runtime;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,6 +75,8 @@ pub(crate) struct Work {
     pub(crate) desk: Arc<Desk>,
     /// Resources read ahead for the next prompt, by `(server, uri)`.
     read_ahead: Vec<((String, String), rho_component::ResourceAttachment)>,
+    /// Which agent answers prompts.
+    runtime: runtime::Runtime,
 }
 
 /// Resources kept read ahead at most (the oldest goes first).
@@ -101,7 +105,15 @@ impl Work {
             outbox,
             desk,
             read_ahead: Vec::new(),
+            runtime: runtime::Runtime::Rho,
         };
+        let chosen = options
+            .runtime
+            .unwrap_or(work.registry.config.agent.runtime);
+        if chosen == crate::AgentRuntime::Claude {
+            work.start_claude(&options.start)?;
+            return Ok(work);
+        }
         let (provider, model, window) = work.choose(None);
         // Only what rho would answer is declared: forms where a person answers questions,
         // sampling where, besides, there is a model to spend (each request asks the person).
@@ -134,6 +146,13 @@ impl Work {
         };
         work.replace_session(session);
         Ok(work)
+    }
+
+    /// A provider that refuses every request (a Claude runtime session has no rho provider).
+    fn unavailable_provider(&self) -> Arc<dyn Provider> {
+        Arc::new(Unavailable(
+            "the claude runtime answers prompts itself; rho's provider is not used".into(),
+        ))
     }
 
     fn sessions_dir(&self) -> Option<PathBuf> {
@@ -217,12 +236,18 @@ impl Work {
         cancel: Option<CancelSignal>,
     ) -> Result<Response, HostError> {
         let cancel = cancel.unwrap_or_default();
+        if let Some(refused) = self.refused_by_runtime(&operation) {
+            return Err(refused);
+        }
         match operation {
             Operation::Prompt {
                 message,
                 attachments,
             } => self.prompt(message, &attachments, &cancel).await,
             Operation::Clear => {
+                if let Some(claude) = self.claude() {
+                    claude.clear().await;
+                }
                 self.session
                     .clear()
                     .map_err(|e| HostError::internal(e.to_string()))?;
@@ -298,7 +323,10 @@ impl Work {
                 Ok(Response::Session(self.session_info()))
             }
             Operation::NewSession => {
-                let dir = self.sessions_dir();
+                if let Some(claude) = self.claude() {
+                    claude.clear().await;
+                }
+                let dir = self.sessions_dir().filter(|_| !self.is_claude());
                 let session = Session::new(
                     self.session.config().clone(),
                     self.session.provider().clone(),
@@ -336,6 +364,9 @@ impl Work {
         attachments: &[(String, String)],
         cancel: &CancelSignal,
     ) -> Result<Response, HostError> {
+        if self.is_claude() {
+            return self.claude_prompt(&message, cancel).await;
+        }
         if let Some(error) = self.provider_error.clone() {
             self.outbox
                 .deliver(super::HostEvent::Session(SessionEvent::AgentError(
@@ -437,6 +468,18 @@ impl Work {
 
     fn state(&self) -> HostState {
         let stats = self.session.stats();
+        if let runtime::Runtime::Claude(claude) = &self.runtime {
+            return HostState {
+                model: claude.model().map(str::to_owned),
+                provider: Some(runtime::CLAUDE_PROVIDER.to_owned()),
+                provider_source: None,
+                provider_error: None,
+                cwd: self.registry.paths.project.cwd.clone(),
+                session_id: claude.session_id().map(str::to_owned),
+                session_file: None,
+                permission_mode: self.session.config().permission_mode,
+            };
+        }
         HostState {
             model: self.active.as_ref().map(|a| a.1.clone()),
             provider: self.active.as_ref().map(|a| a.0.clone()),
@@ -483,9 +526,15 @@ impl Work {
     /// closed. The conversation and model stay.
     async fn reload(&mut self) -> Result<(), HostError> {
         let registry = self.registry.reload();
-        let tools = Arc::new(registry.mount(&self.mount).await);
-        tools.warm_components();
         let old_registry = std::mem::replace(&mut self.registry, registry);
+        let tools = match self.claude_tools() {
+            Some(tools) => tools,
+            None => {
+                let tools = Arc::new(self.registry.mount(&self.mount).await);
+                tools.warm_components();
+                tools
+            }
+        };
         // The new [agent] settings (permission mode, budget, roots) apply from the next turn;
         // the model stays.
         let current = self.session.config().clone();
@@ -619,8 +668,12 @@ impl Work {
             mut session,
             tools,
             outbox,
+            runtime,
             ..
         } = self;
+        if let runtime::Runtime::Claude(claude) = runtime {
+            claude.shutdown().await;
+        }
         drop(session.release_tools());
         if let Ok(tools) = Arc::try_unwrap(tools) {
             let closed = tools.close().await;

@@ -22,7 +22,9 @@ use tokio::sync::RwLock;
 use super::mcp_tool::McpTool;
 use super::probe::{StartFailure, StartReport};
 use super::server_link::{Remember, ServerHealth, ServerLink};
-use super::server_state::{MountedServer, MountedTool, ServerStatus, SharedLive, lock};
+use super::server_state::{
+    MountedServer, MountedTool, NotLoadedReason, ServerStatus, SharedLive, lock,
+};
 use super::skill_tool::ActivateSkill;
 use super::tool_set::{MountOptions, ToolSet};
 use super::toolset_evidence::ServerToolset;
@@ -134,6 +136,33 @@ impl Registry {
                 set.diagnostics.push(d);
             }
         }
+        set
+    }
+
+    /// The tool set of a session whose runtime loads none of rho's components (the Claude CLI
+    /// runtime): no tool, and every server entry listed, a valid enabled one as
+    /// [`ServerStatus::NotLoaded`] for `reason`, the others in the state their configuration
+    /// gives them. Starts nothing.
+    pub fn unmounted(&self, reason: NotLoadedReason) -> ToolSet {
+        let mut set = ToolSet::empty();
+        set.servers = self
+            .servers
+            .iter()
+            .map(|slot| {
+                let status = match slot.startable() {
+                    Some(_) => ServerStatus::NotLoaded(reason),
+                    None => slot.status(),
+                };
+                MountedServer::new(
+                    slot.id.clone(),
+                    slot.source,
+                    slot.plugin.clone(),
+                    slot.spec.as_ref().map(|spec| spec.transport.kind()),
+                    status,
+                    Vec::new(),
+                )
+            })
+            .collect();
         set
     }
 

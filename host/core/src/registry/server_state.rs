@@ -31,11 +31,30 @@ pub enum ServerStatus {
     Failed(String),
     /// A project plugin's server the user has not trusted; never started.
     Untrusted(String),
+    /// Valid and enabled, but this session's runtime loads no MCP server of rho's (the
+    /// Claude CLI runtime, `docs/mcp.md`, "Runtime differences"); never started.
+    NotLoaded(NotLoadedReason),
+}
+
+/// Why a valid, enabled server is not loaded in a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotLoadedReason {
+    /// The session runs on the Claude Code CLI, which gets none of rho's MCP servers.
+    ClaudeRuntime,
+}
+
+impl NotLoadedReason {
+    /// The reason as inventories show it: `Claude CLI runtime`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClaudeRuntime => "Claude CLI runtime",
+        }
+    }
 }
 
 impl ServerStatus {
-    /// `configured`, `known`, `started`, `used`, `disabled`, `untrusted` or `failed` (invalid
-    /// entries count as failed).
+    /// `configured`, `known`, `started`, `used`, `disabled`, `untrusted`, `not_loaded` or
+    /// `failed` (invalid entries count as failed).
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Configured => "configured",
@@ -45,6 +64,24 @@ impl ServerStatus {
             Self::Disabled => "disabled",
             Self::Invalid(_) | Self::Failed(_) => "failed",
             Self::Untrusted(_) => "untrusted",
+            Self::NotLoaded(_) => "not_loaded",
+        }
+    }
+
+    /// The state as a person reads it: the word of [`ServerStatus::as_str`], except
+    /// `not loaded (Claude CLI runtime)` for a server the session's runtime does not load.
+    pub fn label(&self) -> String {
+        match self {
+            Self::NotLoaded(reason) => format!("not loaded ({})", reason.as_str()),
+            other => other.as_str().to_owned(),
+        }
+    }
+
+    /// Why the server is not loaded, when it is [`ServerStatus::NotLoaded`].
+    pub fn not_loaded(&self) -> Option<NotLoadedReason> {
+        match self {
+            Self::NotLoaded(reason) => Some(*reason),
+            _ => None,
         }
     }
 

@@ -243,10 +243,15 @@ pub struct ServerWire {
     pub source: ServerSource,
     /// The plugin, for plugin servers.
     pub plugin: Option<String>,
-    /// `configured`, `known`, `started`, `used`, `disabled`, `untrusted` or `failed`.
+    /// `configured`, `known`, `started`, `used`, `disabled`, `untrusted`, `not_loaded` or
+    /// `failed`.
     pub status: ServerStatusWire,
     /// Why it failed.
     pub error: Option<String>,
+    /// Why the session does not load it (`Claude CLI runtime`), present only when `status` is
+    /// `not_loaded`: inventories show it as `not loaded (Claude CLI runtime)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_loaded: Option<String>,
     /// The negotiated protocol version.
     pub protocol_version: Option<String>,
     /// Exported names of its tools.

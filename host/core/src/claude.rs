@@ -1,0 +1,385 @@
+//! The Claude CLI runtime: a session whose prompts the Claude Code CLI answers instead of
+//! rho's own agent loop (`[agent] runtime = "claude"`, `--runtime claude`).
+//!
+//! rho starts one long-lived `claude -p` in stream-json mode on the session's first prompt
+//! (`flags.rs`: no MCP server from anywhere, rho's permission mode as Claude's flags), writes
+//! each prompt as one JSON line, and relays what Claude streams back as the
+//! [`SessionEvent`]s every front-end already shows (`stream.rs`). An abort kills the process
+//! group; the next prompt starts `claude` again with `--resume` on the same Claude session.
+//! The process group is also killed when the runtime is dropped (`process.rs`), so no way rho
+//! ends leaves `claude` running. rho's own tools, skills and MCP servers are not offered to
+//! Claude (`docs/mcp.md`, "Runtime differences").
+
+mod flags;
+mod process;
+mod stream;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rho_component::{CancelSignal, PermissionMode};
+
+use crate::provider::{FinishReason, Usage};
+use crate::session::{EventSink, LoopState, SessionEvent, TurnResult};
+
+pub use process::MAX_LINE_BYTES as MAX_CLAUDE_LINE_BYTES;
+pub use stream::{CLAUDE_TOOL_OWNER, display_name as claude_tool_display_name};
+
+use flags::Launch;
+use process::ClaudeProcess;
+use stream::{Ending, Relay, Relayed};
+
+/// How rho tells a user to install the Claude Code CLI.
+pub const CLAUDE_INSTALL_HINT: &str = "install it with `npm install -g @anthropic-ai/claude-code`, \
+     or set `[agent] claude_command` in config.toml to its path";
+
+/// Environment variables that hold Claude's credentials: their values are hidden in any
+/// error rho shows (besides the session's own secret variables).
+const CLAUDE_SECRET_VARIABLES: [&str; 3] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+];
+
+/// Why the Claude runtime could not run a prompt. Every message starts with what it is about
+/// (`claude runtime: …`, or the command that was not found).
+#[derive(Debug, thiserror::Error)]
+pub enum ClaudeError {
+    /// The Claude Code CLI is not there.
+    #[error(
+        "the claude runtime needs the Claude Code CLI, but `{command}` was {looked}: {hint}",
+        hint = CLAUDE_INSTALL_HINT
+    )]
+    NotInstalled {
+        /// The command rho looked for.
+        command: String,
+        /// Where it looked (`not found in PATH`, `no executable file at that path`).
+        looked: String,
+    },
+    /// Starting the process failed.
+    #[error("claude runtime: cannot start {command}: {message}")]
+    Spawn {
+        /// The program.
+        command: String,
+        /// The system's reason.
+        message: String,
+    },
+    /// Writing to or reading from the process failed.
+    #[error("claude runtime: {doing}: {message}")]
+    Pipe {
+        /// What rho was doing.
+        doing: &'static str,
+        /// The system's reason.
+        message: String,
+    },
+    /// Claude wrote a line longer than rho reads.
+    #[error("claude runtime: Claude wrote an output line longer than {limit} bytes")]
+    LineTooLong {
+        /// The cap, in bytes.
+        limit: usize,
+    },
+    /// Claude wrote a line rho cannot read.
+    #[error("claude runtime: unreadable output line ({reason})")]
+    Malformed {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The process ended before the turn did.
+    #[error(
+        "claude runtime: claude exited before the turn ended ({status}){}",
+        stderr_part(stderr)
+    )]
+    Exited {
+        /// How it ended.
+        status: String,
+        /// The end of its stderr (secret values hidden).
+        stderr: String,
+    },
+    /// What only rho's own agent loop does.
+    #[error("claude runtime: {what} is not available with the claude runtime")]
+    Unsupported {
+        /// What was asked for.
+        what: &'static str,
+    },
+    /// Claude said the turn failed.
+    #[error("claude runtime: the turn failed: {message}")]
+    Turn {
+        /// Claude's words (secret values hidden).
+        message: String,
+    },
+}
+
+fn stderr_part(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    }
+}
+
+/// How a Claude runtime runs.
+#[derive(Debug, Clone)]
+pub struct ClaudeSettings {
+    /// `[agent] claude_command`: a bare name looked up in `PATH`, or a path.
+    pub command: PathBuf,
+    /// The workspace: Claude runs there.
+    pub workspace: PathBuf,
+    /// rho's permission mode (mapped onto Claude's flags, never wider).
+    pub permission_mode: PermissionMode,
+    /// `--model` for Claude, when one was asked for.
+    pub model: Option<String>,
+    /// Directories besides the workspace Claude may reach.
+    pub extra_roots: Vec<PathBuf>,
+    /// Environment variables Claude does not get (rho's MCP servers' secrets).
+    pub hidden_env: Vec<String>,
+}
+
+/// A session's Claude Code CLI: the process (started on the first prompt, kept between
+/// prompts) and the Claude session it continues.
+pub struct ClaudeRuntime {
+    settings: ClaudeSettings,
+    program: PathBuf,
+    env: Vec<(OsString, OsString)>,
+    process: Option<ClaudeProcess>,
+    session_id: Option<String>,
+    model: Option<String>,
+}
+
+impl std::fmt::Debug for ClaudeRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClaudeRuntime")
+            .field("program", &self.program)
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClaudeRuntime {
+    /// Finds the Claude Code CLI (a missing one is [`ClaudeError::NotInstalled`], saying how
+    /// to install it) and takes `env` (the process environment) as Claude's, without the
+    /// session's secret variables. Starts nothing.
+    pub fn new(
+        settings: ClaudeSettings,
+        env: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Result<Self, ClaudeError> {
+        let env: Vec<(OsString, OsString)> = env
+            .into_iter()
+            .filter(|(name, _)| {
+                !settings
+                    .hidden_env
+                    .iter()
+                    .any(|hidden| OsString::from(hidden) == *name)
+            })
+            .collect();
+        let path = env
+            .iter()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, v)| v.as_os_str());
+        let program = process::resolve_command(&settings.command, path)?;
+        Ok(Self {
+            settings,
+            program,
+            env,
+            process: None,
+            session_id: None,
+            model: None,
+        })
+    }
+
+    /// The model Claude reported for this session, once it has run.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref().or(self.settings.model.as_deref())
+    }
+
+    /// Claude's session id, once a prompt has run.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// The pid of the running `claude` (its process group), if one runs.
+    pub fn pid(&self) -> Option<i32> {
+        self.process.as_ref().and_then(ClaudeProcess::pid)
+    }
+
+    /// Forgets the conversation: the process stops and the next prompt starts a new Claude
+    /// session.
+    pub async fn clear(&mut self) {
+        if let Some(process) = self.process.take() {
+            process.stop().await;
+        }
+        self.session_id = None;
+    }
+
+    /// Stops the process (the end of the session).
+    pub async fn shutdown(mut self) {
+        if let Some(process) = self.process.take() {
+            process.stop().await;
+        }
+    }
+
+    /// Runs one prompt. Events go to `sink` as for a rho turn (`agent/start` … `agent/end`);
+    /// `cancel` kills the process and ends the turn as aborted. A failure is reported as
+    /// [`SessionEvent::AgentError`] and returned; the process is then stopped, and the next
+    /// prompt resumes the Claude session in a new one.
+    pub async fn prompt(
+        &mut self,
+        text: &str,
+        sink: &dyn EventSink,
+        cancel: &CancelSignal,
+    ) -> Result<TurnResult, ClaudeError> {
+        let started = Instant::now();
+        sink.send(SessionEvent::AgentStart).await;
+        sink.send(SessionEvent::StateChange(LoopState::Thinking))
+            .await;
+        let mut relay = Relay::default();
+        let outcome = tokio::select! {
+            outcome = self.run(text, sink, &mut relay) => Some(outcome),
+            () = cancel.cancelled() => None,
+        };
+        if let Some(id) = relay.session_id.take() {
+            self.session_id = Some(id);
+        }
+        if let Some(model) = relay.model.take() {
+            self.model = Some(model);
+        }
+        let mut turn = TurnResult {
+            reply: String::new(),
+            iterations: relay.iterations,
+            usage: Usage::default(),
+            tool_calls: std::mem::take(&mut relay.tool_calls),
+            duration_ms: 0,
+            finish_reason: FinishReason::Aborted,
+        };
+        let result = match outcome {
+            None => {
+                tracing::info!(target: "rho::claude", "turn aborted: stopping claude");
+                if let Some(process) = self.process.take() {
+                    process.stop().await;
+                }
+                Ok(())
+            }
+            Some(Ok((reply, usage, finish_reason))) => {
+                turn.reply = reply;
+                turn.usage = usage;
+                turn.finish_reason = finish_reason;
+                Ok(())
+            }
+            Some(Err(error)) => {
+                if let Some(process) = self.process.take() {
+                    process.stop().await;
+                }
+                Err(error)
+            }
+        };
+        turn.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        sink.send(SessionEvent::StateChange(LoopState::Idle)).await;
+        match result {
+            Ok(()) => {
+                sink.send(SessionEvent::AgentEnd(turn.clone())).await;
+                Ok(turn)
+            }
+            Err(error) => {
+                let error = self.hide_secrets(error);
+                sink.send(SessionEvent::AgentError(error.to_string())).await;
+                Err(error)
+            }
+        }
+    }
+
+    /// Sends the prompt and relays lines until Claude's `result` line.
+    async fn run(
+        &mut self,
+        text: &str,
+        sink: &dyn EventSink,
+        relay: &mut Relay,
+    ) -> Result<(String, Usage, FinishReason), ClaudeError> {
+        let message = serde_json::json!({
+            "type": "user",
+            "message": {"role": "user", "content": text},
+        });
+        let process = self.ensure_started()?;
+        process.send(&message.to_string()).await?;
+        loop {
+            let Some(line) = process.next_line().await? else {
+                let (status, stderr) = process.exit_report().await;
+                return Err(ClaudeError::Exited { status, stderr });
+            };
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            for relayed in relay.line(&line)? {
+                match relayed {
+                    Relayed::Delta(event) => sink.coalesce(event),
+                    Relayed::Event(event) => sink.send(event).await,
+                    Relayed::End(Ending::Answered {
+                        reply,
+                        usage,
+                        finish_reason,
+                    }) => {
+                        sink.send(SessionEvent::Usage {
+                            iteration: relay.iterations.max(1),
+                            usage,
+                            context: crate::session::ContextSnapshot::default(),
+                        })
+                        .await;
+                        return Ok((reply, usage, finish_reason));
+                    }
+                    Relayed::End(Ending::Failed(message)) => {
+                        return Err(ClaudeError::Turn { message });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The running process, started (resuming the Claude session, after a stop) if none runs.
+    fn ensure_started(&mut self) -> Result<&mut ClaudeProcess, ClaudeError> {
+        if self.process.is_none() {
+            let launch = Launch {
+                permission_mode: self.settings.permission_mode,
+                model: self.settings.model.clone(),
+                extra_roots: self.settings.extra_roots.clone(),
+                resume: self.session_id.clone(),
+            };
+            let process = ClaudeProcess::spawn(
+                &self.program,
+                &flags::args(&launch),
+                &self.settings.workspace,
+                self.env.clone(),
+            )?;
+            self.process = Some(process);
+        }
+        self.process.as_mut().ok_or_else(|| ClaudeError::Pipe {
+            doing: "starting claude",
+            message: "no process".into(),
+        })
+    }
+
+    /// `error` with the values of Claude's credential variables replaced by `***` (the
+    /// session's own secret variables never reach Claude).
+    fn hide_secrets(&self, error: ClaudeError) -> ClaudeError {
+        let secrets: Vec<String> = self
+            .env
+            .iter()
+            .filter(|(name, _)| CLAUDE_SECRET_VARIABLES.iter().any(|s| name == s))
+            .map(|(_, value)| value.to_string_lossy().into_owned())
+            .filter(|value| value.len() >= 4)
+            .collect();
+        let hide = |text: String| {
+            secrets
+                .iter()
+                .fold(text, |text, secret| text.replace(secret.as_str(), "***"))
+        };
+        match error {
+            ClaudeError::Exited { status, stderr } => ClaudeError::Exited {
+                status,
+                stderr: hide(stderr),
+            },
+            ClaudeError::Turn { message } => ClaudeError::Turn {
+                message: hide(message),
+            },
+            other => other,
+        }
+    }
+}

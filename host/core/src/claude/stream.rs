@@ -1,0 +1,343 @@
+//! Claude's stream-json output, one line at a time, as the session events every front-end
+//! already shows: streamed text and reasoning, tool calls (named as Claude's, `claude › Read`)
+//! and their results, and the `result` line that ends a turn. Lines of kinds rho does not use
+//! (status, hooks, rate limits) are skipped; a line that is not a JSON object with a `type` is
+//! an error. Subagents' own messages (`parent_tool_use_id` set) are not relayed: their work
+//! shows as the one call that started them.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::ClaudeError;
+use crate::provider::{FinishReason, Usage};
+use crate::session::{CallOutcome, CallRecord, LoopState, SessionEvent};
+
+/// The owner shown before Claude's tool names (`claude › Bash`).
+pub const CLAUDE_TOOL_OWNER: &str = "claude";
+/// A tool result's text kept in its event, at most (the rest is counted).
+const MAX_RESULT_BYTES: usize = 64 * 1024;
+
+/// What one line means for the front-end.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Relayed {
+    /// An event delivered in order.
+    Event(SessionEvent),
+    /// Streamed text, merged with undelivered text when the front-end is behind.
+    Delta(SessionEvent),
+    /// The turn ended.
+    End(Ending),
+}
+
+/// How Claude said the turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Ending {
+    /// It answered: the final text, what it spent, and why it stopped.
+    Answered {
+        reply: String,
+        usage: Usage,
+        finish_reason: FinishReason,
+    },
+    /// It failed; Claude's words.
+    Failed(String),
+}
+
+/// The state of one turn's relay.
+#[derive(Debug, Default)]
+pub(crate) struct Relay {
+    /// Claude's session id (from `system/init` and every later line).
+    pub(crate) session_id: Option<String>,
+    /// The model Claude says it uses.
+    pub(crate) model: Option<String>,
+    /// Calls started and not yet answered: id → (Claude's tool name, arguments, start).
+    open_calls: HashMap<String, (String, String, Instant)>,
+    /// Every call of the turn, in order.
+    pub(crate) tool_calls: Vec<CallRecord>,
+    /// Model requests seen.
+    pub(crate) iterations: u32,
+    /// Text of the current content block arrived as deltas (the whole block that follows is
+    /// then not sent again).
+    text_streamed: bool,
+    /// The same for reasoning.
+    thinking_streamed: bool,
+}
+
+impl Relay {
+    /// What `line` means. Errors name the runtime; they never quote the line.
+    pub(crate) fn line(&mut self, line: &[u8]) -> Result<Vec<Relayed>, ClaudeError> {
+        let value: Value = serde_json::from_slice(line).map_err(|e| ClaudeError::Malformed {
+            reason: format!("not JSON: {e}"),
+        })?;
+        let kind =
+            value
+                .get("type")
+                .and_then(Value::as_str)
+                .ok_or_else(|| ClaudeError::Malformed {
+                    reason: "a line without a \"type\"".into(),
+                })?;
+        if let Some(id) = value.get("session_id").and_then(Value::as_str) {
+            self.session_id = Some(id.to_owned());
+        }
+        let nested = value
+            .get("parent_tool_use_id")
+            .is_some_and(|parent| !parent.is_null());
+        if nested {
+            return Ok(Vec::new());
+        }
+        Ok(match kind {
+            "system" => {
+                if value.get("subtype").and_then(Value::as_str) == Some("init") {
+                    self.model = value
+                        .get("model")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                }
+                Vec::new()
+            }
+            "stream_event" => self.stream_event(value.get("event").unwrap_or(&Value::Null)),
+            "assistant" => self.assistant(&value),
+            "user" => self.user(&value),
+            "result" => vec![Relayed::End(ending(&value))],
+            _ => Vec::new(),
+        })
+    }
+
+    fn stream_event(&mut self, event: &Value) -> Vec<Relayed> {
+        match event.get("type").and_then(Value::as_str) {
+            Some("message_start") => {
+                self.iterations += 1;
+                vec![Relayed::Event(SessionEvent::StateChange(
+                    LoopState::Thinking,
+                ))]
+            }
+            Some("content_block_delta") => {
+                let delta = event.get("delta").unwrap_or(&Value::Null);
+                let text = |key: &str| delta.get(key).and_then(Value::as_str).map(str::to_owned);
+                match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => text("text")
+                        .map(|t| {
+                            self.text_streamed = true;
+                            Relayed::Delta(SessionEvent::MessageDelta(t))
+                        })
+                        .into_iter()
+                        .collect(),
+                    Some("thinking_delta") => text("thinking")
+                        .map(|t| {
+                            self.thinking_streamed = true;
+                            Relayed::Delta(SessionEvent::ReasoningDelta(t))
+                        })
+                        .into_iter()
+                        .collect(),
+                    _ => Vec::new(),
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// A whole content block: text and reasoning not streamed already, and tool calls.
+    fn assistant(&mut self, value: &Value) -> Vec<Relayed> {
+        let mut out = Vec::new();
+        for block in blocks(value) {
+            match block.get("type").and_then(Value::as_str) {
+                Some("text") => {
+                    let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+                    if !std::mem::take(&mut self.text_streamed) && !text.is_empty() {
+                        out.push(Relayed::Delta(SessionEvent::MessageDelta(text.to_owned())));
+                    }
+                }
+                Some("thinking") => {
+                    let text = block.get("thinking").and_then(Value::as_str).unwrap_or("");
+                    if !std::mem::take(&mut self.thinking_streamed) && !text.is_empty() {
+                        out.push(Relayed::Delta(SessionEvent::ReasoningDelta(
+                            text.to_owned(),
+                        )));
+                    }
+                }
+                Some("tool_use") => {
+                    let id = block.get("id").and_then(Value::as_str).unwrap_or("");
+                    let name = block.get("name").and_then(Value::as_str).unwrap_or("?");
+                    let arguments = block
+                        .get("input")
+                        .map_or_else(|| "{}".to_owned(), Value::to_string);
+                    self.open_calls.insert(
+                        id.to_owned(),
+                        (name.to_owned(), arguments.clone(), Instant::now()),
+                    );
+                    out.push(Relayed::Event(SessionEvent::ToolCall {
+                        call_id: id.to_owned(),
+                        name: name.to_owned(),
+                        display_name: display_name(name),
+                        arguments,
+                    }));
+                    out.push(Relayed::Event(SessionEvent::StateChange(
+                        LoopState::ExecutingTool,
+                    )));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Tool results Claude sends back to its model.
+    fn user(&mut self, value: &Value) -> Vec<Relayed> {
+        let mut out = Vec::new();
+        for block in blocks(value) {
+            if block.get("type").and_then(Value::as_str) != Some("tool_result") {
+                continue;
+            }
+            let id = block
+                .get("tool_use_id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            let is_error = block
+                .get("is_error")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let output = bounded(result_text(block.get("content").unwrap_or(&Value::Null)));
+            let (name, arguments, started) = self
+                .open_calls
+                .remove(&id)
+                .unwrap_or_else(|| ("?".to_owned(), String::new(), Instant::now()));
+            let outcome = if is_error {
+                CallOutcome::Error {
+                    message: output.lines().next().unwrap_or("").to_owned(),
+                }
+            } else {
+                CallOutcome::Success
+            };
+            self.tool_calls.push(CallRecord {
+                name: name.clone(),
+                arguments,
+                outcome: outcome.clone(),
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            });
+            out.push(Relayed::Event(SessionEvent::ToolResult {
+                call_id: id,
+                name,
+                is_error,
+                outcome,
+                output,
+                image: None,
+            }));
+        }
+        out
+    }
+}
+
+/// The name a person reads for Claude's tool `name`: `claude › Read`.
+pub fn display_name(name: &str) -> String {
+    rho_component::tool_display_name(Some(CLAUDE_TOOL_OWNER), name)
+}
+
+/// The content blocks of an `assistant` or `user` line (none when its content is a string).
+fn blocks(value: &Value) -> impl Iterator<Item = &Value> {
+    value
+        .pointer("/message/content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+/// A tool result's content as text: a string, or its text blocks joined (other blocks named).
+fn result_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .map(|part| match part.get("type").and_then(Value::as_str) {
+                Some("text") => part
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                Some(other) => format!("[{other}]"),
+                None => String::new(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// `text`, cut at [`MAX_RESULT_BYTES`] (on a character boundary) with the rest counted.
+fn bounded(mut text: String) -> String {
+    if text.len() <= MAX_RESULT_BYTES {
+        return text;
+    }
+    let mut cut = MAX_RESULT_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let rest = text.len() - cut;
+    text.truncate(cut);
+    text.push_str(&format!("\n… {rest} more bytes"));
+    text
+}
+
+/// The `result` line: an answer, or why the turn failed.
+fn ending(value: &Value) -> Ending {
+    let failed = value
+        .get("is_error")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+        || value
+            .get("subtype")
+            .and_then(Value::as_str)
+            .is_some_and(|s| s != "success");
+    let result = value.get("result").and_then(Value::as_str).unwrap_or("");
+    if failed {
+        let subtype = value
+            .get("subtype")
+            .and_then(Value::as_str)
+            .unwrap_or("error");
+        let errors: Vec<&str> = value
+            .get("errors")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let message = if !result.is_empty() {
+            result.to_owned()
+        } else if !errors.is_empty() {
+            errors.join("; ")
+        } else {
+            subtype.to_owned()
+        };
+        return Ending::Failed(message);
+    }
+    let number = |pointer: &str| value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let input_tokens = number("/usage/input_tokens")
+        + number("/usage/cache_read_input_tokens")
+        + number("/usage/cache_creation_input_tokens");
+    let output_tokens = number("/usage/output_tokens");
+    let usage = Usage {
+        input_tokens,
+        output_tokens,
+        total_tokens: input_tokens + output_tokens,
+        total_cost: value
+            .get("total_cost_usd")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0),
+        request_count: number("/num_turns"),
+    };
+    let finish_reason = match value.get("stop_reason").and_then(Value::as_str) {
+        None | Some("end_turn" | "stop_sequence") => FinishReason::Stop,
+        Some("max_tokens") => FinishReason::Length,
+        Some(other) => FinishReason::parse(other),
+    };
+    Ending::Answered {
+        reply: result.to_owned(),
+        usage,
+        finish_reason,
+    }
+}
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;

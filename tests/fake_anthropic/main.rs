@@ -1,0 +1,479 @@
+//! `fake-anthropic`: a scripted Anthropic Messages endpoint on 127.0.0.1 for the end-to-end
+//! tests of the Claude CLI runtime (the real Claude Code CLI is pointed at it with
+//! `ANTHROPIC_BASE_URL`).
+//!
+//! `fake-anthropic --script <file.json> [--log <file.jsonl>] [--port-file <path>]` binds a free
+//! port, writes it to `--port-file` (atomically), prints `listening <port>`, and serves until
+//! killed. Each `POST /v1/messages` that offers tools (the agent's own requests) answers with
+//! the next turn of the script as the Messages API streams it (`message_start`,
+//! `content_block_start/delta/stop`, `message_delta`, `message_stop`); a turn is
+//! `{"text": "..."}`, `{"tool_use": {"name": "Read", "input": {...}}}`, or `{"stall": "..."}`
+//! (that text, then nothing until the connection closes). Other requests (no tools: titles,
+//! summaries) get a short text; `count_tokens` gets a count. `--log` appends every request as
+//! one JSON line: method, path, model, whether it streamed, how many tools it offered, whether
+//! an API key header came (never its value), and the last user text. HTTP is minimal: one
+//! request per connection, `Content-Length` bodies only.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line server owns both streams
+
+use std::fs::File;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const USAGE: &str =
+    "usage: fake-anthropic --script <file.json> [--log <file.jsonl>] [--port-file <path>]";
+const MAX_HEAD_BYTES: usize = 64 << 10;
+const MAX_BODY_BYTES: usize = 32 << 20;
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One scripted answer to the agent.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+enum Turn {
+    /// Text, streamed in a few deltas.
+    Text(String),
+    /// One call of one of Claude's tools.
+    ToolUse { name: String, input: Value },
+    /// This text, then nothing more.
+    Stall(String),
+}
+
+struct State {
+    turns: Vec<Turn>,
+    next: Mutex<usize>,
+    log: Option<Mutex<File>>,
+}
+
+fn main() -> ExitCode {
+    let mut script = None;
+    let mut log = None;
+    let mut port_file = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let value = args.next();
+        match (flag.as_str(), value) {
+            ("--script", Some(v)) => script = Some(PathBuf::from(v)),
+            ("--log", Some(v)) => log = Some(PathBuf::from(v)),
+            ("--port-file", Some(v)) => port_file = Some(PathBuf::from(v)),
+            _ => {
+                eprintln!("fake-anthropic: bad argument {flag:?}\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let Some(script) = script else {
+        eprintln!("fake-anthropic: --script is required\n{USAGE}");
+        return ExitCode::from(2);
+    };
+    let turns: Vec<Turn> = match std::fs::read_to_string(&script)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+    {
+        Ok(turns) => turns,
+        Err(e) => {
+            eprintln!("fake-anthropic: {}: {e}", script.display());
+            return ExitCode::from(2);
+        }
+    };
+    let log = match log.map(|path| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))
+    }) {
+        None => None,
+        Some(Ok(file)) => Some(Mutex::new(file)),
+        Some(Err(e)) => {
+            eprintln!("fake-anthropic: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let state = Arc::new(State {
+        turns,
+        next: Mutex::new(0),
+        log,
+    });
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("fake-anthropic: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(state, port_file)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("fake-anthropic: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(state: Arc<State>, port_file: Option<PathBuf>) -> Result<(), String> {
+    let listener = TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| format!("cannot bind 127.0.0.1: {e}"))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the bound address: {e}"))?
+        .port();
+    if let Some(path) = &port_file {
+        let mut tmp = path.clone().into_os_string();
+        tmp.push(".tmp");
+        std::fs::write(&tmp, format!("{port}\n"))
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    println!("listening {port}");
+    let _ = std::io::stdout().flush();
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                eprintln!("fake-anthropic: accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let state = Arc::clone(&state);
+        tokio::spawn(async move {
+            if let Err(e) = handle(stream, &state).await {
+                eprintln!("fake-anthropic: connection: {e}");
+            }
+        });
+    }
+}
+
+/// One parsed request.
+struct Request {
+    method: String,
+    path: String,
+    authorization: bool,
+    body: Vec<u8>,
+}
+
+enum ReadError {
+    /// Answer with this status and message.
+    Bad(u16, String),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for ReadError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+async fn read_request(stream: &mut TcpStream) -> Result<Request, ReadError> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let head_end = loop {
+        if let Some(at) = find(&buf, b"\r\n\r\n") {
+            break at + 4;
+        }
+        if let Some(at) = find(&buf, b"\n\n") {
+            break at + 2;
+        }
+        if buf.len() > MAX_HEAD_BYTES {
+            return Err(ReadError::Bad(431, "request head too large".into()));
+        }
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(ReadError::Bad(
+                400,
+                "connection closed inside the head".into(),
+            ));
+        }
+        buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
+    };
+    let (head, rest) = buf.split_at(head_end);
+    let head = String::from_utf8_lossy(head);
+    let mut lines = head.lines();
+    let request_line = lines.next().unwrap_or_default();
+    let parts: Vec<&str> = request_line.split(' ').collect();
+    let [method, target, version] = parts.as_slice() else {
+        return Err(ReadError::Bad(400, "malformed request line".into()));
+    };
+    if !version.starts_with("HTTP/1.") || method.is_empty() || !target.starts_with('/') {
+        return Err(ReadError::Bad(400, "malformed request line".into()));
+    }
+    let mut length = 0usize;
+    let mut authorization = false;
+    for line in lines {
+        let line = line.trim_end_matches('\r');
+        if line.is_empty() {
+            continue;
+        }
+        let Some((name, value)) = line.split_once(':') else {
+            return Err(ReadError::Bad(
+                400,
+                format!("malformed header line {line:?}"),
+            ));
+        };
+        let value = value.trim();
+        match name.trim().to_ascii_lowercase().as_str() {
+            "content-length" => {
+                length = value
+                    .parse()
+                    .map_err(|_| ReadError::Bad(400, format!("bad Content-Length {value:?}")))?;
+            }
+            "transfer-encoding" => {
+                return Err(ReadError::Bad(
+                    411,
+                    "chunked request bodies are not supported; send Content-Length".into(),
+                ));
+            }
+            "authorization" | "x-api-key" => authorization = true,
+            _ => {}
+        }
+    }
+    if length > MAX_BODY_BYTES {
+        return Err(ReadError::Bad(413, "request body too large".into()));
+    }
+    let mut body = rest.to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(ReadError::Bad(
+                400,
+                "connection closed inside the body".into(),
+            ));
+        }
+        body.extend_from_slice(chunk.get(..n).unwrap_or_default());
+    }
+    body.truncate(length);
+    let path = target.split('?').next().unwrap_or_default().to_owned();
+    Ok(Request {
+        method: (*method).to_owned(),
+        path,
+        authorization,
+        body,
+    })
+}
+
+async fn handle(mut stream: TcpStream, state: &State) -> std::io::Result<()> {
+    let request = match tokio::time::timeout(READ_TIMEOUT, read_request(&mut stream)).await {
+        Ok(Ok(request)) => request,
+        Ok(Err(ReadError::Bad(status, message))) => {
+            return write_error(&mut stream, status, &message).await;
+        }
+        Ok(Err(ReadError::Io(e))) => return Err(e),
+        Err(_) => return write_error(&mut stream, 408, "request not received in time").await,
+    };
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    log_request(state, &request, &body);
+    match (request.method.as_str(), request.path.as_str()) {
+        ("POST", "/v1/messages/count_tokens") => {
+            write_json(&mut stream, 200, &json!({"input_tokens": 10})).await
+        }
+        ("POST", "/v1/messages") => {
+            let offers_tools = body
+                .get("tools")
+                .and_then(Value::as_array)
+                .is_some_and(|tools| !tools.is_empty());
+            let streamed = body.get("stream").and_then(Value::as_bool) == Some(true);
+            let model = body.get("model").and_then(Value::as_str).unwrap_or("fake");
+            if !offers_tools {
+                let text = "A title";
+                if streamed {
+                    return write_stream(&mut stream, model, &Turn::Text(text.into()), 0).await;
+                }
+                let message = json!({
+                    "id": "msg_side", "type": "message", "role": "assistant", "model": model,
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn", "stop_sequence": null,
+                    "usage": {"input_tokens": 5, "output_tokens": 2},
+                });
+                return write_json(&mut stream, 200, &message).await;
+            }
+            let number = {
+                let mut next = state.next.lock().unwrap_or_else(PoisonError::into_inner);
+                *next += 1;
+                *next
+            };
+            match state.turns.get(number - 1) {
+                Some(turn) if streamed => write_stream(&mut stream, model, turn, number).await,
+                Some(_) => write_error(&mut stream, 400, "the agent's requests must stream").await,
+                None => {
+                    write_error(
+                        &mut stream,
+                        500,
+                        &format!("the script has no turn {number}"),
+                    )
+                    .await
+                }
+            }
+        }
+        _ => write_error(&mut stream, 404, &format!("no route for {}", request.path)).await,
+    }
+}
+
+fn log_request(state: &State, request: &Request, body: &Value) {
+    let Some(log) = &state.log else {
+        return;
+    };
+    let last_user = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "user"))
+        .map(|message| match &message["content"] {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        });
+    let line = json!({
+        "method": request.method,
+        "path": request.path,
+        "model": body.get("model"),
+        "stream": body.get("stream"),
+        "tools": body.get("tools").and_then(Value::as_array).map_or(0, Vec::len),
+        "api_key": request.authorization,
+        "last_user": last_user,
+    });
+    let mut file = log.lock().unwrap_or_else(PoisonError::into_inner);
+    let _ = writeln!(file, "{line}");
+}
+
+/// One Server-Sent Event.
+fn event(name: &str, data: &Value) -> String {
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// Streams `turn` as the Messages API does; a stall keeps the connection open afterwards.
+async fn write_stream(
+    stream: &mut TcpStream,
+    model: &str,
+    turn: &Turn,
+    number: usize,
+) -> std::io::Result<()> {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+                Connection: close\r\n\r\n";
+    stream.write_all(head.as_bytes()).await?;
+    let mut out = event(
+        "message_start",
+        &json!({"type": "message_start", "message": {
+            "id": format!("msg_{number:04}"), "type": "message", "role": "assistant",
+            "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 12, "output_tokens": 1},
+        }}),
+    );
+    let (text, stop_reason) = match turn {
+        Turn::Text(text) | Turn::Stall(text) => (Some(text.as_str()), "end_turn"),
+        Turn::ToolUse { .. } => (None, "tool_use"),
+    };
+    match (text, turn) {
+        (Some(text), _) => {
+            out += &event(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "text", "text": ""}}),
+            );
+            let middle = text
+                .char_indices()
+                .nth(text.chars().count() / 2)
+                .map_or(0, |(i, _)| i);
+            for part in [&text[..middle], &text[middle..]] {
+                out += &event(
+                    "content_block_delta",
+                    &json!({"type": "content_block_delta", "index": 0,
+                        "delta": {"type": "text_delta", "text": part}}),
+                );
+            }
+        }
+        (None, Turn::ToolUse { name, input }) => {
+            out += &event(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": 0, "content_block": {
+                    "type": "tool_use", "id": format!("toolu_{number:04}"), "name": name,
+                    "input": {},
+                }}),
+            );
+            out += &event(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+            );
+        }
+        (None, _) => {}
+    }
+    if let Turn::Stall(_) = turn {
+        stream.write_all(out.as_bytes()).await?;
+        stream.flush().await?;
+        // Nothing more: the client gives up or is stopped.
+        let mut sink = [0u8; 1024];
+        while stream.read(&mut sink).await? > 0 {}
+        return Ok(());
+    }
+    out += &event(
+        "content_block_stop",
+        &json!({"type": "content_block_stop", "index": 0}),
+    );
+    out += &event(
+        "message_delta",
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason,
+            "stop_sequence": null}, "usage": {"output_tokens": 7}}),
+    );
+    out += &event("message_stop", &json!({"type": "message_stop"}));
+    stream.write_all(out.as_bytes()).await?;
+    stream.flush().await?;
+    stream.shutdown().await
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        411 => "Length Required",
+        413 => "Content Too Large",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}
+
+async fn write_json(stream: &mut TcpStream, status: u16, body: &Value) -> std::io::Result<()> {
+    let body = body.to_string();
+    let head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n",
+        reason(status),
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    stream.flush().await?;
+    stream.shutdown().await
+}
+
+async fn write_error(stream: &mut TcpStream, status: u16, message: &str) -> std::io::Result<()> {
+    let body = json!({"type": "error", "error": {"type": "api_error", "message": message, "code": status}});
+    write_json(stream, status, &body).await
+}

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod adversarial;
+mod claude_runtime;
 mod client_half;
 mod conformance;
 mod conformance_suite;

@@ -233,10 +233,28 @@ impl ClaudeRuntime {
         sink.send(SessionEvent::StateChange(LoopState::Thinking))
             .await;
         let mut relay = Relay::default();
-        let outcome = tokio::select! {
+        let resuming = self.process.is_none() && self.session_id.is_some();
+        let mut outcome = tokio::select! {
             outcome = self.run(text, sink, &mut relay) => Some(outcome),
             () = cancel.cancelled() => None,
         };
+        // A process killed early in its first turn (an abort) may not have saved the Claude
+        // session: when resuming it fails before any model request, a new session starts.
+        if resuming
+            && relay.iterations == 0
+            && matches!(outcome, Some(Err(ClaudeError::Turn { .. })))
+        {
+            tracing::warn!(target: "rho::claude", "claude could not resume its session; starting a new one");
+            if let Some(process) = self.process.take() {
+                process.stop().await;
+            }
+            self.session_id = None;
+            relay = Relay::default();
+            outcome = tokio::select! {
+                outcome = self.run(text, sink, &mut relay) => Some(outcome),
+                () = cancel.cancelled() => None,
+            };
+        }
         if let Some(id) = relay.session_id.take() {
             self.session_id = Some(id);
         }

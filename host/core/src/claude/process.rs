@@ -15,6 +15,8 @@ use super::ClaudeError;
 
 /// The longest line rho reads from Claude (a tool result of a large file comes in one line).
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// How long a stopped `claude` has after SIGTERM before its group is killed.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 /// How much of Claude's stderr is kept (the end), for the error when it exits.
 const STDERR_TAIL_BYTES: usize = 4 * 1024;
 
@@ -168,8 +170,15 @@ impl ClaudeProcess {
         let _ = self.child.start_kill();
     }
 
-    /// Kills the group and waits for the process to be gone (reaped).
+    /// Stops the process: SIGTERM to its group first (Claude then saves its session, so the
+    /// next process can resume it), SIGKILL to the group after [`STOP_GRACE`] or once it
+    /// exited (what it started goes too), then waits for it to be reaped.
     pub(crate) async fn stop(mut self) {
+        self.stdin = None;
+        if let Some(group) = self.group.and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::TERM);
+            let _ = tokio::time::timeout(STOP_GRACE, self.child.wait()).await;
+        }
         self.kill();
         let _ = tokio::time::timeout(std::time::Duration::from_secs(2), self.child.wait()).await;
     }

@@ -1,0 +1,322 @@
+//! The Claude CLI runtime (`--runtime claude`, `[agent] runtime`) with the real Claude Code
+//! CLI (`tests/peers`, npm `@anthropic-ai/claude-code`) against `fake-anthropic`, a scripted
+//! Messages endpoint on loopback: its text, tool calls and results arrive as the usual RPC
+//! notifications and `rho run` prints its answer; an abort stops the `claude` process; rho's
+//! MCP servers are listed as not loaded and never start; Claude's own MCP configuration is not
+//! loaded either; a missing `claude` says how to install it. Claude runs with a scratch HOME,
+//! nonessential traffic off and a proxy that must never be used, so nothing leaves loopback.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rho_e2e::*;
+use serde_json::{Value, json};
+
+const FAKE_ANTHROPIC: &str = env!("CARGO_BIN_EXE_fake-anthropic");
+const FAKE_MCP: &str = env!("CARGO_BIN_EXE_fake-mcp");
+/// The API key Claude is given: it must appear nowhere rho writes.
+const API_KEY: &str = "sk-ant-canary-4f1d2c";
+
+/// A sandbox whose Claude is the pinned peer (`[agent] claude_command`), with one configured
+/// MCP server (`fake-mcp`, marked so a start would show in /proc), a note to read, and a
+/// Claude configuration in the scratch HOME that declares an MCP server of its own (which
+/// would leave a file behind if Claude started it).
+struct ClaudeSandbox {
+    sandbox: Sandbox,
+    model: FakeModel,
+    /// A listener set as every proxy variable: nothing may connect to it.
+    proxy: TcpListener,
+    /// The pid file the configured MCP server would write (on its command line too).
+    server_pid_file: PathBuf,
+    /// The file Claude's own MCP server would create.
+    claude_mcp_started: PathBuf,
+}
+
+impl ClaudeSandbox {
+    /// `script(sandbox)` is the endpoint's script; `extra_agent`, more `[agent]` keys.
+    fn new(script: impl FnOnce(&Sandbox) -> Value, extra_agent: &str) -> Self {
+        let sandbox = Sandbox::new();
+        let server_pid_file = sandbox.dir.path().join("echoer.pid");
+        sandbox.write_config(&format!(
+            "[agent]\nclaude_command = {:?}\n{extra_agent}\n\
+             [mcp.servers.echoer]\ncommand = {FAKE_MCP:?}\n\
+             args = [\"--mode\", \"ok\", \"--pid-file\", {:?}]\n",
+            peer_bin("claude").display().to_string(),
+            server_pid_file.display().to_string(),
+        ));
+        write(&sandbox.project.join("note.txt"), "done\n");
+        let claude_mcp_started = sandbox.dir.path().join("claude-mcp-started");
+        write(
+            &sandbox.home.join(".claude.json"),
+            json!({"mcpServers": {"canary": {
+                "command": "/bin/sh",
+                "args": ["-c", format!("touch {}; sleep 30", claude_mcp_started.display())],
+            }}})
+            .to_string(),
+        );
+        let script = script(&sandbox);
+        let model = FakeModel::start(FAKE_ANTHROPIC, &sandbox.dir.path().join("model"), &script);
+        let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
+        proxy.set_nonblocking(true).unwrap();
+        Self {
+            sandbox,
+            model,
+            proxy,
+            server_pid_file,
+            claude_mcp_started,
+        }
+    }
+
+    /// What Claude needs in rho's environment: the fake endpoint and key, no nonessential
+    /// traffic, and the never-used proxy.
+    fn env(&self) -> Vec<(String, String)> {
+        let proxy = format!("http://{}", self.proxy.local_addr().unwrap());
+        [
+            (
+                "ANTHROPIC_BASE_URL",
+                format!("http://127.0.0.1:{}", self.model.port()),
+            ),
+            ("ANTHROPIC_API_KEY", API_KEY.to_owned()),
+            ("DISABLE_TELEMETRY", "1".to_owned()),
+            ("DISABLE_AUTOUPDATER", "1".to_owned()),
+            ("DISABLE_ERROR_REPORTING", "1".to_owned()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+            ("HTTP_PROXY", proxy.clone()),
+            ("HTTPS_PROXY", proxy),
+            ("NO_PROXY", "127.0.0.1,localhost".to_owned()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
+    }
+
+    fn rpc(&self, args: &[&str]) -> Rpc {
+        let env = self.env();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        Rpc::start_env(
+            &self.sandbox,
+            &[&["--runtime", "claude"], args].concat(),
+            &env,
+        )
+    }
+
+    /// Every request the fake endpoint received.
+    fn requests(&self) -> Vec<Value> {
+        let log = self.sandbox.dir.path().join("model/requests.jsonl");
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// Nothing left loopback through a proxy, Claude's own MCP server never started, rho's
+    /// configured one neither, and every request reached the fake Messages endpoint.
+    fn assert_contained(&self) {
+        assert!(
+            matches!(self.proxy.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "something connected to the proxy"
+        );
+        assert!(
+            !self.claude_mcp_started.exists(),
+            "Claude started an MCP server from its own configuration"
+        );
+        assert!(
+            !self.server_pid_file.exists()
+                && processes_with(self.server_pid_file.to_str().unwrap()).is_empty(),
+            "rho started its configured MCP server"
+        );
+        for request in self.requests() {
+            assert!(
+                request["path"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("/v1/messages"),
+                "{request}"
+            );
+        }
+    }
+}
+
+/// `claude` processes of this sandbox (their command line names the sandbox's model marker).
+fn claude_processes(marker: &str) -> Vec<String> {
+    processes_with(marker)
+        .into_iter()
+        .filter(|line| line.contains("--input-format stream-json"))
+        .collect()
+}
+
+#[test]
+fn an_rpc_prompt_streams_claudes_text_tool_call_and_result_as_the_usual_notifications() {
+    let claude = ClaudeSandbox::new(
+        |sandbox| {
+            let note = sandbox.project.join("note.txt");
+            json!([
+                {"tool_use": {"name": "Read", "input": {"file_path": note}}},
+                {"text": "The note says: done."}
+            ])
+        },
+        "",
+    );
+
+    let mut rpc = claude.rpc(&[]);
+    let extensions = rpc.call(1, "listExtensions", json!({}));
+    let server = &extensions["servers"][0];
+    assert_eq!(server["id"], "echoer", "{extensions:#}");
+    assert_eq!(server["status"], "not_loaded", "{server:#}");
+    assert_eq!(server["notLoaded"], "Claude CLI runtime", "{server:#}");
+    assert_eq!(extensions["tools"], json!([]), "{extensions:#}");
+
+    rpc.request(2, "prompt", json!({"message": "What does note.txt say?"}));
+    let (notes, response) = rpc.response(2);
+    assert!(response.get("error").is_none(), "{response}\n{notes:#?}");
+    assert_eq!(response["result"]["reply"], "The note says: done.");
+    assert_eq!(response["result"]["finishReason"], "stop");
+    let methods: Vec<&str> = notes.iter().filter_map(|n| n["method"].as_str()).collect();
+    let call = notes.iter().find(|n| n["method"] == "tool/call").unwrap();
+    assert_eq!(call["params"]["name"], "Read", "{call}");
+    assert_eq!(call["params"]["display_name"], "claude › Read", "{call}");
+    let result = notes.iter().find(|n| n["method"] == "tool/result").unwrap();
+    assert_eq!(result["params"]["is_error"], false, "{result}");
+    assert!(
+        result["params"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("done"),
+        "{result}"
+    );
+    let streamed: String = notes
+        .iter()
+        .filter(|n| n["method"] == "message/delta")
+        .map(|n| n["params"]["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed, "The note says: done.", "{methods:?}");
+    let order: Vec<&str> = methods
+        .iter()
+        .copied()
+        .filter(|m| {
+            [
+                "agent/start",
+                "tool/call",
+                "tool/result",
+                "message/delta",
+                "agent/end",
+            ]
+            .contains(m)
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(order.first(), Some(&"agent/start"), "{methods:?}");
+    assert_eq!(order.last(), Some(&"agent/end"), "{methods:?}");
+    let at = |m: &str| order.iter().position(|o| *o == m).unwrap();
+    assert!(at("tool/call") < at("tool/result") && at("tool/result") < at("message/delta"));
+    let end = notes.iter().find(|n| n["method"] == "agent/end").unwrap();
+    assert_eq!(end["params"]["toolCalls"][0]["name"], "Read", "{end}");
+
+    let state = rpc.call(3, "getState", json!({}));
+    assert_eq!(state["provider"], "claude-cli", "{state}");
+    assert_eq!(rpc.finish(), 0);
+    let all = serde_json::to_string(&rpc_seen(&notes, &extensions, &state)).unwrap();
+    assert!(!all.contains(API_KEY), "the API key leaked");
+    claude.assert_contained();
+    assert_eq!(claude.requests().len(), 2, "{:#?}", claude.requests());
+}
+
+/// Everything the client read, as one value (to look for a secret in).
+fn rpc_seen(notes: &[Value], extensions: &Value, state: &Value) -> Value {
+    json!({"notes": notes, "extensions": extensions, "state": state})
+}
+
+#[test]
+fn rho_run_prints_claudes_answer() {
+    let claude = ClaudeSandbox::new(|_| json!([{"text": "Hello from Claude."}]), "");
+    let mut command = claude
+        .sandbox
+        .command(&["run", "--runtime", "claude", "say hello"]);
+    for (k, v) in claude.env() {
+        command.env(k, v);
+    }
+    let done = Run::from(command.stdin(std::process::Stdio::null()).output().unwrap()).ok();
+    assert_eq!(done.stdout, "Hello from Claude.\n");
+    assert!(!done.stderr.contains(API_KEY), "{}", done.stderr);
+    claude.assert_contained();
+    // `[agent] runtime = "claude"` chooses it as the flag does.
+    let claude = ClaudeSandbox::new(
+        |_| json!([{"text": "From the config."}]),
+        "runtime = \"claude\"",
+    );
+    let mut command = claude.sandbox.command(&["run", "say hello"]);
+    for (k, v) in claude.env() {
+        command.env(k, v);
+    }
+    let done = Run::from(command.stdin(std::process::Stdio::null()).output().unwrap()).ok();
+    assert_eq!(done.stdout, "From the config.\n");
+}
+
+#[test]
+fn an_abort_stops_the_claude_process_and_the_next_prompt_resumes_its_session() {
+    let marker = format!("claude-abort-{}", std::process::id());
+    let claude = ClaudeSandbox::new(
+        |_| json!([{"stall": "Working on it"}, {"text": "Back again."}]),
+        &format!("model = {marker:?}"),
+    );
+    let mut rpc = claude.rpc(&[]);
+    rpc.request(1, "prompt", json!({"message": "take your time"}));
+    let delta = rpc.until("message/delta");
+    assert!(
+        delta["params"]["delta"]
+            .as_str()
+            .unwrap()
+            .starts_with("Work"),
+        "{delta}"
+    );
+    assert_eq!(
+        claude_processes(&marker).len(),
+        1,
+        "{:?}",
+        processes_with(&marker)
+    );
+    assert_eq!(rpc.call(2, "abort", json!(null)), json!({}));
+    let (_, response) = rpc.response(1);
+    assert_eq!(response["result"]["finishReason"], "aborted", "{response}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !claude_processes(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "claude survived the abort: {:?}",
+            claude_processes(&marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The next prompt starts claude again on the same Claude session.
+    let reply = rpc.call(3, "prompt", json!({"message": "are you there?"}));
+    assert_eq!(reply["reply"], "Back again.", "{reply}");
+    let again: Vec<String> = claude_processes(&marker);
+    assert!(
+        again.iter().all(|line| line.contains("--resume")),
+        "{again:?}"
+    );
+    assert_eq!(rpc.finish(), 0);
+    // Ending rho ends claude.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !claude_processes(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "claude survived rho: {:?}",
+            claude_processes(&marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    claude.assert_contained();
+}
+
+#[test]
+fn a_missing_claude_says_how_to_install_it() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("[agent]\nclaude_command = \"claude-not-installed-here\"\n");
+    let done = sandbox
+        .rho(&["run", "--runtime", "claude", "hello"])
+        .code(1);
+    assert!(done.stdout.is_empty(), "{}", done.stdout);
+    insta::assert_snapshot!("claude_runtime_missing_binary", done.stderr);
+}

@@ -254,6 +254,31 @@ fn rho_run_prints_claudes_answer() {
 }
 
 #[test]
+fn claudes_control_characters_are_escaped_in_json_lines() {
+    // A piped answer keeps its bytes (as rho's own answers do, `run.rs`); what reaches a
+    // terminal, and every JSON line, goes through rho's one terminal-safe rule.
+    let claude = ClaudeSandbox::new(|_| json!([{"text": "plain \u{1b}[31mred\u{7}"}]), "");
+    let mut command =
+        claude
+            .sandbox
+            .command(&["run", "--json", "--runtime", "claude", "say hello"]);
+    for (k, v) in claude.env() {
+        command.env(k, v);
+    }
+    let done = Run::from(command.stdin(std::process::Stdio::null()).output().unwrap()).ok();
+    assert!(
+        !done.stdout.contains('\u{1b}') && !done.stdout.contains('\u{7}'),
+        "{:?}",
+        done.stdout
+    );
+    assert!(
+        done.stdout.contains(r"\u001b[31mred\u0007"),
+        "{}",
+        done.stdout
+    );
+}
+
+#[test]
 fn an_abort_stops_the_claude_process_and_the_next_prompt_resumes_its_session() {
     let marker = format!("claude-abort-{}", std::process::id());
     let claude = ClaudeSandbox::new(

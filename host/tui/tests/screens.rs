@@ -6,6 +6,9 @@
 
 mod support;
 
+#[path = "screens/claude_runtime.rs"]
+mod claude_runtime;
+
 use std::collections::BTreeMap;
 
 use crossterm::event::KeyCode;

@@ -69,10 +69,16 @@ impl App {
             SessionEvent::ToolCall {
                 call_id,
                 name,
+                display_name,
                 arguments,
-                ..
             } => {
-                let card = ToolCard::new(&call_id, &name, &arguments, self.tools.get(&name));
+                let spec = self.tools.get(&name);
+                let mut card = ToolCard::new(&call_id, &name, &arguments, spec);
+                // A tool outside the session's set is named as the session names it (the
+                // Claude CLI runtime's own tools: `claude › Read`).
+                if spec.is_none() {
+                    card.label = display_name;
+                }
                 self.transcript.push(Cell::Tool(Box::new(card)));
             }
             SessionEvent::ApprovalRequest {

@@ -1,6 +1,6 @@
 //! `[agent] runtime` and `[agent] claude_command`: which agent runs a session's prompts (rho's
 //! own loop, or the Claude Code CLI) and where the Claude Code CLI is (`docs/sessions.md`,
-//! "Agent runtimes").
+//! "The Claude CLI runtime").
 
 use std::path::{Path, PathBuf};
 

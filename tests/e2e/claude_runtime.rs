@@ -345,3 +345,115 @@ fn a_missing_claude_says_how_to_install_it() {
     assert!(done.stdout.is_empty(), "{}", done.stdout);
     insta::assert_snapshot!("claude_runtime_missing_binary", done.stderr);
 }
+
+#[test]
+fn the_default_permission_mode_refuses_claudes_commands() {
+    let claude = ClaudeSandbox::new(
+        |sandbox| {
+            let ran = sandbox.project.join("ran.txt");
+            json!([
+                {"tool_use": {"name": "Bash", "input": {
+                    "command": format!("touch {}", ran.display()),
+                    "description": "make a file",
+                }}},
+                {"text": "I could not run it."}
+            ])
+        },
+        "",
+    );
+    let mut rpc = claude.rpc(&[]);
+    rpc.request(1, "prompt", json!({"message": "make ran.txt"}));
+    let (notes, response) = rpc.response(1);
+    assert_eq!(
+        response["result"]["reply"], "I could not run it.",
+        "{response}"
+    );
+    let call = notes.iter().find(|n| n["method"] == "tool/call").unwrap();
+    assert_eq!(call["params"]["display_name"], "claude › Bash", "{call}");
+    let result = notes.iter().find(|n| n["method"] == "tool/result").unwrap();
+    assert_eq!(result["params"]["is_error"], true, "{result}");
+    assert!(
+        !claude.sandbox.project.join("ran.txt").exists(),
+        "ask-destructive let Claude run a command"
+    );
+    assert_eq!(rpc.finish(), 0);
+    claude.assert_contained();
+}
+
+#[test]
+fn a_signal_to_rho_stops_claude_mid_turn() {
+    let marker = format!("claude-signal-{}", std::process::id());
+    let claude = ClaudeSandbox::new(
+        |_| json!([{"stall": "Working on it"}]),
+        &format!("model = {marker:?}"),
+    );
+    let mut rpc = claude.rpc(&[]);
+    rpc.request(1, "prompt", json!({"message": "take your time"}));
+    rpc.until("message/delta");
+    assert_eq!(claude_processes(&marker).len(), 1);
+    let pid = rustix::process::Pid::from_raw(i32::try_from(rpc.child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    // rho aborts the turn and ends (how it exits is `rpc.rs`'s business).
+    rpc.child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !claude_processes(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "claude survived rho's SIGTERM: {:?}",
+            claude_processes(&marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn output_claude_should_not_write_is_an_error_naming_the_runtime() {
+    let sandbox = Sandbox::new();
+    let fake = sandbox.dir.path().join("fake-claude");
+    // Reads the prompt, then writes what is not stream-json.
+    write_script(
+        &fake,
+        "#!/bin/sh\nread line\necho 'this is not JSON'\nsleep 5\n",
+    );
+    sandbox.write_config(&format!(
+        "[agent]\nruntime = \"claude\"\nclaude_command = {:?}\n",
+        fake.display().to_string()
+    ));
+    let done = sandbox.rho(&["run", "hello"]).code(1);
+    let error = done
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap();
+    assert!(
+        error.starts_with("error: claude runtime: unreadable output line (not JSON: "),
+        "{}",
+        done.stderr
+    );
+    // A line past the cap is an error too, not a process that grows without end.
+    write_script(
+        &fake,
+        "#!/bin/sh\nread line\nhead -c 17000000 /dev/zero | tr '\\0' 'x'\necho\n",
+    );
+    let done = sandbox.rho(&["run", "hello"]).code(1);
+    assert!(
+        done.stderr.contains(
+            "error: claude runtime: Claude wrote an output line longer than 16777216 bytes"
+        ),
+        "{}",
+        done.stderr
+    );
+    // Exiting before the turn ends says how, with the end of its stderr.
+    write_script(
+        &fake,
+        "#!/bin/sh\nread line\necho 'no credentials' >&2\nexit 3\n",
+    );
+    let done = sandbox.rho(&["run", "hello"]).code(1);
+    assert!(
+        done.stderr.contains(
+            "error: claude runtime: claude exited before the turn ended (exit status: 3): no credentials"
+        ),
+        "{}",
+        done.stderr
+    );
+}

@@ -3,7 +3,8 @@
 //! Messages endpoint on loopback: its text, tool calls and results arrive as the usual RPC
 //! notifications and `rho run` prints its answer; an abort stops the `claude` process; rho's
 //! MCP servers are listed as not loaded and never start; Claude's own MCP configuration is not
-//! loaded either; a missing `claude` says how to install it. Claude runs with a scratch HOME,
+//! loaded either; a missing `claude` says how to install it; the TUI (in tmux) shows Claude's
+//! calls as Claude's and the servers not loaded. Claude runs with a scratch HOME,
 //! nonessential traffic off and a proxy that must never be used, so nothing leaves loopback.
 
 use std::net::TcpListener;
@@ -456,4 +457,55 @@ fn output_claude_should_not_write_is_an_error_naming_the_runtime() {
         "{}",
         done.stderr
     );
+}
+
+#[test]
+fn the_tui_shows_claudes_calls_as_claudes_and_servers_not_loaded() {
+    let claude = ClaudeSandbox::new(
+        |sandbox| {
+            let note = sandbox.project.join("note.txt");
+            json!([
+                {"tool_use": {"name": "Read", "input": {"file_path": note}}},
+                {"text": "The note says: done."}
+            ])
+        },
+        "",
+    );
+    let sandbox = &claude.sandbox;
+    let project = sandbox.project.display().to_string();
+    let home = sandbox.home.display().to_string();
+    let rho_home = sandbox.rho_home.display().to_string();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let mut env: Vec<(String, String)> = claude.env();
+    env.extend([
+        ("HOME".to_owned(), home),
+        ("RHO_HOME".to_owned(), rho_home),
+        ("PATH".to_owned(), path),
+    ]);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let tmux = rho_e2e::tmux::Tmux::start(
+        &rho_bin(),
+        &["--cwd", &project, "--runtime", "claude"],
+        &env,
+        &sandbox.project,
+        100,
+        32,
+    );
+    tmux.wait_for("Ask rho anything");
+    tmux.type_text("what does note.txt say?");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("The note says: done.");
+    assert!(screen.contains("✓ claude › Read"), "{screen}");
+    tmux.type_text("/mcp");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("not loaded (Claude CLI runtime)");
+    assert!(
+        screen.contains("echoer  stdio  not loaded (Claude CLI runtime)"),
+        "{screen}"
+    );
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("ctrl+c again to quit");
+    tmux.keys(&["C-c"]);
+    assert_eq!(tmux.wait_exit(), 0, "{}", tmux.screen());
+    claude.assert_contained();
 }

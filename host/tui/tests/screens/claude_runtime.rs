@@ -14,7 +14,7 @@ fn claudes_tool_calls_are_cards_named_as_claudes_tools() {
         call_id: "toolu_01".into(),
         name: "Read".into(),
         display_name: "claude › Read".into(),
-        arguments: r#"{"file_path":"/work/note.txt"}"#.into(),
+        arguments: r#"{"file_path":"/srv/demo/note.txt"}"#.into(),
     });
     h.executing();
     h.tool_result("toolu_01", "Read", false, "1\tdone\n");

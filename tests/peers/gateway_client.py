@@ -12,9 +12,12 @@ input schema) and each call's result (isError, the text blocks, structuredConten
 progress notifications received), or the JSON-RPC error it got instead (code, message); with
 `--relist`, the tool names listed again after the calls (`toolsAfter`); with `--prompt NAME
 JSON` or `--read URI`, the prompt names and resource URIs listed (`prompts`, `resources`) and
-each prompt's messages (`prompted`) and each read's text contents (`reads`), or the error;
+each prompt's messages (`prompted`), each read's text contents (`reads`) and whole bodies
+(`bodies`: uri, mimeType, text, blob), or the error, and the resource templates (`templates`);
 `listChanged` counts the `notifications/tools/list_changed` received (`--wait-list-changed N`
-waits up to N seconds after the calls for the first). With `--answer-forms JSON` the client
+waits up to N seconds after the calls for the first) and `notifications` names every
+`*/list_changed` received (with `--wait-for METHOD`, repeatable, the wait is for each
+METHOD). With `--answer-forms JSON` the client
 declares elicitation and accepts every form with that content; with `--answer-sampling TEXT` it
 declares sampling and answers with that text; `forms` and `samplings` record what it was asked.
 """
@@ -38,6 +41,7 @@ async def main() -> int:
     parser.add_argument("--url")
     parser.add_argument("--relist", action="store_true")
     parser.add_argument("--wait-list-changed", type=float, default=0, metavar="SECONDS")
+    parser.add_argument("--wait-for", action="append", default=[], metavar="METHOD")
     parser.add_argument("--answer-forms", metavar="JSON")
     parser.add_argument("--answer-sampling", metavar="TEXT")
     parser.add_argument("--prompt", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
@@ -48,13 +52,18 @@ async def main() -> int:
     server = args.url or StdioServerParameters(
         command=command[0], args=command[1:], env=dict(os.environ), cwd=os.getcwd()
     )
-    report = {"calls": [], "listChanged": 0}
+    report = {"calls": [], "listChanged": 0, "notifications": []}
     list_changed = asyncio.Event()
+    notified = asyncio.Event()
 
     async def on_message(message):
-        if getattr(message, "method", None) == "notifications/tools/list_changed":
+        method = getattr(message, "method", None)
+        if method == "notifications/tools/list_changed":
             report["listChanged"] += 1
             list_changed.set()
+        if isinstance(method, str) and method.endswith("/list_changed"):
+            report["notifications"].append(method)
+            notified.set()
 
     report["forms"] = []
     report["samplings"] = []
@@ -120,7 +129,18 @@ async def main() -> int:
                     "progress": progress,
                 }
             )
-        if args.wait_list_changed:
+        if args.wait_list_changed and args.wait_for:
+
+            async def all_arrived():
+                while not all(m in report["notifications"] for m in args.wait_for):
+                    notified.clear()
+                    await notified.wait()
+
+            try:
+                await asyncio.wait_for(all_arrived(), args.wait_list_changed)
+            except asyncio.TimeoutError:
+                pass
+        elif args.wait_list_changed:
             try:
                 await asyncio.wait_for(list_changed.wait(), args.wait_list_changed)
             except asyncio.TimeoutError:
@@ -138,12 +158,28 @@ async def main() -> int:
                 except MCPError as error:
                     report["prompted"].append({"error": {"code": error.code, "message": error.message}})
             report["reads"] = []
+            report["bodies"] = []
+            report["templates"] = [
+                t.uri_template for t in (await client.list_resource_templates()).resource_templates
+            ]
             for uri in args.read:
                 try:
                     got = await client.read_resource(uri)
                     report["reads"].append([getattr(c, "text", None) for c in got.contents])
+                    report["bodies"].append(
+                        [
+                            {
+                                "uri": str(c.uri),
+                                "mimeType": c.mime_type,
+                                "text": getattr(c, "text", None),
+                                "blob": getattr(c, "blob", None),
+                            }
+                            for c in got.contents
+                        ]
+                    )
                 except MCPError as error:
                     report["reads"].append({"error": {"code": error.code, "message": error.message}})
+                    report["bodies"].append({"error": {"code": error.code, "message": error.message}})
         if args.relist:
             relisted = await client.list_tools(cache_mode="bypass")
             report["toolsAfter"] = [tool.name for tool in relisted.tools]

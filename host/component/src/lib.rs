@@ -52,7 +52,8 @@ pub use question::{
 };
 pub use regular_file::{FileError, FileKind, OpenRegular, RegularFile, format_size, read_regular};
 pub use server_offer::{
-    PromptArgument, PromptMessage, PromptRole, ResourceAttachment, ServerPrompt, ServerResource,
+    PromptArgument, PromptMessage, PromptRole, ResourceAttachment, ResourceBody, ResourceContent,
+    ServerPrompt, ServerResource,
 };
 pub use skill::SkillMeta;
 pub use source::{Scope, SkillSource};

@@ -92,6 +92,37 @@ pub struct ResourceAttachment {
     pub truncated: bool,
 }
 
+/// One body of a resource as its server sent it, for passing on to another client (`rho mcp
+/// serve`) rather than to a model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceBody {
+    /// The URI the body is of.
+    pub uri: String,
+    /// Its MIME type, when given.
+    pub mime_type: Option<String>,
+    /// Text, or a blob as base64.
+    pub content: ResourceContent,
+}
+
+/// What a [`ResourceBody`] holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceContent {
+    /// Text.
+    Text(String),
+    /// Bytes, base64-encoded as on the wire.
+    Blob(String),
+}
+
+impl ResourceContent {
+    /// Its size on the wire (the text's bytes, the blob's base64 characters).
+    #[must_use]
+    pub fn wire_len(&self) -> usize {
+        match self {
+            Self::Text(text) | Self::Blob(text) => text.len(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -2,7 +2,7 @@
 //! single `image/*` blob passed on exactly as the server encoded it, descriptors for other
 //! blobs, all text capped at `max_output_bytes` (`docs/mcp.md`, "Resources").
 
-use rho_component::{ResourceAttachment, ToolImage};
+use rho_component::{ResourceAttachment, ResourceBody, ResourceContent, ToolImage};
 use rmcp::model::{ReadResourceRequestParams, ServerResult};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -18,11 +18,31 @@ impl Connection {
     /// answered without the user (forms declined, sampling refused): a read is not a call
     /// anyone waits on with a question card.
     pub async fn read_resource(&self, uri: &str) -> Result<ResourceAttachment, McpError> {
-        let fail = |message: String| McpError::Resource {
+        let value = self.read_result(uri).await?;
+        let max = usize::try_from(self.spec.max_output_bytes).unwrap_or(usize::MAX);
+        attachment(uri, &value, max).map_err(|message| self.resource_error(uri, message))
+    }
+
+    /// Reads `uri` as [`Connection::read_resource`] does, and returns its bodies as the server
+    /// sent them (for `rho mcp serve` to pass on), all of them together at most
+    /// 16 MiB on the wire.
+    pub async fn read_resource_bodies(&self, uri: &str) -> Result<Vec<ResourceBody>, McpError> {
+        let value = self.read_result(uri).await?;
+        bodies(uri, &value, MAX_PASSED_RESOURCE_BYTES)
+            .map_err(|message| self.resource_error(uri, message))
+    }
+
+    fn resource_error(&self, uri: &str, message: String) -> McpError {
+        McpError::Resource {
             server: self.spec.id.clone(),
             uri: uri.to_owned(),
             message,
-        };
+        }
+    }
+
+    /// `resources/read` of `uri` within the call budget, its result as JSON.
+    async fn read_result(&self, uri: &str) -> Result<Value, McpError> {
+        let fail = |message: String| self.resource_error(uri, message);
         if !self.summary.resources {
             return Err(fail("the server offers no resources".into()));
         }
@@ -37,10 +57,44 @@ impl Connection {
                 "the server answered with something other than a resource".into(),
             ));
         };
-        let value = serde_json::to_value(&result).map_err(|e| fail(e.to_string()))?;
-        let max = usize::try_from(self.spec.max_output_bytes).unwrap_or(usize::MAX);
-        attachment(uri, &value, max).map_err(fail)
+        serde_json::to_value(&result).map_err(|e| fail(e.to_string()))
     }
+}
+
+/// The most a resource passed on by `rho mcp serve` may hold, its bodies together (text bytes
+/// and base64 characters).
+const MAX_PASSED_RESOURCE_BYTES: usize = 16 << 20;
+
+/// The bodies of a `ReadResourceResult` (as JSON), at most `max` on the wire together.
+fn bodies(uri: &str, result: &Value, max: usize) -> Result<Vec<ResourceBody>, String> {
+    let contents = result
+        .get("contents")
+        .and_then(Value::as_array)
+        .filter(|c| !c.is_empty())
+        .ok_or("the server returned no contents")?;
+    let str_of = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    let mut total = 0usize;
+    let mut out = Vec::with_capacity(contents.len());
+    for body in contents {
+        let content = match (str_of(body, "text"), str_of(body, "blob")) {
+            (Some(text), _) => ResourceContent::Text(text),
+            (None, Some(blob)) => ResourceContent::Blob(blob),
+            (None, None) => return Err("the contents hold neither text nor a blob".into()),
+        };
+        total = total.saturating_add(content.wire_len());
+        if total > max {
+            return Err(format!(
+                "the resource is larger than {} (rho passes on at most that)",
+                human_size(max)
+            ));
+        }
+        out.push(ResourceBody {
+            uri: str_of(body, "uri").unwrap_or_else(|| uri.to_owned()),
+            mime_type: str_of(body, "mimeType"),
+            content,
+        });
+    }
+    Ok(out)
 }
 
 /// What a `ReadResourceResult` (as JSON) gives a message.
@@ -107,6 +161,26 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn bodies_pass_as_sent_within_the_cap() {
+        let result = json!({"contents": [
+            {"uri": "x://a", "mimeType": "text/plain", "text": "hello"},
+            {"uri": "x://b", "mimeType": "image/png", "blob": "iVBORw0K"},
+        ]});
+        let passed = bodies("x://a", &result, 100).unwrap();
+        assert_eq!(passed[0].content, ResourceContent::Text("hello".into()));
+        assert_eq!(passed[1].uri, "x://b");
+        assert_eq!(passed[1].mime_type.as_deref(), Some("image/png"));
+        assert_eq!(passed[1].content, ResourceContent::Blob("iVBORw0K".into()));
+        assert!(
+            bodies("x://a", &result, 10)
+                .unwrap_err()
+                .contains("larger than")
+        );
+        assert!(bodies("x://a", &json!({"contents": []}), 10).is_err());
+        assert!(bodies("x://a", &json!({"contents": [{"uri": "x://a"}]}), 10).is_err());
+    }
 
     #[test]
     fn a_text_body_is_the_text() {

@@ -10,6 +10,9 @@
 //! in the client's era).
 
 mod downstream;
+mod http;
+
+pub use http::{HTTP_PATH, HttpServe, serve_http};
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -17,17 +20,17 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rho_component::{
-    CancelSignal, ProgressSink, PromptMessage as RhoPromptMessage, PromptRole, ResourceAttachment,
-    RiskLevel, ServerPrompt, ServerResource, ToolOutput, ToolProgress, ToolSpec,
+    CancelSignal, ProgressSink, PromptMessage as RhoPromptMessage, PromptRole, ResourceBody,
+    ResourceContent, RiskLevel, ServerPrompt, ServerResource, ToolOutput, ToolProgress, ToolSpec,
 };
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, InitializeResult, JsonObject,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, Prompt, PromptMessage, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities, Tool,
-    ToolAnnotations,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, Role,
+    ServerCapabilities, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer, ServiceExt};
 use serde_json::Value;
@@ -53,14 +56,26 @@ pub enum ServedRefusal {
     Failed(String),
 }
 
+/// How many times each served list has changed so far: a client is told of each list that
+/// moved since it last looked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServedChanges {
+    /// Changes of the tools.
+    pub tools: u64,
+    /// Changes of the prompts.
+    pub prompts: u64,
+    /// Changes of the resources and resource templates.
+    pub resources: u64,
+}
+
 /// What rho serves: tools under their exported names.
 pub trait Served: Send + Sync + 'static {
     /// The tools, in the order a client lists them.
     fn tools(&self) -> ServedList<'_>;
 
-    /// Counts changes of the served tools (an upstream server's `list_changed`, a lazy
-    /// server's first start): clients are told their list changed each time it moves.
-    fn changes(&self) -> tokio::sync::watch::Receiver<u64>;
+    /// Counts changes of the served lists (an upstream server's `list_changed`, a lazy
+    /// server's first start): clients are told a list changed each time it moves.
+    fn changes(&self) -> tokio::sync::watch::Receiver<ServedChanges>;
 
     /// The search tool's declaration when a client is to see it instead of every tool
     /// (`--tool-search`): the tools it finds join that client's list.
@@ -82,11 +97,15 @@ pub trait Served: Send + Sync + 'static {
     /// The resources, under their served URIs.
     fn resources(&self) -> ServedFuture<'_, Vec<ServerResource>>;
 
-    /// Reads the resource at `uri`.
+    /// The resource templates (`ServerResource::template`), their URIs RFC 6570 templates.
+    fn resource_templates(&self) -> ServedFuture<'_, Vec<ServerResource>>;
+
+    /// Reads the resource at `uri` (a listed URI, or one a template expands to): its bodies
+    /// as they are passed on.
     fn read_resource<'a>(
         &'a self,
         uri: &'a str,
-    ) -> ServedFuture<'a, Result<ResourceAttachment, ServedRefusal>>;
+    ) -> ServedFuture<'a, Result<Vec<ResourceBody>, ServedRefusal>>;
 
     /// Calls tool `name`: `cancel` fires when the client cancels (or goes away), `progress`
     /// receives the tool's progress when the client asked for it, and `asker` puts an upstream
@@ -152,172 +171,6 @@ pub async fn serve_stdio(
 /// How long a stop waits for the service's task to end (the servers' close comes after, all
 /// within rho's grace period after a signal).
 const SERVICE_STOP_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// Where `rho mcp serve --http` listens, and what a request must carry.
-pub struct HttpServe {
-    /// The bound listener (bound by the caller, which reports its address).
-    pub listener: tokio::net::TcpListener,
-    /// The token every request must carry as `Authorization: Bearer <token>` (`None`: no
-    /// check, for a loopback listener).
-    pub bearer: Option<String>,
-    /// Accept any `Host` header (remote clients, which the token guards); otherwise only
-    /// loopback names, against DNS rebinding.
-    pub any_host: bool,
-}
-
-impl std::fmt::Debug for HttpServe {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never the token itself.
-        f.debug_struct("HttpServe")
-            .field("listener", &self.listener.local_addr().ok())
-            .field("bearer", &self.bearer.as_ref().map(|_| "<set>"))
-            .field("any_host", &self.any_host)
-            .finish()
-    }
-}
-
-/// Connections served at once, at most; more wait to be accepted.
-const MAX_HTTP_CONNECTIONS: usize = 256;
-
-/// How long a connection may take to send a request's headers.
-const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// How long accepting pauses after it failed (out of file descriptors, say), so a failing
-/// `accept` does not spin.
-const ACCEPT_RETRY: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// The path the MCP endpoint answers on.
-pub const HTTP_PATH: &str = "/mcp";
-
-/// The largest request body accepted.
-const MAX_HTTP_BODY_BYTES: usize = 4 << 20;
-
-/// Serves `served` over Streamable HTTP on `http.listener` (path [`HTTP_PATH`]) until `stop`
-/// fires: both revisions (2025-11-25 clients get a session, 2026-07-28 requests are served
-/// statelessly).
-pub async fn serve_http(
-    served: Arc<dyn Served>,
-    info: ServeInfo,
-    http: HttpServe,
-    stop: CancelSignal,
-) -> Result<(), ServeError> {
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    };
-    let mut config = StreamableHttpServerConfig::default();
-    config.max_request_body_bytes = MAX_HTTP_BODY_BYTES;
-    if http.any_host {
-        config = config.disable_allowed_hosts();
-    }
-    let sessions_stop = config.cancellation_token.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(Gateway::new(served.clone(), info.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let bearer: Option<Arc<str>> = http.bearer.map(Arc::from);
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        // Finished connections are reaped; at the cap, the next waits for one to end.
-        while connections.try_join_next().is_some() {}
-        if connections.len() >= MAX_HTTP_CONNECTIONS {
-            tokio::select! {
-                _ = connections.join_next() => continue,
-                () = stop.cancelled() => break,
-            }
-        }
-        let accepted = tokio::select! {
-            accepted = http.listener.accept() => accepted,
-            () = stop.cancelled() => break,
-        };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
-            Err(e) => {
-                tracing::warn!(target: "rho::serve", "cannot accept a connection: {e}");
-                tokio::select! {
-                    () = tokio::time::sleep(ACCEPT_RETRY) => continue,
-                    () = stop.cancelled() => break,
-                }
-            }
-        };
-        let service = service.clone();
-        let bearer = bearer.clone();
-        connections.spawn(async move {
-            let answer = hyper::service::service_fn(move |request| {
-                let service = service.clone();
-                let bearer = bearer.clone();
-                async move {
-                    Ok::<_, std::convert::Infallible>(match refusal(&request, bearer.as_deref()) {
-                        Some(refused) => refused,
-                        None => service.handle(request).await,
-                    })
-                }
-            });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT)
-                .serve_connection(io, answer)
-                .await
-            {
-                tracing::debug!(target: "rho::serve", "a connection ended: {e}");
-            }
-        });
-    }
-    // Sessions end (their streams close), then the connections that carried them.
-    sessions_stop.cancel();
-    connections.abort_all();
-    while connections.join_next().await.is_some() {}
-    Ok(())
-}
-
-/// A response body of rmcp's type.
-type HttpBody = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
-
-/// The answer to a request that is not for the endpoint (404) or lacks the bearer token (401),
-/// or `None` to pass it to the MCP service.
-fn refusal<B>(
-    request: &http::Request<B>,
-    bearer: Option<&str>,
-) -> Option<http::Response<HttpBody>> {
-    let status = if request.uri().path() != HTTP_PATH {
-        http::StatusCode::NOT_FOUND
-    } else if bearer.is_some_and(|token| !carries_token(request.headers(), token)) {
-        http::StatusCode::UNAUTHORIZED
-    } else {
-        return None;
-    };
-    let body = http_body_util::Full::new(bytes::Bytes::from(
-        status.canonical_reason().unwrap_or_default(),
-    ));
-    let mut response = http::Response::new(http_body_util::BodyExt::boxed(body));
-    *response.status_mut() = status;
-    if status == http::StatusCode::UNAUTHORIZED {
-        response.headers_mut().insert(
-            http::header::WWW_AUTHENTICATE,
-            http::HeaderValue::from_static("Bearer"),
-        );
-    }
-    Some(response)
-}
-
-/// Whether `headers` carry `Authorization: Bearer <token>`, compared in constant time.
-fn carries_token(headers: &http::HeaderMap, token: &str) -> bool {
-    let Some(given) = headers
-        .get(http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
-    let (given, token) = (given.as_bytes(), token.as_bytes());
-    given.len() == token.len()
-        && given
-            .iter()
-            .zip(token)
-            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
-            == 0
-}
 
 impl ServedRefusal {
     /// The JSON-RPC error a client gets: `unknown` for something not served, an internal
@@ -388,10 +241,15 @@ impl Gateway {
 }
 
 impl ServerHandler for Gateway {
+    // `logging`: see `set_level`.
+    #[allow(deprecated)]
     fn get_info(&self) -> InitializeResult {
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
             .enable_prompts()
+            .enable_prompts_list_changed()
             .enable_resources()
+            .enable_resources_list_changed()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
@@ -406,10 +264,10 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        // From now on, each change of the served tools reaches this client as
-        // `notifications/tools/list_changed`, until it goes.
+        // From now on, each change of a served list reaches this client as that list's
+        // `notifications/*/list_changed`, until it goes.
         let mut changes = self.served.changes();
-        changes.mark_unchanged();
+        let mut seen = *changes.borrow_and_update();
         let gone = self.gone.clone();
         let peer = context.peer;
         tokio::spawn(async move {
@@ -418,9 +276,17 @@ impl ServerHandler for Gateway {
                     changed = changes.changed() => if changed.is_err() { return },
                     () = gone.cancelled() => return,
                 }
-                if peer.notify_tool_list_changed().await.is_err() {
+                let now = *changes.borrow_and_update();
+                // A client that cannot be told any more is gone.
+                if (now.tools != seen.tools && peer.notify_tool_list_changed().await.is_err())
+                    || (now.prompts != seen.prompts
+                        && peer.notify_prompt_list_changed().await.is_err())
+                    || (now.resources != seen.resources
+                        && peer.notify_resource_list_changed().await.is_err())
+                {
                     return;
                 }
+                seen = now;
             }
         });
     }
@@ -510,24 +376,68 @@ impl ServerHandler for Gateway {
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, rmcp::ErrorData> {
+        let templates = self
+            .served
+            .resource_templates()
+            .await
+            .into_iter()
+            .map(template)
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, rmcp::ErrorData> {
-        let read = self
-            .served
-            .read_resource(&request.uri)
-            .await
-            .map_err(|refusal| refusal.error(rmcp::ErrorData::resource_not_found))?;
-        let mut contents = vec![ResourceContents::text(read.text, read.uri.clone())];
-        if let Some(image) = read.image {
-            contents
-                .push(ResourceContents::blob(image.data, read.uri).with_mime_type(image.mime_type));
-        }
+        let bodies =
+            self.served
+                .read_resource(&request.uri)
+                .await
+                .map_err(|refusal| match refusal {
+                    // The URI goes back in the error's data (SEP-2164).
+                    ServedRefusal::Unknown(message) => rmcp::ErrorData::resource_not_found(
+                        message,
+                        Some(serde_json::json!({ "uri": request.uri })),
+                    ),
+                    failed @ ServedRefusal::Failed(_) => {
+                        failed.error(rmcp::ErrorData::invalid_params)
+                    }
+                })?;
+        let contents = bodies
+            .into_iter()
+            .map(|body| {
+                let contents = match body.content {
+                    ResourceContent::Text(text) => ResourceContents::text(text, body.uri),
+                    ResourceContent::Blob(blob) => ResourceContents::blob(blob, body.uri),
+                };
+                match body.mime_type {
+                    Some(mime) => contents.with_mime_type(mime),
+                    None => contents,
+                }
+            })
+            .collect();
         Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
             contents,
         )))
+    }
+
+    // rmcp marks logging deprecated (SEP-2577); 2025-11-25 clients still set a level.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), rmcp::ErrorData> {
+        // rho sends its clients no log messages (its own and its servers' go to its stderr
+        // log), so any level is honoured.
+        Ok(())
     }
 
     async fn call_tool(
@@ -654,6 +564,21 @@ fn resource(served: ServerResource) -> rmcp::model::Resource {
     resource
 }
 
+/// The MCP declaration of a served resource template.
+fn template(served: ServerResource) -> rmcp::model::ResourceTemplate {
+    let mut template = rmcp::model::ResourceTemplate::new(served.uri, served.name);
+    if let Some(title) = served.title {
+        template = template.with_title(title);
+    }
+    if let Some(description) = served.description {
+        template = template.with_description(description);
+    }
+    if let Some(mime_type) = served.mime_type {
+        template = template.with_mime_type(mime_type);
+    }
+    template
+}
+
 /// The MCP result of a served call: its text, its image, its structured content.
 fn result(output: ToolOutput) -> CallToolResult {
     let mut content = vec![ContentBlock::text(output.text)];
@@ -667,43 +592,4 @@ fn result(output: ToolOutput) -> CallToolResult {
     };
     result.structured_content = output.structured;
     result
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn request(path: &str, authorization: Option<&str>) -> http::Request<()> {
-        let mut builder = http::Request::post(path);
-        if let Some(value) = authorization {
-            builder = builder.header(http::header::AUTHORIZATION, value);
-        }
-        builder.body(()).unwrap_or_default()
-    }
-
-    #[test]
-    fn only_the_endpoint_with_the_token_passes() {
-        let status = |path, auth, bearer| refusal(&request(path, auth), bearer).map(|r| r.status());
-        assert_eq!(status(HTTP_PATH, None, None), None);
-        assert_eq!(status("/", None, None), Some(http::StatusCode::NOT_FOUND));
-        assert_eq!(status(HTTP_PATH, Some("Bearer t0k"), Some("t0k")), None);
-        for wrong in [
-            None,
-            Some("Bearer t0"),
-            Some("Bearer t0kk"),
-            Some("Basic t0k"),
-            Some("t0k"),
-        ] {
-            assert_eq!(
-                status(HTTP_PATH, wrong, Some("t0k")),
-                Some(http::StatusCode::UNAUTHORIZED),
-                "{wrong:?}"
-            );
-        }
-        let refused = refusal(&request(HTTP_PATH, None), Some("t0k"));
-        let header = refused
-            .as_ref()
-            .and_then(|r| r.headers().get(http::header::WWW_AUTHENTICATE));
-        assert_eq!(header.and_then(|h| h.to_str().ok()), Some("Bearer"));
-    }
 }

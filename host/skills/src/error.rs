@@ -90,6 +90,23 @@ pub enum SkillError {
         /// Every problem found, each a lower-case sentence.
         problems: Vec<String>,
     },
+    /// A path that is not one of the skill's bundled files ([`crate::list_resources`]).
+    #[error("skill `{skill}` bundles no file {path:?}")]
+    NoSuchResource {
+        /// The skill.
+        skill: String,
+        /// The relative path asked for.
+        path: String,
+    },
+    /// A bundled file that cannot be read (too large, not a regular file, unreadable).
+    #[error("skill `{skill}`: {source}")]
+    ResourceRead {
+        /// The skill.
+        skill: String,
+        /// Why.
+        #[source]
+        source: rho_component::FileError,
+    },
     /// A built-in skill lives in the binary; there is no file to read.
     #[error("built-in skill `{name}` has no file on disk")]
     NotOnDisk {

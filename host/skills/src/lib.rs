@@ -85,5 +85,5 @@ pub use frontmatter::{
 };
 pub use merge::{Merged, Shadowed, SkillSet, merge};
 pub use parse::parse_skill;
-pub use resources::{RESOURCE_MAX_DEPTH, list_resources};
+pub use resources::{RESOURCE_MAX_DEPTH, list_resources, read_resource};
 pub use validate::validate_dir;

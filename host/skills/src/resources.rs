@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rho_component::SkillMeta;
 
+use crate::SkillError;
 use crate::body::is_builtin;
 use crate::frontmatter::SKILL_FILE;
 
@@ -41,6 +42,36 @@ pub fn list_resources(meta: &SkillMeta, cap: usize) -> Vec<PathBuf> {
     };
     walk.dir(&base, Path::new(""), 0);
     out
+}
+
+/// Reads the bundled file at `relative` (a path [`list_resources`] gives, `/`-separated), at
+/// most `max_bytes` long.
+///
+/// Only a file the listing (with at most `listed` entries) holds is read, so nothing outside
+/// the skill directory, no `.git`, nothing deeper than [`RESOURCE_MAX_DEPTH`] and no link out of
+/// the directory is ever opened; the read itself takes regular files only and refuses one
+/// longer than the cap before reading a byte.
+pub fn read_resource(
+    meta: &SkillMeta,
+    relative: &str,
+    listed: usize,
+    max_bytes: u64,
+) -> Result<Vec<u8>, SkillError> {
+    let missing = || SkillError::NoSuchResource {
+        skill: meta.name.clone(),
+        path: relative.to_owned(),
+    };
+    let wanted = Path::new(relative);
+    if !list_resources(meta, listed).iter().any(|p| p == wanted) {
+        return Err(missing());
+    }
+    let path = meta.directory().join(wanted);
+    // The listing checked a link's target; the target is read, never the link again.
+    let real = fs::canonicalize(&path).map_err(|_| missing())?;
+    rho_component::read_regular(&real, max_bytes).map_err(|source| SkillError::ResourceRead {
+        skill: meta.name.clone(),
+        source,
+    })
 }
 
 struct Walk<'a> {
@@ -174,6 +205,43 @@ mod tests {
         symlink(&dir, dir.join("loop")).unwrap();
         symlink(tmp.path().join("missing"), dir.join("dangling")).unwrap();
         assert_eq!(listed(&dir, 100), ["inner-link.txt", "real.txt"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_listed_files_are_read_and_within_the_cap() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("demo");
+        touch(&dir.join("SKILL.md"));
+        touch(&dir.join("scripts/run.sh"));
+        fs::write(dir.join("big.bin"), [0u8; 64]).unwrap();
+        touch(&tmp.path().join("secret.txt"));
+        symlink(tmp.path().join("secret.txt"), dir.join("out.txt")).unwrap();
+        let meta = meta_for(&dir);
+        assert_eq!(
+            read_resource(&meta, "scripts/run.sh", 100, 10).unwrap(),
+            b"x"
+        );
+        for refused in [
+            "out.txt",
+            "../secret.txt",
+            "SKILL.md",
+            "/etc/passwd",
+            "scripts",
+        ] {
+            assert!(
+                matches!(
+                    read_resource(&meta, refused, 100, 10),
+                    Err(SkillError::NoSuchResource { .. })
+                ),
+                "{refused}"
+            );
+        }
+        assert!(matches!(
+            read_resource(&meta, "big.bin", 100, 10),
+            Err(SkillError::ResourceRead { .. })
+        ));
     }
 
     #[test]

@@ -3,17 +3,23 @@
 //! built-in tools, by risk. Each call runs as a session's would (the workspace, its extra
 //! roots, secrets hidden from the processes tools start); a server's questions during a call
 //! go to the client that made it (answered, or declined when it cannot answer them).
+//! Skills are served as prompts and their files as resources (`skill_files.rs`); upstream
+//! servers' prompts, resources and resource templates pass through, a read of a templated URI
+//! routed to the server whose template it matches (`uri_template.rs`).
+
+mod skill_files;
+mod uri_template;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use rho_component::{CancelSignal, ProgressSink, RiskLevel, ToolContext, ToolOrigin, ToolSpec};
 use rho_component::{
-    PromptMessage, PromptRole, ResourceAttachment, ServerPrompt, ServerResource, SkillMeta,
-    SkillSource,
+    PromptMessage, PromptRole, ResourceBody, ServerPrompt, ServerResource, SkillMeta, SkillSource,
 };
 use rho_mcp::serving::{
-    ServeInfo, Served, ServedCall, ServedFuture, ServedList, ServedRefusal, ServedSearch,
+    ServeInfo, Served, ServedCall, ServedChanges, ServedFuture, ServedList, ServedRefusal,
+    ServedSearch,
 };
 
 use super::Registry;
@@ -181,7 +187,7 @@ impl Registry {
             // A command a tool runs never sees the token clients must send.
             context.hidden_env.push(bearer.variable.clone());
         }
-        let (changed, changes) = tokio::sync::watch::channel(0u64);
+        let (changed, changes) = tokio::sync::watch::channel(ServedChanges::default());
         let served = Arc::new(ServedTools {
             set: set.clone(),
             options,
@@ -236,15 +242,28 @@ impl Registry {
 const CHANGE_CHECK: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Takes each change of the set's tool lists (an upstream `list_changed`, a lazy server's
-/// first start: what a session takes at its turn boundaries) and counts it on `changed`, for
+/// first start: what a session takes at its turn boundaries) and of its servers' prompts and
+/// resources (which their connections re-list by themselves), and counts it on `changed`, for
 /// the clients to be told.
-async fn watch_changes(set: Arc<ToolSet>, changed: tokio::sync::watch::Sender<u64>) {
+async fn watch_changes(set: Arc<ToolSet>, changed: tokio::sync::watch::Sender<ServedChanges>) {
     let mut tick = tokio::time::interval(CHANGE_CHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut prompts = set.prompts().await;
+    let mut resources = set.resources().await;
     loop {
         tick.tick().await;
-        if !set.reconcile_idle().await.is_empty() {
-            changed.send_modify(|count| *count += 1);
+        let tools = !set.reconcile_idle().await.is_empty();
+        let now_prompts = set.prompts().await;
+        let now_resources = set.resources().await;
+        let prompts_moved = now_prompts != prompts;
+        let resources_moved = now_resources != resources;
+        (prompts, resources) = (now_prompts, now_resources);
+        if tools || prompts_moved || resources_moved {
+            changed.send_modify(|count| {
+                count.tools += u64::from(tools);
+                count.prompts += u64::from(prompts_moved);
+                count.resources += u64::from(resources_moved);
+            });
         }
         // Nobody reports restarts here (a session does, after each batch): keep the queue
         // from growing; the servers' states still show them.
@@ -285,8 +304,8 @@ struct ServedTools {
     skills: Vec<SkillMeta>,
     /// Where plugin skills' bodies are read.
     plugins: Arc<rho_plugins::PluginInventory>,
-    /// Counts changes of the tool lists ([`watch_changes`]).
-    changes: tokio::sync::watch::Receiver<u64>,
+    /// Counts changes of the served lists ([`watch_changes`]).
+    changes: tokio::sync::watch::Receiver<ServedChanges>,
 }
 
 /// What starts a served skill prompt's name.
@@ -347,17 +366,36 @@ impl ServedTools {
             .map_err(ServedRefusal::Failed)
     }
 
-    /// The served resources with their servers, first of each URI only.
-    async fn served_resources(&self) -> Vec<(String, ServerResource)> {
+    /// The served resources (`template: false`) or resource templates (`true`) of the
+    /// offered servers, with their servers, first of each URI only.
+    async fn served_resources(&self, template: bool) -> Vec<(String, ServerResource)> {
         let mut seen = BTreeSet::new();
         self.set
             .resources()
             .await
             .into_iter()
             .filter(|(server, r)| {
-                !r.template && self.offers_server(server) && seen.insert(r.uri.clone())
+                r.template == template && self.offers_server(server) && seen.insert(r.uri.clone())
             })
             .collect()
+    }
+
+    /// The server that serves `uri`: the first to list it, else the first whose template
+    /// it matches.
+    async fn resource_server(&self, uri: &str) -> Option<String> {
+        if let Some((server, _)) = self
+            .served_resources(false)
+            .await
+            .into_iter()
+            .find(|(_, r)| r.uri == uri)
+        {
+            return Some(server);
+        }
+        self.served_resources(true)
+            .await
+            .into_iter()
+            .find(|(_, t)| uri_template::matches(&t.uri, uri))
+            .map(|(server, _)| server)
     }
 
     /// Whether `spec` is offered.
@@ -400,7 +438,7 @@ impl Served for ServedTools {
         })
     }
 
-    fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+    fn changes(&self) -> tokio::sync::watch::Receiver<ServedChanges> {
         self.changes.clone()
     }
 
@@ -476,10 +514,26 @@ impl Served for ServedTools {
 
     fn resources(&self) -> ServedFuture<'_, Vec<ServerResource>> {
         Box::pin(async move {
-            self.served_resources()
+            let skills = self.offered_skills().flat_map(skill_files::resources);
+            let mut seen = BTreeSet::new();
+            skills
+                .chain(
+                    self.served_resources(false)
+                        .await
+                        .into_iter()
+                        .map(|(_, resource)| resource),
+                )
+                .filter(|r| seen.insert(r.uri.clone()))
+                .collect()
+        })
+    }
+
+    fn resource_templates(&self) -> ServedFuture<'_, Vec<ServerResource>> {
+        Box::pin(async move {
+            self.served_resources(true)
                 .await
                 .into_iter()
-                .map(|(_, resource)| resource)
+                .map(|(_, template)| template)
                 .collect()
         })
     }
@@ -487,19 +541,26 @@ impl Served for ServedTools {
     fn read_resource<'a>(
         &'a self,
         uri: &'a str,
-    ) -> ServedFuture<'a, Result<ResourceAttachment, ServedRefusal>> {
+    ) -> ServedFuture<'a, Result<Vec<ResourceBody>, ServedRefusal>> {
         Box::pin(async move {
             let unknown = || ServedRefusal::Unknown(format!("no resource at {uri:?}"));
-            let server = self
-                .served_resources()
-                .await
-                .into_iter()
-                .find(|(_, r)| r.uri == uri)
-                .map(|(server, _)| server)
-                .ok_or_else(unknown)?;
+            if uri.starts_with(skill_files::SCHEME) {
+                // Read off the disk: not on the runtime's threads.
+                let skills: Vec<SkillMeta> = self.offered_skills().cloned().collect();
+                let owned = uri.to_owned();
+                let read =
+                    tokio::task::spawn_blocking(move || skill_files::read(skills.iter(), &owned))
+                        .await
+                        .map_err(|e| ServedRefusal::Failed(e.to_string()))?;
+                return match read {
+                    Some(body) => body.map(|b| vec![b]).map_err(ServedRefusal::Failed),
+                    None => Err(unknown()),
+                };
+            }
+            let server = self.resource_server(uri).await.ok_or_else(unknown)?;
             self.connection(&server, unknown)
                 .await?
-                .read_resource(uri)
+                .read_resource_bodies(uri)
                 .await
                 .map_err(|e| ServedRefusal::Failed(e.to_string()))
         })

@@ -1,0 +1,189 @@
+//! The official MCP conformance suite's server scenarios against `rho mcp serve`: the gateway
+//! listens on loopback Streamable HTTP in front of `tests/peers/conformance_upstream.mjs` (the
+//! resources, template and prompt the scenarios read), and every server scenario of the
+//! 2025-11-25 and 2026-07-28 revisions runs at its own revision's wire, except those
+//! `tests/conformance/gateway-scenarios.yaml` lists as not applying to a gateway (each with
+//! why). Each must pass: the suite's verdict, no failed or warning check, at least one check
+//! passed.
+
+use std::path::Path;
+
+use rho_e2e::*;
+use serde_json::Value;
+
+use crate::conformance_suite::{INSTALL, REVISIONS, Suite, find_results, plain};
+use crate::mcp_serve_http::HttpGateway;
+
+/// A scenario the suite has that does not apply to a gateway, and why.
+struct NotApplicable {
+    scenario: String,
+    why: String,
+}
+
+/// The entries of `tests/conformance/gateway-scenarios.yaml` (`- scenario: <name>` then
+/// `why: <text>`).
+fn not_applicable() -> Vec<NotApplicable> {
+    let path = repo_root().join("tests/conformance/gateway-scenarios.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let mut entries: Vec<NotApplicable> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(name) = line.strip_prefix("- scenario:") {
+            entries.push(NotApplicable {
+                scenario: name.trim().to_owned(),
+                why: String::new(),
+            });
+        } else if let Some(why) = line.strip_prefix("why:") {
+            let entry = entries
+                .last_mut()
+                .unwrap_or_else(|| panic!("{}: `why` before any scenario", path.display()));
+            entry.why = why.trim().to_owned();
+        }
+    }
+    for entry in &entries {
+        assert!(
+            !entry.why.is_empty(),
+            "{}: {} says no why",
+            path.display(),
+            entry.scenario
+        );
+    }
+    entries
+}
+
+/// One scenario's verdict: the problems found (none when it passed).
+fn run(suite: &Suite, url: &str, out: &Path, revision: &str, scenario: &str) -> Vec<String> {
+    let dir = out.join(revision).join(scenario);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = suite.cli(&[
+        "server",
+        "--url",
+        url,
+        "--scenario",
+        scenario,
+        "--spec-version",
+        revision,
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    let mut problems = Vec::new();
+    if !run.status.success() {
+        problems.push(format!("the suite exited with {}", run.status));
+    }
+    match find_results(&dir) {
+        None => problems.push("the suite recorded no checks.json".into()),
+        Some(results) => {
+            let checks: Vec<Value> = serde_json::from_str(
+                &std::fs::read_to_string(results.join("checks.json")).unwrap(),
+            )
+            .unwrap();
+            for check in &checks {
+                let status = check["status"].as_str().unwrap_or("");
+                if status == "FAILURE" || status == "WARNING" {
+                    problems.push(format!(
+                        "{status} {}: {}",
+                        check["id"].as_str().unwrap_or("?"),
+                        check["errorMessage"].as_str().unwrap_or("(no message)")
+                    ));
+                }
+            }
+            if !checks.iter().any(|c| c["status"] == "SUCCESS") {
+                problems.push("no check passed".into());
+            }
+        }
+    }
+    if !problems.is_empty() {
+        let stdout = plain(&String::from_utf8_lossy(&run.stdout));
+        let tail: Vec<&str> = stdout.lines().rev().take(8).collect();
+        problems.push(format!(
+            "suite: {}",
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        ));
+    }
+    problems
+}
+
+#[test]
+fn the_server_scenarios_that_apply_to_a_gateway_pass_at_both_revisions() {
+    let suite = Suite::installed();
+    let upstream = repo_root().join("tests/peers/conformance_upstream.mjs");
+    let sdk = repo_root().join("tests/peers/node_modules/@modelcontextprotocol/sdk");
+    assert!(
+        sdk.exists(),
+        "{} is missing: install the test peers with `npm ci --prefix tests/peers` ({INSTALL})",
+        sdk.display()
+    );
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[mcp.servers.conformance]\ncommand = \"node\"\nargs = [{:?}]\n",
+        upstream.display().to_string()
+    ));
+    let gateway = HttpGateway::start(&sandbox, "127.0.0.1:0", &[], &[]);
+
+    let excluded = not_applicable();
+    let mut runs: Vec<(&str, String)> = Vec::new();
+    let mut known = std::collections::BTreeSet::new();
+    for revision in REVISIONS {
+        for scenario in suite.server_scenarios(revision) {
+            known.insert(scenario.clone());
+            if !excluded.iter().any(|e| e.scenario == scenario) {
+                runs.push((revision, scenario));
+            }
+        }
+    }
+    let stale: Vec<&str> = excluded
+        .iter()
+        .map(|e| e.scenario.as_str())
+        .filter(|s| !known.contains(*s))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "gateway-scenarios.yaml names scenarios the suite does not have: {stale:?}"
+    );
+
+    // A few at once: each is a client of its own against the one gateway.
+    let out = tempfile::tempdir().unwrap();
+    let mut failed = Vec::new();
+    for batch in runs.chunks(4) {
+        let outcomes: Vec<(String, Vec<String>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = batch
+                .iter()
+                .map(|(revision, scenario)| {
+                    let (suite, url, out) = (&suite, gateway.url.as_str(), out.path());
+                    scope.spawn(move || {
+                        let problems = run(suite, url, out, revision, scenario);
+                        (format!("{revision} {scenario}"), problems)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        failed.extend(outcomes.into_iter().filter(|(_, p)| !p.is_empty()));
+    }
+    if !failed.is_empty() {
+        let kept = out.keep();
+        let report: Vec<String> = failed
+            .iter()
+            .map(|(name, problems)| format!("{name}:\n    {}", problems.join("\n    ")))
+            .collect();
+        panic!(
+            "{} of {} server scenarios failed against rho mcp serve (results in {}):\n{}",
+            failed.len(),
+            runs.len(),
+            kept.display(),
+            report.join("\n")
+        );
+    }
+    // The resource scenarios ran (the gateway passes URIs, templates and blobs through).
+    for scenario in [
+        "resources-read-text",
+        "resources-read-binary",
+        "resources-templates-read",
+    ] {
+        assert!(
+            runs.iter().any(|(_, s)| s == scenario),
+            "{scenario} did not run"
+        );
+    }
+}

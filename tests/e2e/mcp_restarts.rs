@@ -196,6 +196,21 @@ fn a_server_that_crashes_on_every_restart_is_given_up_on_after_the_bound() {
     assert!(output.contains("gave up on MCP server `fake`"), "{output}");
     assert_eq!(pids(&pid_file).len(), rho_mcp::RESTART_LIMIT);
     assert!(restarts(&notes).is_empty(), "reported once: {notes:#?}");
+    // Lost for the session: its toolset is closed (not running) at the turn boundary after
+    // rho gave up, once; the end of input closes nothing more.
+    let closed = |notes: &[Value]| -> Vec<Value> {
+        notes
+            .iter()
+            .filter(|n| n["method"] == "toolset/closed")
+            .map(|n| n["params"].clone())
+            .collect()
+    };
+    let reported = closed(&rpc.seen);
+    assert_eq!(reported.len(), 1, "{:#?}", rpc.seen);
+    assert_eq!(reported[0]["server"], "fake");
+    assert_eq!(reported[0]["live"], false);
+    let rest = rpc.rest_after_eof();
+    assert!(closed(&rest).is_empty(), "closed twice: {rest:#?}");
 }
 
 /// `fake-mcp` over HTTP on `port`, recording into `record`.

@@ -148,6 +148,22 @@ fn an_eager_and_a_cached_lazy_server_are_initialized_used_and_closed_with_eviden
         "same tools as cached"
     );
     assert!(by_server(&second, "toolset/initialized", "eager").is_empty());
+    // listExtensions carries each server's digest as last reported.
+    let extensions = rpc.call(3, "listExtensions", json!({}));
+    let digest_of = |id: &str| {
+        extensions["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .map(|s| s["digest"].clone())
+    };
+    assert_eq!(
+        digest_of("eager"),
+        Some(json!(eager_digest)),
+        "{extensions:#}"
+    );
+    assert_eq!(digest_of("lazy"), Some(live[0]["digest"].clone()));
 
     // End of input: both closed, both running.
     drop(rpc.stdin.take());

@@ -830,6 +830,22 @@ impl Rpc {
     }
 
     /// Closes stdin and waits for a clean exit.
+    /// Sends EOF and returns every message rho writes until it closes stdout (10 s at most),
+    /// pending ones first.
+    pub fn rest_after_eof(&mut self) -> Vec<Value> {
+        drop(self.stdin.take());
+        let mut rest: Vec<Value> = self.pending.drain(..).collect();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while let Ok(value) = self
+            .lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            self.seen.push(value.clone());
+            rest.push(value);
+        }
+        rest
+    }
+
     pub fn finish(mut self) -> i32 {
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(10);

@@ -293,6 +293,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
                     last_restart: health.last_restart,
                     questions_rejected: s.rejected_questions(),
                     auth: e.auth.get(&s.id).cloned(),
+                    digest: s.toolset().map(|t| t.digest),
                 }
             })
             .collect(),

@@ -68,6 +68,9 @@ pub struct ToolSet {
     /// Servers' tool lists that became usable and were not reported yet
     /// ([`ToolSet::take_initialized`]).
     initialized: Mutex<Vec<ServerToolset>>,
+    /// Servers rho gave up on whose `toolset/closed` went out already ([`ToolSet::take_lost`]);
+    /// [`ToolSet::close`] leaves them out.
+    lost: Mutex<std::collections::BTreeSet<String>>,
     /// `max_output_bytes` of each server (a remounted or joining tool gets its cap).
     pub(super) output_caps: HashMap<String, u64>,
     /// Stops keep-alive pings and background first starts when the set closes.
@@ -104,6 +107,7 @@ impl ToolSet {
             links: Vec::new(),
             restarts: RestartNotices::default(),
             initialized: Mutex::default(),
+            lost: Mutex::default(),
             output_caps: HashMap::new(),
             stop: CancelSignal::new(),
             deferred: Vec::new(),
@@ -243,6 +247,26 @@ impl ToolSet {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
         )
+    }
+
+    /// What `toolset/closed` reports of each server whose tools were known and that rho gave
+    /// up on since the last call (it is lost for the rest of the session: `live: false`), each
+    /// logged once; [`ToolSet::close`] does not report them again.
+    pub fn take_lost(&self) -> Vec<ServerToolset> {
+        let mut lost = self.lost.lock().unwrap_or_else(PoisonError::into_inner);
+        self.servers
+            .iter()
+            .filter(|server| server.health().given_up.is_some())
+            .filter_map(|server| {
+                let mut toolset = server.toolset()?;
+                if !lost.insert(server.id.clone()) {
+                    return None;
+                }
+                toolset.live = false;
+                toolset.log("toolset closed");
+                Some(toolset)
+            })
+            .collect()
     }
 
     /// What was last reported of each server whose tools are known (`toolset/initialized`),
@@ -423,11 +447,14 @@ impl ToolSet {
 
     /// Stops keep-alive pings and background starts, and closes every server (stdin closed,
     /// then the process group stopped; HTTP sessions deleted). Returns what `toolset/closed`
-    /// reports: each server whose tools were known, `live` when it was running, each logged.
+    /// reports: each server whose tools were known, `live` when it was running, each logged
+    /// (not those [`ToolSet::take_lost`] reported already).
     pub async fn close(self) -> Vec<ServerToolset> {
+        let lost = std::mem::take(&mut *self.lost.lock().unwrap_or_else(PoisonError::into_inner));
         let closed: Vec<ServerToolset> = self
             .servers
             .iter()
+            .filter(|server| !lost.contains(&server.id))
             .filter_map(|server| {
                 let mut toolset = server.toolset()?;
                 toolset.live = server.status().is_running();

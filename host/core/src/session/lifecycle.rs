@@ -12,7 +12,8 @@ impl Session {
     /// session's file also records every other server's current toolset once (without an
     /// event: nothing was initialized). Each server recorded is compared with the digest the
     /// resumed file recorded last for it, once: when they differ, `toolset/changed` follows
-    /// and `/mcp` says so.
+    /// and `/mcp` says so. A server rho gave up on since gets its `toolset/closed` (`live:
+    /// false`) and `toolset_closed` entry.
     pub async fn report_toolsets(&mut self, sink: &dyn EventSink) {
         let mut recorded: Vec<ServerToolset> = Vec::new();
         for toolset in self.tools.take_initialized() {
@@ -52,6 +53,9 @@ impl Session {
             }
             self.note(Entry::ToolsetInitialized(toolset));
         }
+        // Servers rho gave up on are closed for this session.
+        let lost = self.tools.take_lost();
+        self.report_closed(lost, sink).await;
     }
 
     /// Reports servers the host closed (`closed`, from [`ToolSet::close`]): a `toolset/closed`

@@ -273,6 +273,8 @@ pub struct ServerWire {
     pub questions_rejected: u64,
     /// For an OAuth server, its login state (`logged in, expires in 55m`, `needs login`, ...).
     pub auth: Option<String>,
+    /// The digest of its tools as `toolset/initialized` last reported it (`null` before any).
+    pub digest: Option<String>,
 }
 
 /// One diagnostic.

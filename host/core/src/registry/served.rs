@@ -514,9 +514,19 @@ impl Served for ServedTools {
 
     fn resources(&self) -> ServedFuture<'_, Vec<ServerResource>> {
         Box::pin(async move {
-            let skills = self.offered_skills().flat_map(skill_files::resources);
+            // Listing skill folders reads the disk: not on the runtime's threads.
+            let offered: Vec<SkillMeta> = self.offered_skills().cloned().collect();
+            let skills = tokio::task::spawn_blocking(move || {
+                offered
+                    .iter()
+                    .flat_map(skill_files::resources)
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .unwrap_or_default();
             let mut seen = BTreeSet::new();
             skills
+                .into_iter()
                 .chain(
                     self.served_resources(false)
                         .await

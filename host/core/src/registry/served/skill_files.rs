@@ -18,20 +18,22 @@ const MAX_FILE_BYTES: u64 = 16 << 20;
 /// The manifest's name in a skill folder.
 const SKILL_FILE: &str = "SKILL.md";
 
-/// The resources of `skill`: its `SKILL.md` (when it has one on disk), then its files.
+/// The resources of `skill`: its `SKILL.md` (when it has one inside its folder), then its
+/// files.
 pub(super) fn resources(skill: &SkillMeta) -> Vec<ServerResource> {
     if rho_skills::is_builtin(skill) {
         return Vec::new();
     }
-    let manifest = ServerResource {
+    let manifest = manifest(skill).map(|_| ServerResource {
         uri: uri(&skill.name, SKILL_FILE),
         name: skill.name.clone(),
         title: None,
         description: Some(skill.description.clone()),
         mime_type: Some("text/markdown".to_owned()),
         template: false,
-    };
-    std::iter::once(manifest)
+    });
+    manifest
+        .into_iter()
         .chain(files(skill).map(|relative| ServerResource {
             uri: uri(&skill.name, &relative),
             mime_type: mime_type(&relative).map(str::to_owned),
@@ -55,8 +57,13 @@ pub(super) fn read<'a>(
         .filter(|s| !rho_skills::is_builtin(s))
         .find(|s| s.name == name)?;
     let bytes = if uri == self::uri(name, SKILL_FILE) {
-        rho_component::read_regular(&skill.location, MAX_FILE_BYTES)
-            .map_err(|e| format!("skill `{name}`: {e}"))
+        match manifest(skill) {
+            None => Err(format!(
+                "skill `{name}`: its {SKILL_FILE} is not inside its folder"
+            )),
+            Some(file) => rho_component::read_regular(&file, MAX_FILE_BYTES)
+                .map_err(|e| format!("skill `{name}`: {e}")),
+        }
     } else {
         let relative = files(skill).find(|relative| self::uri(name, relative) == uri)?;
         rho_skills::read_resource(skill, &relative, FILES_PER_SKILL, MAX_FILE_BYTES)
@@ -81,6 +88,14 @@ pub(super) fn read<'a>(
             },
         }
     }))
+}
+
+/// Where `skill`'s `SKILL.md` really is, when that is inside its folder (the manifest too is
+/// never read through a link out of it).
+fn manifest(skill: &SkillMeta) -> Option<std::path::PathBuf> {
+    let file = std::fs::canonicalize(&skill.location).ok()?;
+    let dir = std::fs::canonicalize(skill.directory()).ok()?;
+    file.starts_with(&dir).then_some(file)
 }
 
 /// The relative paths (`/`-separated) of `skill`'s files whose names are UTF-8.
@@ -188,6 +203,7 @@ mod tests {
         );
         let manifest = read("skill://demo/SKILL.md").unwrap().unwrap();
         assert!(matches!(manifest.content, ResourceContent::Text(t) if t.contains("Body")));
+        assert!(read("skill://demo/nope.txt").is_none());
         for unknown in [
             "skill://demo/../secret",
             "skill://demo/scripts/run me.sh",
@@ -196,5 +212,24 @@ mod tests {
         ] {
             assert!(read(unknown).is_none(), "{unknown}");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_manifest_linked_from_outside_is_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside.md");
+        std::fs::write(
+            &outside,
+            "---\nname: demo\ndescription: Demo.\n---\nSecret\n",
+        )
+        .unwrap();
+        let dir = tmp.path().join("demo");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("SKILL.md")).unwrap();
+        let meta = rho_skills::load_skill_dir(&dir, SkillSource::User).unwrap();
+        let read = read(std::iter::once(&meta), "skill://demo/SKILL.md").unwrap();
+        assert!(read.unwrap_err().contains("not inside its folder"));
+        assert!(resources(&meta).is_empty());
     }
 }

@@ -1,6 +1,7 @@
 //! Servers that come back (`docs/mcp.md`): a killed stdio server is started again by the next
 //! call, a stopped HTTP server is reached again on a new session, a server that crashes on
-//! every start is given up on after the bound, and each keep-alive ping and each
+//! every start is given up on after the bound (and its toolset closed once, at the next turn
+//! boundary), and each keep-alive ping and each
 //! `notifications/cancelled` really reaches the server. Real processes throughout (`fake-mcp`,
 //! over stdio and real loopback HTTP), through `rho rpc` where a session is the point.
 

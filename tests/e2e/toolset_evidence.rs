@@ -1,8 +1,9 @@
 //! Lifecycle evidence of MCP servers (`docs/mcp.md`, "Lifecycle evidence"): `toolset/initialized`
 //! for an eager server (live) and a lazy one the tool cache knows (cached, then live at the
 //! turn boundary after its first start), `toolset/closed` for both at the end of input, the
-//! session file's entries, `toolset/changed` when a resumed session's server lists other tools,
-//! and no argument or environment value in the events, the session file or the log.
+//! session file's entries, each server's digest in `listExtensions`, `toolset/changed` when a
+//! resumed session's server lists other tools, and no argument or environment value in the
+//! events, the session file or the log.
 
 use std::path::{Path, PathBuf};
 

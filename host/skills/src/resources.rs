@@ -66,8 +66,13 @@ pub fn read_resource(
         return Err(missing());
     }
     let path = meta.directory().join(wanted);
-    // The listing checked a link's target; the target is read, never the link again.
+    // The listing checked a link's target; the target is read, never the link again, and it
+    // is checked again here: a link swapped since the listing cannot lead out of the folder.
     let real = fs::canonicalize(&path).map_err(|_| missing())?;
+    let base = fs::canonicalize(meta.directory()).map_err(|_| missing())?;
+    if !real.starts_with(&base) {
+        return Err(missing());
+    }
     rho_component::read_regular(&real, max_bytes).map_err(|source| SkillError::ResourceRead {
         skill: meta.name.clone(),
         source,

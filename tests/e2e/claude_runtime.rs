@@ -347,8 +347,9 @@ fn a_missing_claude_says_how_to_install_it() {
     insta::assert_snapshot!("claude_runtime_missing_binary", done.stderr);
 }
 
-#[test]
-fn the_default_permission_mode_refuses_claudes_commands() {
+/// A sandbox in `ask` mode whose script has Claude run `touch ran.txt` with `Bash`, then say
+/// `after`; the prompt is sent and the approval request Claude's call made is returned.
+fn bash_approval(after: &str) -> (ClaudeSandbox, Rpc, Value) {
     let claude = ClaudeSandbox::new(
         |sandbox| {
             let ran = sandbox.project.join("ran.txt");
@@ -357,28 +358,129 @@ fn the_default_permission_mode_refuses_claudes_commands() {
                     "command": format!("touch {}", ran.display()),
                     "description": "make a file",
                 }}},
-                {"text": "I could not run it."}
+                {"text": after}
             ])
         },
-        "",
+        "permission_mode = \"ask\"",
     );
     let mut rpc = claude.rpc(&[]);
     rpc.request(1, "prompt", json!({"message": "make ran.txt"}));
+    let request = rpc.until("approval/request");
+    let ran = claude.sandbox.project.join("ran.txt");
+    let params = &request["params"];
+    assert_eq!(params["tool"], "Bash", "{request}");
+    assert_eq!(params["display_name"], "claude › Bash", "{request}");
+    assert_eq!(params["risk"], "destructive", "{request}");
+    assert!(
+        params["call_id"].as_str().is_some_and(|id| !id.is_empty()),
+        "{request}"
+    );
+    let arguments: Value = serde_json::from_str(params["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        arguments["command"],
+        format!("touch {}", ran.display()),
+        "{request}"
+    );
+    assert!(
+        !ran.exists(),
+        "Claude ran the command before it was approved"
+    );
+    (claude, rpc, request)
+}
+
+#[test]
+fn in_ask_mode_a_bash_call_rho_approves_runs() {
+    let (claude, mut rpc, request) = bash_approval("It ran.");
+    assert_eq!(
+        rpc.call(2, "approvalResponse", json!({"approved": true})),
+        json!({})
+    );
+    let (notes, response) = rpc.response(1);
+    assert_eq!(response["result"]["reply"], "It ran.", "{response}");
+    let result = notes.iter().find(|n| n["method"] == "tool/result").unwrap();
+    assert_eq!(result["params"]["call_id"], request["params"]["call_id"]);
+    assert_eq!(result["params"]["is_error"], false, "{result}");
+    assert!(claude.sandbox.project.join("ran.txt").exists());
+    // A second answer has nothing to answer: as in rho's own loop, an error.
+    rpc.request(3, "approvalResponse", json!({"approved": true}));
+    let (_, late) = rpc.response(3);
+    assert!(late.get("error").is_some(), "{late}");
+    assert_eq!(rpc.finish(), 0);
+    claude.assert_contained();
+}
+
+#[test]
+fn in_ask_mode_a_bash_call_rho_denies_does_not_run_and_claude_goes_on() {
+    let (claude, mut rpc, request) = bash_approval("I could not run it.");
+    rpc.call(2, "approvalResponse", json!({"approved": false}));
     let (notes, response) = rpc.response(1);
     assert_eq!(
         response["result"]["reply"], "I could not run it.",
         "{response}"
     );
-    let call = notes.iter().find(|n| n["method"] == "tool/call").unwrap();
-    assert_eq!(call["params"]["display_name"], "claude › Bash", "{call}");
-    let result = notes.iter().find(|n| n["method"] == "tool/result").unwrap();
-    assert_eq!(result["params"]["is_error"], true, "{result}");
+    let denied = notes.iter().find(|n| n["method"] == "tool/denied").unwrap();
+    assert_eq!(denied["params"]["call_id"], request["params"]["call_id"]);
+    assert_eq!(
+        denied["params"]["display_name"], "claude › Bash",
+        "{denied}"
+    );
+    assert!(
+        !notes.iter().any(|n| n["method"] == "tool/result"),
+        "{notes:#?}"
+    );
+    let end = notes.iter().find(|n| n["method"] == "agent/end").unwrap();
+    assert_eq!(
+        end["params"]["toolCalls"][0]["outcome"]["kind"], "denied",
+        "{end}"
+    );
     assert!(
         !claude.sandbox.project.join("ran.txt").exists(),
-        "ask-destructive let Claude run a command"
+        "a denied command ran"
+    );
+    // Claude's model read the denial as the call's result.
+    let asked = claude.requests();
+    let last = asked
+        .iter()
+        .rev()
+        .find(|r| r["tools"].as_u64() > Some(0))
+        .unwrap();
+    assert!(
+        last["last_user"]
+            .as_str()
+            .is_some_and(|text| text.contains("the user denied this tool call")),
+        "{last}"
     );
     assert_eq!(rpc.finish(), 0);
     claude.assert_contained();
+}
+
+#[test]
+fn an_abort_while_claude_waits_for_approval_runs_nothing() {
+    let (claude, mut rpc, _) = bash_approval("It ran.");
+    assert_eq!(rpc.call(2, "abort", json!(null)), json!({}));
+    let (_, response) = rpc.response(1);
+    assert_eq!(response["result"]["finishReason"], "aborted", "{response}");
+    // The request went with the turn: a late answer has nothing to answer.
+    rpc.request(3, "approvalResponse", json!({"approved": true}));
+    let (_, late) = rpc.response(3);
+    assert!(late.get("error").is_some(), "{late}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !claude.sandbox.project.join("ran.txt").exists(),
+        "a command ran after its turn was aborted"
+    );
+    assert_eq!(rpc.finish(), 0);
+}
+
+#[test]
+fn closing_the_front_end_denies_claudes_pending_approval() {
+    let (claude, rpc, _) = bash_approval("I could not run it.");
+    // EOF on stdin: nobody can answer, so the call is denied and rho exits cleanly.
+    assert_eq!(rpc.finish(), 0);
+    assert!(
+        !claude.sandbox.project.join("ran.txt").exists(),
+        "a command nobody approved ran"
+    );
 }
 
 #[test]

@@ -11,7 +11,8 @@
 //! (that text, then nothing until the connection closes). Other requests (no tools: titles,
 //! summaries) get a short text; `count_tokens` gets a count. `--log` appends every request as
 //! one JSON line: method, path, model, whether it streamed, how many tools it offered, whether
-//! an API key header came (never its value), and the last user text. HTTP is minimal: one
+//! an API key header came (never its value), and the last user text (text blocks, and tool
+//! results given as a string). HTTP is minimal: one
 //! request per connection, `Content-Length` bodies only.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line server owns both streams
 
@@ -335,7 +336,11 @@ fn log_request(state: &State, request: &Request, body: &Value) {
             Value::String(text) => text.clone(),
             Value::Array(parts) => parts
                 .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .filter_map(|p| {
+                    p.get("text")
+                        .or_else(|| p.get("content"))
+                        .and_then(Value::as_str)
+                })
                 .collect::<Vec<_>>()
                 .join("\n"),
             _ => String::new(),

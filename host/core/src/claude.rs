@@ -10,22 +10,25 @@
 //! ends leaves `claude` running. rho's own tools, skills and MCP servers are not offered to
 //! Claude (`docs/mcp.md`, "Runtime differences").
 
+mod control;
 mod flags;
 mod process;
 mod stream;
 
+use std::collections::{HashSet, VecDeque};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use rho_component::{CancelSignal, PermissionMode};
+use rho_component::{CancelSignal, Gate, PermissionMode};
 
 use crate::provider::{FinishReason, Usage};
-use crate::session::{EventSink, LoopState, SessionEvent, TurnResult};
+use crate::session::{ApprovalDecision, Approver, EventSink, LoopState, SessionEvent, TurnResult};
 
 pub use process::MAX_LINE_BYTES as MAX_CLAUDE_LINE_BYTES;
 pub use stream::{CLAUDE_TOOL_OWNER, display_name as claude_tool_display_name};
 
+use control::{Answer, Control, PermissionAsk};
 use flags::Launch;
 use process::ClaudeProcess;
 use stream::{Ending, Relay, Relayed};
@@ -110,6 +113,143 @@ pub enum ClaudeError {
     },
 }
 
+/// What the turn still has to do besides reading lines.
+#[derive(Default)]
+struct Turn {
+    /// Permission prompts not answered yet, in the order they came.
+    asks: VecDeque<PermissionAsk>,
+    /// How the turn ended, once Claude said so.
+    ending: Option<Result<(String, Usage, FinishReason), ClaudeError>>,
+    /// Requests Claude withdrew while rho waited for a person.
+    withdrawn: HashSet<String>,
+}
+
+impl Turn {
+    /// Delivers one relayed item: events to `sink`, prompts queued, withdrawn prompts
+    /// forgotten, requests rho does not serve refused, the ending kept.
+    async fn take(
+        &mut self,
+        relayed: Relayed,
+        process: &mut ClaudeProcess,
+        sink: &dyn EventSink,
+        iterations: u32,
+    ) -> Result<(), ClaudeError> {
+        match relayed {
+            Relayed::Delta(event) => sink.coalesce(event),
+            Relayed::Event(event) => sink.send(event).await,
+            Relayed::Control(Control::CanUseTool(ask)) => self.asks.push_back(ask),
+            Relayed::Control(Control::Cancel { request_id }) => {
+                self.asks.retain(|ask| ask.request_id != request_id);
+                self.withdrawn.insert(request_id);
+            }
+            Relayed::Control(Control::Unsupported {
+                request_id,
+                subtype,
+            }) => {
+                process
+                    .send(&control::encode_unsupported(&request_id, &subtype))
+                    .await?;
+            }
+            Relayed::End(Ending::Answered {
+                reply,
+                usage,
+                finish_reason,
+            }) => {
+                sink.send(SessionEvent::Usage {
+                    iteration: iterations.max(1),
+                    usage,
+                    context: crate::session::ContextSnapshot::default(),
+                })
+                .await;
+                self.ending = Some(Ok((reply, usage, finish_reason)));
+            }
+            Relayed::End(Ending::Failed(message)) => {
+                self.ending = Some(Err(ClaudeError::Turn { message }));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Puts `ask` before the user (an [`SessionEvent::ApprovalRequest`] naming Claude's tool as
+/// Claude's, its input as the arguments) and waits for the answer, relaying what Claude writes
+/// meanwhile. `None` when Claude withdrew the request.
+async fn ask_person(
+    ask: &PermissionAsk,
+    process: &mut ClaudeProcess,
+    sink: &dyn EventSink,
+    approver: &dyn Approver,
+    relay: &mut Relay,
+    turn: &mut Turn,
+) -> Result<Option<ApprovalDecision>, ClaudeError> {
+    let risk = control::risk(&ask.tool_name);
+    let arguments = ask.shown_arguments();
+    sink.send(SessionEvent::StateChange(LoopState::AwaitingApproval))
+        .await;
+    // The approver opens the slot its answer goes to before the request is shown.
+    let mut decision = approver.decide(&ask.tool_name, &arguments, risk);
+    sink.send(SessionEvent::ApprovalRequest {
+        call_id: ask.tool_use_id.clone(),
+        tool: ask.tool_name.clone(),
+        display_name: stream::display_name(&ask.tool_name),
+        arguments: arguments.clone(),
+        risk,
+    })
+    .await;
+    let decision = loop {
+        tokio::select! {
+            decision = &mut decision => break decision,
+            line = next_line(process) => {
+                for relayed in relay.line(&line?)? {
+                    turn.take(relayed, process, sink, relay.iterations).await?;
+                }
+                if turn.ending.is_some() {
+                    return Ok(None);
+                }
+                if turn.withdrawn.remove(&ask.request_id) {
+                    return Ok(None);
+                }
+            }
+        }
+    };
+    sink.send(SessionEvent::StateChange(LoopState::ExecutingTool))
+        .await;
+    Ok(Some(decision))
+}
+
+/// The next non-blank line of Claude's output; its end is [`ClaudeError::Exited`].
+async fn next_line(process: &mut ClaudeProcess) -> Result<Vec<u8>, ClaudeError> {
+    loop {
+        let Some(line) = process.next_line().await? else {
+            let (status, stderr) = process.exit_report().await;
+            return Err(ClaudeError::Exited { status, stderr });
+        };
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(line);
+        }
+    }
+}
+
+/// What Claude's model reads when a call is refused: by the mode, or by the user.
+fn denial(mode: PermissionMode, ask: &PermissionAsk) -> String {
+    if mode.gate(control::risk(&ask.tool_name)) == Gate::Deny {
+        format!(
+            "the permission mode {} does not allow {} tools",
+            mode.as_str(),
+            control::risk(&ask.tool_name)
+        )
+    } else {
+        "the user denied this tool call".to_owned()
+    }
+}
+
+fn not_started() -> ClaudeError {
+    ClaudeError::Pipe {
+        doing: "starting claude",
+        message: "no process".into(),
+    }
+}
+
 fn stderr_part(stderr: &str) -> String {
     if stderr.is_empty() {
         String::new()
@@ -144,6 +284,8 @@ pub struct ClaudeRuntime {
     process: Option<ClaudeProcess>,
     session_id: Option<String>,
     model: Option<String>,
+    /// Claude's tools the user approved for the session (`ApproveForSession`), by name.
+    approved_for_session: HashSet<String>,
 }
 
 impl std::fmt::Debug for ClaudeRuntime {
@@ -184,6 +326,7 @@ impl ClaudeRuntime {
             process: None,
             session_id: None,
             model: None,
+            approved_for_session: HashSet::new(),
         })
     }
 
@@ -202,13 +345,14 @@ impl ClaudeRuntime {
         self.process.as_ref().and_then(ClaudeProcess::pid)
     }
 
-    /// Forgets the conversation: the process stops and the next prompt starts a new Claude
-    /// session.
+    /// Forgets the conversation: the process stops, the next prompt starts a new Claude
+    /// session, and tools approved for the session ask again.
     pub async fn clear(&mut self) {
         if let Some(process) = self.process.take() {
             process.stop().await;
         }
         self.session_id = None;
+        self.approved_for_session.clear();
     }
 
     /// Stops the process (the end of the session).
@@ -219,13 +363,16 @@ impl ClaudeRuntime {
     }
 
     /// Runs one prompt. Events go to `sink` as for a rho turn (`agent/start` … `agent/end`);
-    /// `cancel` kills the process and ends the turn as aborted. A failure is reported as
+    /// Claude's permission prompts go to `approver` as rho's own calls' do (an
+    /// [`SessionEvent::ApprovalRequest`] first); `cancel` kills the process (no call waiting
+    /// for an answer runs) and ends the turn as aborted. A failure is reported as
     /// [`SessionEvent::AgentError`] and returned; the process is then stopped, and the next
     /// prompt resumes the Claude session in a new one.
     pub async fn prompt(
         &mut self,
         text: &str,
         sink: &dyn EventSink,
+        approver: &dyn Approver,
         cancel: &CancelSignal,
     ) -> Result<TurnResult, ClaudeError> {
         let started = Instant::now();
@@ -235,7 +382,7 @@ impl ClaudeRuntime {
         let mut relay = Relay::default();
         let resuming = self.process.is_none() && self.session_id.is_some();
         let mut outcome = tokio::select! {
-            outcome = self.run(text, sink, &mut relay) => Some(outcome),
+            outcome = self.run(text, sink, approver, &mut relay) => Some(outcome),
             () = cancel.cancelled() => None,
         };
         // A process killed early in its first turn (an abort) may not have saved the Claude
@@ -251,7 +398,7 @@ impl ClaudeRuntime {
             self.session_id = None;
             relay = Relay::default();
             outcome = tokio::select! {
-                outcome = self.run(text, sink, &mut relay) => Some(outcome),
+                outcome = self.run(text, sink, approver, &mut relay) => Some(outcome),
                 () = cancel.cancelled() => None,
             };
         }
@@ -305,48 +452,70 @@ impl ClaudeRuntime {
         }
     }
 
-    /// Sends the prompt and relays lines until Claude's `result` line.
+    /// Sends the prompt and relays lines until Claude's `result` line, answering Claude's
+    /// permission prompts one at a time (in the order they came) on the way.
     async fn run(
         &mut self,
         text: &str,
         sink: &dyn EventSink,
+        approver: &dyn Approver,
         relay: &mut Relay,
     ) -> Result<(String, Usage, FinishReason), ClaudeError> {
         let message = serde_json::json!({
             "type": "user",
             "message": {"role": "user", "content": text},
         });
-        let process = self.ensure_started()?;
+        let mode = self.settings.permission_mode;
+        self.ensure_started()?;
+        let Self {
+            process,
+            approved_for_session,
+            ..
+        } = self;
+        let Some(process) = process.as_mut() else {
+            return Err(not_started());
+        };
         process.send(&message.to_string()).await?;
+        let mut turn = Turn::default();
         loop {
-            let Some(line) = process.next_line().await? else {
-                let (status, stderr) = process.exit_report().await;
-                return Err(ClaudeError::Exited { status, stderr });
-            };
-            if line.iter().all(u8::is_ascii_whitespace) {
+            if let Some(ending) = turn.ending.take() {
+                return ending;
+            }
+            if let Some(ask) = turn.asks.pop_front() {
+                turn.withdrawn.clear();
+                let decision = match mode.gate(control::risk(&ask.tool_name)) {
+                    Gate::Deny => Some(ApprovalDecision::Deny),
+                    _ if approved_for_session.contains(&ask.tool_name) => {
+                        Some(ApprovalDecision::Approve)
+                    }
+                    // Claude asks only about what its flags and rules leave to a person; rho
+                    // asks its own user even when its mode would allow the tool (a read
+                    // outside the workspace), so nothing runs that neither allowed.
+                    Gate::Ask | Gate::Allow => {
+                        ask_person(&ask, process, sink, approver, relay, &mut turn).await?
+                    }
+                };
+                let answer = match decision {
+                    None => continue, // withdrawn, or the turn ended meanwhile
+                    Some(ApprovalDecision::Approve) => Answer::Allow,
+                    Some(ApprovalDecision::ApproveForSession) => {
+                        approved_for_session.insert(ask.tool_name.clone());
+                        Answer::Allow
+                    }
+                    Some(ApprovalDecision::Deny) => Answer::Deny(denial(mode, &ask)),
+                    Some(ApprovalDecision::Redirect(message)) => Answer::Deny(format!(
+                        "the user denied this tool call and says instead: {message}"
+                    )),
+                };
+                if matches!(answer, Answer::Deny(_)) {
+                    relay.denied(&ask.tool_use_id);
+                }
+                process.send(&control::encode_answer(&ask, &answer)).await?;
                 continue;
             }
+            let line = next_line(process).await?;
             for relayed in relay.line(&line)? {
-                match relayed {
-                    Relayed::Delta(event) => sink.coalesce(event),
-                    Relayed::Event(event) => sink.send(event).await,
-                    Relayed::End(Ending::Answered {
-                        reply,
-                        usage,
-                        finish_reason,
-                    }) => {
-                        sink.send(SessionEvent::Usage {
-                            iteration: relay.iterations.max(1),
-                            usage,
-                            context: crate::session::ContextSnapshot::default(),
-                        })
-                        .await;
-                        return Ok((reply, usage, finish_reason));
-                    }
-                    Relayed::End(Ending::Failed(message)) => {
-                        return Err(ClaudeError::Turn { message });
-                    }
-                }
+                turn.take(relayed, process, sink, relay.iterations).await?;
             }
         }
     }
@@ -368,10 +537,7 @@ impl ClaudeRuntime {
             )?;
             self.process = Some(process);
         }
-        self.process.as_mut().ok_or_else(|| ClaudeError::Pipe {
-            doing: "starting claude",
-            message: "no process".into(),
-        })
+        self.process.as_mut().ok_or_else(not_started)
     }
 
     /// `error` with the values of Claude's credential variables replaced by `***` (the
@@ -401,3 +567,7 @@ impl ClaudeRuntime {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "claude/runtime_tests.rs"]
+mod tests;

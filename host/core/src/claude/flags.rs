@@ -15,8 +15,15 @@ pub(crate) const NO_MCP_SERVERS: &str = r#"{"mcpServers":{}}"#;
 const EDIT_TOOLS: &str = "Edit,Write,NotebookEdit";
 /// Claude's tools that only read.
 const READ_TOOLS: &str = "Read,Glob,Grep";
-/// Claude's tools that run commands.
-const COMMAND_TOOLS: &str = "Bash";
+/// Claude's permission prompts come to rho as control requests on stdout
+/// (`control.rs`), answered through rho's own approval flow.
+const PROMPTS_TO_RHO: [&str; 2] = ["--permission-prompt-tool", "stdio"];
+/// `ask`: Claude asks (rho) before every command and edit, whatever rules of its own settings
+/// would allow (an `ask` rule for a whole tool comes before them).
+const ASK_COMMANDS_AND_EDITS: &str =
+    r#"{"permissions":{"ask":["Bash","Edit","Write","NotebookEdit"]}}"#;
+/// `ask-destructive`: Claude asks (rho) before every command.
+const ASK_COMMANDS: &str = r#"{"permissions":{"ask":["Bash"]}}"#;
 
 /// What one `claude` process is started with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,33 +38,41 @@ pub(crate) struct Launch {
     pub(crate) resume: Option<String>,
 }
 
-/// Claude's permission flags for rho's `mode`. Claude cannot ask rho's user (nobody answers
-/// its prompts in print mode), so whatever rho would ask about is refused:
+/// Claude's permission flags for rho's `mode`, never wider than it:
 /// - `read-only`: only Claude's read tools exist (`--tools Read,Glob,Grep`), in `dontAsk`.
-/// - `ask`: `dontAsk` (only what Claude runs without asking, its reads), and its edit and
-///   command tools denied outright, so no rule in Claude's own settings allows them.
-/// - `ask-destructive`: edits allowed, commands denied, everything else `dontAsk`.
+/// - `ask`: Claude's `default` mode, with `ask` rules for its command and edit tools (so no
+///   rule of Claude's own settings runs them unasked), and its prompts sent to rho
+///   (`--permission-prompt-tool stdio`), which answers them through its approval flow.
+/// - `ask-destructive`: the same, with edits allowed and only commands asked about.
 /// - `allow-all`: `bypassPermissions` (Claude refuses it when run as root).
 pub(crate) fn permission_args(mode: PermissionMode) -> Vec<String> {
-    let args: &[&str] = match mode {
-        PermissionMode::ReadOnly => &["--permission-mode", "dontAsk", "--tools", READ_TOOLS],
-        PermissionMode::Ask => &[
+    let mut args: Vec<&str> = match mode {
+        PermissionMode::ReadOnly => vec!["--permission-mode", "dontAsk", "--tools", READ_TOOLS],
+        PermissionMode::Ask => vec![
             "--permission-mode",
-            "dontAsk",
-            "--disallowedTools",
-            "Bash,Edit,Write,NotebookEdit",
+            "default",
+            "--settings",
+            ASK_COMMANDS_AND_EDITS,
         ],
-        PermissionMode::AskDestructive => &[
+        PermissionMode::AskDestructive => vec![
             "--permission-mode",
-            "dontAsk",
+            "default",
             "--allowedTools",
             EDIT_TOOLS,
-            "--disallowedTools",
-            COMMAND_TOOLS,
+            "--settings",
+            ASK_COMMANDS,
         ],
-        PermissionMode::AllowAll => &["--permission-mode", "bypassPermissions"],
+        PermissionMode::AllowAll => vec!["--permission-mode", "bypassPermissions"],
     };
-    args.iter().map(|a| (*a).to_owned()).collect()
+    if asks_rho(mode) {
+        args.extend(PROMPTS_TO_RHO);
+    }
+    args.into_iter().map(str::to_owned).collect()
+}
+
+/// Whether Claude's permission prompts come to rho in `mode` (`ask`, `ask-destructive`).
+pub(crate) fn asks_rho(mode: PermissionMode) -> bool {
+    matches!(mode, PermissionMode::Ask | PermissionMode::AskDestructive)
 }
 
 /// Every argument after the program: print mode with stream-json input and output (partial
@@ -133,29 +148,33 @@ mod tests {
     }
 
     #[test]
-    fn no_mode_but_allow_all_lets_claude_run_commands_or_skip_permissions() {
+    fn no_mode_but_allow_all_lets_claude_run_commands_unasked_or_skip_permissions() {
         for mode in PermissionMode::ALL.iter().copied() {
             let flags = permission_args(mode).join(" ");
             if mode == PermissionMode::AllowAll {
                 assert_eq!(flags, "--permission-mode bypassPermissions");
                 continue;
             }
+            assert!(!flags.contains("bypassPermissions"), "{mode:?}: {flags}");
             assert!(
-                flags.starts_with("--permission-mode dontAsk"),
+                !flags.contains("Bash,") && !flags.contains("Tools Bash"),
                 "{mode:?}: {flags}"
             );
-            let runs_commands = flags.contains("--allowedTools Bash")
-                || !(flags.contains("--disallowedTools Bash") || flags.contains("--tools Read"));
-            assert!(!runs_commands, "{mode:?}: {flags}");
+            let commands_asked = flags.contains(r#""ask":["Bash""#);
+            let no_commands = flags.contains("--tools Read,Glob,Grep");
+            assert!(commands_asked || no_commands, "{mode:?}: {flags}");
         }
         assert_eq!(
             permission_args(PermissionMode::ReadOnly).join(" "),
             "--permission-mode dontAsk --tools Read,Glob,Grep"
         );
-        assert!(
-            permission_args(PermissionMode::Ask)
-                .join(" ")
-                .contains("--disallowedTools Bash,Edit,Write,NotebookEdit")
+        assert_eq!(
+            permission_args(PermissionMode::Ask).join(" "),
+            r#"--permission-mode default --settings {"permissions":{"ask":["Bash","Edit","Write","NotebookEdit"]}} --permission-prompt-tool stdio"#
+        );
+        assert_eq!(
+            permission_args(PermissionMode::AskDestructive).join(" "),
+            r#"--permission-mode default --allowedTools Edit,Write,NotebookEdit --settings {"permissions":{"ask":["Bash"]}} --permission-prompt-tool stdio"#
         );
     }
 

@@ -60,6 +60,9 @@ pub(crate) struct ClaudeProcess {
     /// The process group (the child's pid), until it is killed.
     group: Option<i32>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// The line being read: kept here so a read dropped halfway (rho stopped waiting for a
+    /// line to take an approval answer) loses nothing.
+    partial: Vec<u8>,
 }
 
 impl ClaudeProcess {
@@ -105,6 +108,7 @@ impl ClaudeProcess {
             stdout: BufReader::new(stdout),
             group,
             stderr,
+            partial: Vec::new(),
         })
     }
 
@@ -116,7 +120,7 @@ impl ClaudeProcess {
     /// Writes one line (a JSON message) to Claude's stdin.
     pub(crate) async fn send(&mut self, line: &str) -> Result<(), ClaudeError> {
         let stdin = self.stdin.as_mut().ok_or_else(|| ClaudeError::Pipe {
-            doing: "writing the prompt",
+            doing: "writing to Claude's input",
             message: "stdin is closed".into(),
         })?;
         let mut bytes = Vec::with_capacity(line.len() + 1);
@@ -127,16 +131,16 @@ impl ClaudeProcess {
             stdin.flush().await
         };
         written.await.map_err(|e| ClaudeError::Pipe {
-            doing: "writing the prompt",
+            doing: "writing to Claude's input",
             message: e.to_string(),
         })
     }
 
     /// The next line of Claude's stdout (without its newline); `None` at end of output.
+    /// Cancel-safe: a read dropped before it finished goes on where it stopped.
     pub(crate) async fn next_line(&mut self) -> Result<Option<Vec<u8>>, ClaudeError> {
-        let mut line = Vec::new();
-        if read_line(&mut self.stdout, &mut line, MAX_LINE_BYTES).await? {
-            Ok(Some(line))
+        if read_line(&mut self.stdout, &mut self.partial, MAX_LINE_BYTES).await? {
+            Ok(Some(std::mem::take(&mut self.partial)))
         } else {
             Ok(None)
         }

@@ -5,12 +5,13 @@
 //! an error. Subagents' own messages (`parent_tool_use_id` set) are not relayed: their work
 //! shows as the one call that started them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use serde_json::Value;
 
 use super::ClaudeError;
+use super::control::{self, Control};
 use crate::provider::{FinishReason, Usage};
 use crate::session::{CallOutcome, CallRecord, LoopState, SessionEvent};
 
@@ -28,6 +29,8 @@ pub(crate) enum Relayed {
     Delta(SessionEvent),
     /// The turn ended.
     End(Ending),
+    /// A control message (a permission prompt, or its withdrawal) waiting for rho.
+    Control(Control),
 }
 
 /// How Claude said the turn ended.
@@ -61,9 +64,17 @@ pub(crate) struct Relay {
     text_streamed: bool,
     /// The same for reasoning.
     thinking_streamed: bool,
+    /// Calls the user (or rho's mode) refused: their results show as denials.
+    denied: HashSet<String>,
 }
 
 impl Relay {
+    /// Marks call `tool_use_id` as refused: its result (Claude's refusal) is shown as a
+    /// denial.
+    pub(crate) fn denied(&mut self, tool_use_id: &str) {
+        self.denied.insert(tool_use_id.to_owned());
+    }
+
     /// What `line` means. Errors name the runtime; they never quote the line.
     pub(crate) fn line(&mut self, line: &[u8]) -> Result<Vec<Relayed>, ClaudeError> {
         let value: Value = serde_json::from_slice(line).map_err(|e| ClaudeError::Malformed {
@@ -99,6 +110,10 @@ impl Relay {
             "assistant" => self.assistant(&value),
             "user" => self.user(&value),
             "result" => vec![Relayed::End(ending(&value))],
+            "control_request" | "control_cancel_request" => control::parse(&value)
+                .map(Relayed::Control)
+                .into_iter()
+                .collect(),
             _ => Vec::new(),
         })
     }
@@ -202,6 +217,20 @@ impl Relay {
                 .open_calls
                 .remove(&id)
                 .unwrap_or_else(|| ("?".to_owned(), String::new(), Instant::now()));
+            if self.denied.remove(&id) {
+                self.tool_calls.push(CallRecord {
+                    name: name.clone(),
+                    arguments,
+                    outcome: CallOutcome::Denied,
+                    duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                });
+                out.push(Relayed::Event(SessionEvent::ToolDenied {
+                    call_id: id,
+                    display_name: display_name(&name),
+                    name,
+                }));
+                continue;
+            }
             let outcome = if is_error {
                 CallOutcome::Error {
                     message: output.lines().next().unwrap_or("").to_owned(),
@@ -265,11 +294,16 @@ fn result_text(content: &Value) -> String {
 }
 
 /// `text`, cut at [`MAX_RESULT_BYTES`] (on a character boundary) with the rest counted.
-fn bounded(mut text: String) -> String {
-    if text.len() <= MAX_RESULT_BYTES {
+fn bounded(text: String) -> String {
+    bounded_to(text, MAX_RESULT_BYTES)
+}
+
+/// `text`, cut at `max` bytes (on a character boundary) with the rest counted.
+pub(crate) fn bounded_to(mut text: String, max: usize) -> String {
+    if text.len() <= max {
         return text;
     }
-    let mut cut = MAX_RESULT_BYTES;
+    let mut cut = max;
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }

@@ -134,3 +134,42 @@ fn a_line_that_is_not_a_typed_json_object_is_an_error_naming_the_runtime() {
             .is_empty()
     );
 }
+
+#[test]
+fn permission_prompts_are_relayed_and_a_denied_calls_result_is_a_denial() {
+    let mut relay = Relay::default();
+    let relayed = relay_all(
+        &mut relay,
+        &[
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"touch x"}}]},"parent_tool_use_id":null}"#,
+            r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"touch x"},"tool_use_id":"toolu_1"}}"#,
+            r#"{"type":"control_cancel_request","request_id":"r0"}"#,
+        ],
+    );
+    assert!(
+        matches!(&relayed[2], Relayed::Control(control::Control::CanUseTool(ask)) if ask.request_id == "r1"),
+        "{relayed:?}"
+    );
+    assert_eq!(
+        relayed[3],
+        Relayed::Control(control::Control::Cancel {
+            request_id: "r0".into()
+        })
+    );
+    relay.denied("toolu_1");
+    let relayed = relay_all(
+        &mut relay,
+        &[
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"the user denied this tool call","is_error":true,"tool_use_id":"toolu_1"}]},"parent_tool_use_id":null}"#,
+        ],
+    );
+    assert_eq!(
+        relayed,
+        [Relayed::Event(SessionEvent::ToolDenied {
+            call_id: "toolu_1".into(),
+            name: "Bash".into(),
+            display_name: "claude › Bash".into(),
+        })]
+    );
+    assert_eq!(relay.tool_calls[0].outcome, CallOutcome::Denied);
+}

@@ -111,13 +111,23 @@ impl Approver for DeskApprover {
             }
         };
         Box::pin(async move {
-            let decision = match receiver {
+            // The slot closes however the wait ends (answered, or dropped by an abort or a
+            // withdrawn request), so a late answer is told that no approval is pending.
+            let _close = CloseApproval(&self.0);
+            match receiver {
                 Some(rx) => rx.await.unwrap_or(ApprovalDecision::Deny),
                 None => ApprovalDecision::Deny,
-            };
-            self.0.lock().approval = None;
-            decision
+            }
         })
+    }
+}
+
+/// Closes the approval slot when the approver stops waiting.
+struct CloseApproval<'a>(&'a Desk);
+
+impl Drop for CloseApproval<'_> {
+    fn drop(&mut self) {
+        self.0.lock().approval = None;
     }
 }
 

@@ -10,6 +10,7 @@ use rho_component::CancelSignal;
 
 use super::Work;
 use crate::claude::{ClaudeError, ClaudeRuntime, ClaudeSettings};
+use crate::host::desk::DeskApprover;
 use crate::host::operation::{HostError, Operation, PromptReply, Response};
 use crate::host::{SessionStart, server_prompts};
 use crate::session::{Session, SessionError};
@@ -104,11 +105,12 @@ impl Work {
         cancel: &CancelSignal,
     ) -> Result<Response, HostError> {
         let outbox = self.outbox.clone();
+        let approver = DeskApprover(self.desk.clone());
         let Some(claude) = self.claude() else {
             return Err(HostError::internal("not a claude runtime session"));
         };
         let turn = claude
-            .prompt(message, outbox.as_ref(), cancel)
+            .prompt(message, outbox.as_ref(), &approver, cancel)
             .await
             .map_err(|e| HostError::internal(e.to_string()))?;
         Ok(Response::Prompt(PromptReply {

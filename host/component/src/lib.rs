@@ -47,8 +47,8 @@ pub use mcp_server::{
 pub use naming::display_name as tool_display_name;
 pub use permission::{Gate, PermissionMode};
 pub use question::{
-    AskFuture, Asker, Choice, FieldKind, Form, FormField, QuestionAnswer, SamplingAnswer,
-    SamplingMessage, SamplingRequest, SamplingRole,
+    AskFuture, Asker, Choice, FieldKind, Form, FormField, QuestionAction, QuestionAnswer,
+    SamplingAnswer, SamplingMessage, SamplingRequest, SamplingRole,
 };
 pub use regular_file::{FileError, FileKind, OpenRegular, RegularFile, format_size, read_regular};
 pub use server_offer::{

@@ -73,16 +73,34 @@ pub struct Form {
 
 /// How the user answered a server's question: a form (elicitation) or a request to spend
 /// the model (sampling). The one answer type from the front-end through the session to the
-/// server's connection.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// server's connection; its kind alone, [`QuestionAction`], is derived from it (the `action`
+/// a front-end sends over JSON-RPC). A form's fields left out of `Accept` are unanswered; a
+/// sampling request is accepted with none.
+#[derive(Debug, Clone, PartialEq, Eq, strum::EnumDiscriminants)]
+#[strum_discriminants(
+    name(QuestionAction),
+    doc = "What the user did with a question: [`QuestionAnswer`] without the answers.",
+    derive(serde::Deserialize, schemars::JsonSchema),
+    serde(rename_all = "lowercase")
+)]
 pub enum QuestionAnswer {
-    /// Accepted: a form's answers as text, by field name (fields left out are unanswered;
-    /// empty for sampling).
+    /// Answered, with a form's answers as text by field name (`answers` over JSON-RPC).
     Accept(BTreeMap<String, String>),
-    /// Refused to answer; the server carries on without the information.
+    /// Refused; the server carries on without the information.
     Decline,
-    /// Dismissed the form; this also ends the turn.
+    /// Dismissed; this also ends the turn.
     Cancel,
+}
+
+impl QuestionAnswer {
+    /// The answer a front-end gave as `action` and, with `accept`, its `answers`.
+    pub fn from_action(action: QuestionAction, answers: Option<BTreeMap<String, String>>) -> Self {
+        match action {
+            QuestionAction::Accept => Self::Accept(answers.unwrap_or_default()),
+            QuestionAction::Decline => Self::Decline,
+            QuestionAction::Cancel => Self::Cancel,
+        }
+    }
 }
 
 /// Who wrote one message of a sampling conversation.

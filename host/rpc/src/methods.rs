@@ -17,8 +17,8 @@ use crate::wire::{
     AgentEndParams, AgentErrorParams, ApprovalRequestParams, ApprovalResponseParams, CompactResult,
     CompleteParams, CompleteResult, DeltaParams, DoctorResult, Empty, ExtensionsResult,
     MessagesResult, ModelsResult, NoParams, PromptAnswer, PromptParams, PromptResult,
-    ProvidersResult, QuestionAction, QuestionResponseParams, ResourceEntry, ResumeSessionParams,
-    SessionsResult, SetModelParams, SetModelResult, StateChangeParams, StatsResult, ToolCallParams,
+    ProvidersResult, QuestionResponseParams, ResourceEntry, ResumeSessionParams, SessionsResult,
+    SetModelParams, SetModelResult, StateChangeParams, StatsResult, ToolCallParams,
     ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolsResult, UsageParams,
 };
 
@@ -346,11 +346,7 @@ methods! {
         summary: "Answer a question/request: accept (with answers as text), decline, or cancel (which also ends the turn)",
         params: QuestionResponseParams => |p| Ok(Operation::AnswerQuestion {
             question: p.question_id,
-            answer: match p.action {
-                QuestionAction::Accept => QuestionAnswer::Accept(p.answers.unwrap_or_default()),
-                QuestionAction::Decline => QuestionAnswer::Decline,
-                QuestionAction::Cancel => QuestionAnswer::Cancel,
-            },
+            answer: QuestionAnswer::from_action(p.action, p.answers),
         }),
         result: "empty", Empty => done,
     }

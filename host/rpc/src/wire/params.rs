@@ -28,18 +28,6 @@ pub struct AttachmentWire {
     pub uri: String,
 }
 
-/// What the user did with a question.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum QuestionAction {
-    /// Answered (`answers` holds the form's answers as text).
-    Accept,
-    /// Refused; the server carries on without it.
-    Decline,
-    /// Dismissed; the turn ends.
-    Cancel,
-}
-
 /// `questionResponse`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -47,7 +35,7 @@ pub struct QuestionResponseParams {
     /// The `questionId` of the `question/request`.
     pub question_id: u64,
     /// Accept, decline or cancel.
-    pub action: QuestionAction,
+    pub action: rho_component::QuestionAction,
     /// With `accept`: each field's answer as text, by field name (rho types it; an answer
     /// that cannot carry its field's type declines the question).
     #[serde(default)]

@@ -61,24 +61,18 @@ impl Suite {
     /// The client scenarios of `revision` (`conformance list --client --spec-version`, one
     /// `  - <name> [<revisions>]` line each), `auth/*` included.
     fn scenarios(&self, revision: &str) -> Vec<String> {
-        let out = self.cli(&["list", "--client", "--spec-version", revision]);
-        assert!(out.status.success(), "conformance list failed: {out:?}");
-        let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| line.trim().strip_prefix("- "))
-            .filter_map(|rest| rest.split_whitespace().next())
-            .map(str::to_owned)
-            .collect();
-        assert!(
-            names.iter().any(|n| n == "tools_call"),
-            "no client scenarios listed for {revision}: {out:?}"
-        );
-        names
+        self.listed("--client", revision, "tools_call")
     }
 
     /// The server scenarios of `revision` (`conformance list --server --spec-version`).
     pub(crate) fn server_scenarios(&self, revision: &str) -> Vec<String> {
-        let out = self.cli(&["list", "--server", "--spec-version", revision]);
+        self.listed("--server", revision, "tools-list")
+    }
+
+    /// The scenarios `conformance list <side>` names for `revision`, which must include
+    /// `expected` (a list without it is the suite failing, not an empty side).
+    fn listed(&self, side: &str, revision: &str, expected: &str) -> Vec<String> {
+        let out = self.cli(&["list", side, "--spec-version", revision]);
         assert!(out.status.success(), "conformance list failed: {out:?}");
         let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
             .lines()
@@ -87,8 +81,8 @@ impl Suite {
             .map(str::to_owned)
             .collect();
         assert!(
-            names.iter().any(|n| n == "tools-list"),
-            "no server scenarios listed for {revision}: {out:?}"
+            names.iter().any(|n| n == expected),
+            "no {side} scenarios listed for {revision}: {out:?}"
         );
         names
     }

@@ -463,7 +463,7 @@ fn an_upstream_servers_questions_reach_a_client_that_can_answer_them() {
     ]
     .concat();
     let report = python_with(&sandbox, &answering, &[]);
-    let text = |i: usize| report["calls"][i]["text"][0].as_str().unwrap().to_owned();
+    let text = |i: usize| text_of(&report, i);
     assert!(text(0).contains("- Name: Ada"), "{report:#}");
     assert!(text(1).contains("hello from the client"), "{report:#}");
     let form = &report["forms"][0];
@@ -486,12 +486,19 @@ fn an_upstream_servers_questions_reach_a_client_that_can_answer_them() {
     assert!(text_of(&report, 1).contains("cannot sample"), "{report:#}");
 }
 
-/// The first text block of call `i` in `report`.
+/// The text blocks of call `i` in `report`, joined (an upstream result is passed on with
+/// every block it has).
 fn text_of(report: &Value, i: usize) -> String {
-    report["calls"][i]["text"][0]
-        .as_str()
+    report["calls"][i]["text"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
         .unwrap_or_default()
-        .to_owned()
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The official MCP conformance suite's server scenarios against `rho mcp serve`: the gateway
-//! listens on loopback Streamable HTTP in front of `tests/peers/conformance_upstream.mjs` (the
-//! resources, template and prompt the scenarios read), and every server scenario of the
+//! listens on loopback Streamable HTTP with `--upstream-names` in front of
+//! `tests/peers/conformance_upstream.mjs` (the resources, template, tools and prompts the
+//! scenarios use, under the reference server's names), and every server scenario of the
 //! 2025-11-25 and 2026-07-28 revisions runs at its own revision's wire, except those
 //! `tests/conformance/gateway-scenarios.yaml` lists as not applying to a gateway (each with
 //! why). Each must pass: the suite's verdict, no failed or warning check, at least one check
@@ -116,10 +117,13 @@ fn the_server_scenarios_that_apply_to_a_gateway_pass_at_both_revisions() {
     );
     let sandbox = Sandbox::new();
     sandbox.write_config(&format!(
-        "[mcp.servers.conformance]\ncommand = \"node\"\nargs = [{:?}]\n",
+        "[mcp.servers.conformance]\ncommand = \"node\"\nargs = [{:?}]\nsampling = \"ask\"\n",
         upstream.display().to_string()
     ));
-    let gateway = HttpGateway::start(&sandbox, "127.0.0.1:0", &[], &[]);
+    // The scenarios call the reference server's tools and prompts by their own names: served
+    // under the upstream's names, as a client wrapping one server sees them. rho's exported
+    // names are tested with real clients in mcp_serve.rs.
+    let gateway = HttpGateway::start(&sandbox, "127.0.0.1:0", &["--upstream-names"], &[]);
 
     let excluded = not_applicable();
     let mut runs: Vec<(&str, String)> = Vec::new();
@@ -177,6 +181,9 @@ fn the_server_scenarios_that_apply_to_a_gateway_pass_at_both_revisions() {
     }
     // The resource scenarios ran (the gateway passes URIs, templates and blobs through).
     for scenario in [
+        "tools-call-audio",
+        "tools-call-mixed-content",
+        "prompts-get-with-args",
         "resources-read-text",
         "resources-read-binary",
         "resources-templates-read",

@@ -2,7 +2,8 @@
 //! through `tests/peers/gateway_client.py`): skills' files as `skill://` resources (text and
 //! blobs, nothing outside the skill folder), upstream resource templates and reads of templated
 //! URIs routed to their server (server-everything), and upstream prompt and resource list
-//! changes passed on as `list_changed` (`tests/peers/conformance_upstream.mjs`).
+//! changes passed on as `list_changed` (`tests/peers/conformance_upstream.mjs`), and
+//! `--upstream-names` (servers' own names, a clash refused, with the tool search).
 
 use rho_e2e::*;
 use serde_json::{Value, json};
@@ -180,4 +181,108 @@ fn upstream_prompt_and_resource_list_changes_reach_the_client() {
     );
     assert_eq!(report["prompted"][0][0]["text"], "grown", "{report:#}");
     assert_eq!(body(&report, 0)["text"], "grown", "{report:#}");
+}
+
+/// A sandbox with `tests/peers/conformance_upstream.mjs` as each of `servers`.
+fn upstream_sandbox(servers: &[&str]) -> Sandbox {
+    let upstream = repo_root().join("tests/peers/conformance_upstream.mjs");
+    let sandbox = Sandbox::new();
+    let config: String = servers
+        .iter()
+        .map(|id| {
+            format!(
+                "[mcp.servers.{id}]\ncommand = \"node\"\nargs = [{:?}]\n",
+                upstream.display().to_string()
+            )
+        })
+        .collect();
+    sandbox.write_config(&config);
+    sandbox
+}
+
+#[test]
+fn upstream_names_serve_a_server_under_its_own_names_and_refuse_a_clash() {
+    let sandbox = upstream_sandbox(&["conformance"]);
+    let report = python_with(
+        &sandbox,
+        &[
+            "--call",
+            "test_simple_text",
+            "{}",
+            "--prompt",
+            "test_prompt_with_arguments",
+            r#"{"arg1": "a1", "arg2": "a2"}"#,
+        ],
+        &["--upstream-names"],
+    );
+    let tools = crate::mcp_serve::names(&report);
+    assert!(
+        tools.contains(&"test_audio_content".to_owned())
+            && !tools.iter().any(|t| t.starts_with("mcp__")),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["calls"][0]["text"][0], "This is a simple text response for testing.",
+        "{report:#}"
+    );
+    let prompts: Vec<&str> = report["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(prompts.contains(&"test_simple_prompt"), "{prompts:?}");
+    assert!(
+        report["prompted"][0][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("arg1='a1', arg2='a2'")),
+        "{report:#}"
+    );
+
+    // With the tool search: the search finds a tool by its served name, callable by it.
+    let report = python_with(
+        &sandbox,
+        &[
+            "--call",
+            "tool_search",
+            r#"{"query": "test_error_handling"}"#,
+            "--call",
+            "test_error_handling",
+            "{}",
+        ],
+        &["--upstream-names", "--tool-search"],
+    );
+    assert_eq!(
+        crate::mcp_serve::names(&report),
+        ["tool_search"],
+        "{report:#}"
+    );
+    let found = report["calls"][0]["text"][0].as_str().unwrap_or_default();
+    assert!(found.contains("test_error_handling"), "{report:#}");
+    assert_eq!(report["calls"][1]["isError"], true, "{report:#}");
+
+    // Two servers with the same tools: refused before serving, naming the first shared name
+    // and both servers.
+    let sandbox = upstream_sandbox(&["one", "two"]);
+    let output = sandbox
+        .command(&["mcp", "serve", "--upstream-names"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    for part in [
+        "tools would be named \"grow\"",
+        "MCP server \"one\"",
+        "MCP server \"two\"",
+        "--only",
+    ] {
+        assert!(stderr.contains(part), "{part}: {stderr}");
+    }
+    // `--only` picks one of them.
+    let report = python_with(&sandbox, &[], &["--upstream-names", "--only", "two"]);
+    assert!(
+        crate::mcp_serve::names(&report).contains(&"test_simple_text".to_owned()),
+        "{report:#}"
+    );
 }

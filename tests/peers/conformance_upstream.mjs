@@ -2,7 +2,9 @@
 // server scenarios read by URI, for `rho mcp serve` to pass through
 // (tests/e2e/mcp_serve_conformance.rs): the text resource `test://static-text`, the PNG
 // resource `test://static-binary`, the resource template `test://template/{id}/data`, a
-// prompt with an argument, and one tool.
+// prompt with an argument, one tool, and the tools and prompts of the suite's reference server
+// the scenarios call by name (`test_simple_text`, ..., `test_prompt_with_arguments`), which
+// `rho mcp serve --upstream-names` serves under those names.
 //
 // Usage: node conformance_upstream.mjs
 // Tool `grow`: adds the prompt `grown` and the resource `test://grown` (the SDK then sends
@@ -67,6 +69,98 @@ server.registerTool(
     }));
     return { content: [{ type: 'text', text: 'grew' }] };
   },
+);
+
+// A WAV header with no samples.
+const WAV = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=';
+const EMBEDDED = {
+  type: 'resource',
+  resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' },
+};
+
+const fixed = (name, description, result) =>
+  server.registerTool(name, { description, inputSchema: {} }, async () => result);
+
+fixed('test_simple_text', 'Returns simple text', {
+  content: [{ type: 'text', text: 'This is a simple text response for testing.' }],
+});
+fixed('test_image_content', 'Returns an image', { content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] });
+fixed('test_audio_content', 'Returns audio', { content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] });
+fixed('test_embedded_resource', 'Returns an embedded resource', { content: [EMBEDDED] });
+fixed('test_multiple_content_types', 'Returns text, an image and a resource', {
+  content: [
+    { type: 'text', text: 'Multiple content types test:' },
+    { type: 'image', data: PNG, mimeType: 'image/png' },
+    EMBEDDED,
+  ],
+  _meta: { 'example.com/passed-through': true },
+});
+fixed('test_error_handling', 'Always fails', {
+  isError: true,
+  content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }],
+});
+
+server.registerTool(
+  'test_tool_with_progress',
+  { description: 'Reports progress', inputSchema: {} },
+  async (_args, extra) => {
+    const token = extra._meta?.progressToken;
+    for (const progress of [0, 50, 100]) {
+      if (token !== undefined) {
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress, total: 100 },
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return { content: [{ type: 'text', text: 'Progress test completed' }] };
+  },
+);
+
+server.registerTool(
+  'test_sampling',
+  { description: 'Asks the client to sample', inputSchema: { prompt: z.string() } },
+  async ({ prompt }) => {
+    const answer = await server.server.createMessage({
+      messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
+      maxTokens: 100,
+    });
+    return { content: [{ type: 'text', text: `LLM response: ${answer.content.text}` }] };
+  },
+);
+
+server.registerTool(
+  'test_elicitation',
+  { description: 'Asks the user', inputSchema: { message: z.string() } },
+  async ({ message }) => {
+    const answer = await server.server.elicitInput({
+      message,
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          username: { type: 'string', description: "User's response" },
+          email: { type: 'string', description: "User's email address" },
+        },
+        required: ['username', 'email'],
+      },
+    });
+    return { content: [{ type: 'text', text: `User response: ${JSON.stringify(answer)}` }] };
+  },
+);
+
+server.registerPrompt('test_simple_prompt', { description: 'A simple prompt' }, () => ({
+  messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
+}));
+
+server.registerPrompt(
+  'test_prompt_with_arguments',
+  { description: 'A prompt with two arguments', argsSchema: { arg1: z.string(), arg2: z.string() } },
+  ({ arg1, arg2 }) => ({
+    messages: [
+      { role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } },
+    ],
+  }),
 );
 
 await server.connect(new StdioServerTransport());

@@ -281,6 +281,10 @@ pub struct ServeArgs {
     /// tool: for clients of many tools. Every served tool stays callable by name.
     #[arg(long)]
     pub tool_search: bool,
+    /// Serve MCP tools and prompts under their servers' own names (`echo`, `greet`) instead of
+    /// rho's (`mcp__<server>__echo`, `<server>:greet`); refused when two would share a name.
+    #[arg(long)]
+    pub upstream_names: bool,
     /// Serve Streamable HTTP on this address (`127.0.0.1:8765`, `localhost:0` for any free
     /// port; the endpoint is `http://ADDR/mcp`) instead of stdio.
     #[arg(long, value_name = "ADDR", value_parser = socket_addr)]

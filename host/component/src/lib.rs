@@ -59,8 +59,9 @@ pub use skill::SkillMeta;
 pub use source::{Scope, SkillSource};
 pub use terminal_text::{terminal_safe, terminal_safe_json, terminal_safe_lines};
 pub use tool::{
-    ProgressSink, RiskLevel, SERVER_HINT_PREFIX, Tool, ToolContext, ToolFuture, ToolImage,
-    ToolOrigin, ToolOutput, ToolProgress, ToolSpec, server_hint, server_hints,
+    PassedFuture, PassedOutput, ProgressSink, RiskLevel, SERVER_HINT_PREFIX, Tool, ToolContext,
+    ToolFuture, ToolImage, ToolOrigin, ToolOutput, ToolProgress, ToolSpec, server_hint,
+    server_hints,
 };
 pub use wasm_component::{
     DEFAULT_WASM_MAX_OUTPUT_BYTES, DEFAULT_WASM_MEMORY, DEFAULT_WASM_TIMEOUT, MAX_WASM_MEMORY,

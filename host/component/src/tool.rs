@@ -280,6 +280,20 @@ impl fmt::Debug for ToolContext {
 /// The future a call returns.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;
 
+/// A call's result as a gateway passes it on (`rho mcp serve`, [`Tool::call_as_sent`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PassedOutput {
+    /// The result exactly as the tool's server sent it (an MCP `CallToolResult`, as JSON):
+    /// every content block, structured content, `isError` and `_meta`.
+    AsSent(Value),
+    /// rho's rendering of the call: a tool whose results have no form of their own (built-in,
+    /// WASM), or a call that failed before its server answered.
+    Rendered(ToolOutput),
+}
+
+/// The future [`Tool::call_as_sent`] returns.
+pub type PassedFuture<'a> = Pin<Box<dyn Future<Output = PassedOutput> + Send + 'a>>;
+
 /// A tool any source provides. Implementations never panic on any arguments: bad input is a
 /// failed [`ToolOutput`] naming what was wrong.
 pub trait Tool: Send + Sync {
@@ -289,6 +303,13 @@ pub trait Tool: Send + Sync {
     /// Runs one call. `arguments` is what the model sent (normally an object). Dropping the
     /// future also stops the call, but tools should watch `context.cancel` to clean up.
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a>;
+
+    /// Runs one call for a gateway that passes the result on to another client rather than to
+    /// a model: a tool whose server sends results of its own form returns that result as it
+    /// came; every other tool returns what [`Tool::call`] renders (the default).
+    fn call_as_sent<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> PassedFuture<'a> {
+        Box::pin(async move { PassedOutput::Rendered(self.call(arguments, context).await) })
+    }
 }
 
 #[cfg(test)]

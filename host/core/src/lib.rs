@@ -25,12 +25,12 @@ pub use registry::{
     ACTIVATE_SKILL, BUILTIN_OWNER, Bearer, CacheKey, CacheKeys, CacheReader, CachedCatalog,
     ComponentLoadError, DirectCall, DirectCallError, LoadOutcome, MAX_TOOL_CACHE_FILE_BYTES,
     MAX_TOOL_CACHE_FILES, McpSources, MountOptions, MountedServer, MountedTool, NEEDS_TASKS_MARK,
-    NotLoadedReason, PluginSummary, Probe, ProbedServer, ProbedTool, Registry, ServeError,
-    ServeOptions, ServeTransport, ServerHealth, ServerRestart, ServerSlot, ServerSource,
-    ServerStatus, ServerToolset, SkillBodyError, SlotState, StartFailure, StartReport,
-    TOOL_CACHE_FORMAT, TOOLS_DIGEST_HEX, ToolCache, ToolSet, ToolsetChanged, TrustQuestion,
-    Unstartable, collect_servers, load_plugin_components, plugin_locations, skill_catalog,
-    startable, tools_digest, untrusted_message, wasm_cache_dir, wasm_tool_risk,
+    NameClash, NotLoadedReason, PluginSummary, Probe, ProbedServer, ProbedTool, Registry,
+    ServeError, ServeOptions, ServeTransport, ServedNames, ServerHealth, ServerRestart, ServerSlot,
+    ServerSource, ServerStatus, ServerToolset, SkillBodyError, SlotState, StartFailure,
+    StartReport, TOOL_CACHE_FORMAT, TOOLS_DIGEST_HEX, ToolCache, ToolSet, ToolsetChanged,
+    TrustQuestion, Unstartable, collect_servers, load_plugin_components, plugin_locations,
+    skill_catalog, startable, tools_digest, untrusted_message, wasm_cache_dir, wasm_tool_risk,
 };
 pub use rho_config::{
     AgentRuntime, AgentSettings, ConfigSource, PathsEnv, RhoConfig, RhoPaths, ToolSearch,

@@ -34,7 +34,7 @@ use rho_plugins::{PluginInventory, PluginLocations};
 
 pub use direct_call::{DirectCall, DirectCallError};
 pub use probe::{Probe, ProbedServer, ProbedTool, StartFailure, StartReport};
-pub use served::{Bearer, ServeError, ServeOptions, ServeTransport};
+pub use served::{Bearer, NameClash, ServeError, ServeOptions, ServeTransport, ServedNames};
 pub use server_link::{ServerHealth, ServerRestart};
 pub use server_state::{
     MountedServer, MountedTool, NEEDS_TASKS_MARK, NotLoadedReason, ServerStatus,

@@ -3,7 +3,8 @@
 //! Streamable HTTP ([`serve_http`]: rmcp's service behind a small hyper server that checks
 //! the path and, for remote clients, a bearer token). The set is rho's own types;
 //! this module turns its [`ToolSpec`]s into MCP tool definitions (rho's exported names, the risk
-//! level as annotations) and its [`ToolOutput`]s into call results, passes a client's progress
+//! level as annotations), passes an MCP tool's result on as its server sent it (up to
+//! [`MAX_PASSED_RESULT_BYTES`]) and turns other tools' [`ToolOutput`]s into call results, passes a client's progress
 //! token and cancellation through to the call, passes an upstream server's questions to the
 //! client (`downstream.rs`), and speaks both revisions rho speaks as a client
 //! (2026-07-28 through `server/discover`, 2025-11-25 through `initialize`: rmcp answers each
@@ -20,8 +21,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rho_component::{
-    CancelSignal, ProgressSink, PromptMessage as RhoPromptMessage, PromptRole, ResourceBody,
-    ResourceContent, RiskLevel, ServerPrompt, ServerResource, ToolOutput, ToolProgress, ToolSpec,
+    CancelSignal, PassedOutput, ProgressSink, PromptMessage as RhoPromptMessage, PromptRole,
+    ResourceBody, ResourceContent, RiskLevel, ServerPrompt, ServerResource, ToolOutput,
+    ToolProgress, ToolSpec,
 };
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -35,8 +37,13 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer, ServiceExt};
 use serde_json::Value;
 
-/// The future of one served call: `None` when the set has no tool of that name.
-pub type ServedCall<'a> = Pin<Box<dyn Future<Output = Option<ToolOutput>> + Send + 'a>>;
+/// The future of one served call: `None` when the set has no tool of that name; an MCP
+/// tool's result as its server sent it, any other tool's as rho renders it.
+pub type ServedCall<'a> = Pin<Box<dyn Future<Output = Option<PassedOutput>> + Send + 'a>>;
+
+/// The largest upstream result passed on, serialized: a larger one is refused with an error
+/// result naming the tool (`docs/mcp.md`, "rho as an MCP server").
+pub const MAX_PASSED_RESULT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The future of the served tools' list.
 pub type ServedList<'a> = Pin<Box<dyn Future<Output = Vec<ToolSpec>> + Send + 'a>>;
@@ -491,7 +498,10 @@ impl ServerHandler for Gateway {
             .await;
         watch.abort();
         match output {
-            Some(output) => Ok(CallToolResponse::Complete(result(output))),
+            Some(PassedOutput::Rendered(output)) => Ok(CallToolResponse::Complete(result(output))),
+            Some(PassedOutput::AsSent(sent)) => {
+                Ok(CallToolResponse::Complete(passed_on(&request.name, sent)))
+            }
             None => Err(rmcp::ErrorData::invalid_params(
                 format!("no tool named {:?}", request.name.as_ref()),
                 None,
@@ -579,6 +589,50 @@ fn template(served: ServerResource) -> rmcp::model::ResourceTemplate {
     template
 }
 
+/// An upstream server's result of tool `name` as it sent it, or an error result naming the
+/// tool when it is larger than [`MAX_PASSED_RESULT_BYTES`] or is no `CallToolResult`.
+fn passed_on(name: &str, sent: Value) -> CallToolResult {
+    if !within(&sent, MAX_PASSED_RESULT_BYTES) {
+        return CallToolResult::error(vec![ContentBlock::text(format!(
+            "the result of tool {name:?} is larger than the {} MiB rho mcp serve passes on",
+            MAX_PASSED_RESULT_BYTES / (1024 * 1024)
+        ))]);
+    }
+    match serde_json::from_value::<CallToolResult>(sent) {
+        Ok(mut result) => {
+            // The call is complete whatever revision the server spoke (rho answered its input
+            // requests); rmcp leaves the field out for a 2025-11-25 client.
+            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+            result
+        }
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "the result of tool {name:?} is not a tool result: {e}"
+        ))]),
+    }
+}
+
+/// Whether `value` serializes to at most `cap` bytes.
+fn within(value: &Value, cap: usize) -> bool {
+    /// Counts bytes, failing past the cap so a huge value is not walked to its end.
+    struct Counter {
+        bytes: usize,
+        cap: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes = self.bytes.saturating_add(buf.len());
+            if self.bytes > self.cap {
+                return Err(std::io::Error::other("over the cap"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(&mut Counter { bytes: 0, cap }, value).is_ok()
+}
+
 /// The MCP result of a served call: its text, its image, its structured content.
 fn result(output: ToolOutput) -> CallToolResult {
     let mut content = vec![ContentBlock::text(output.text)];
@@ -592,4 +646,52 @@ fn result(output: ToolOutput) -> CallToolResult {
     };
     result.structured_content = output.structured;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upstream_result_is_passed_on_as_sent() {
+        let sent = serde_json::json!({
+            "content": [
+                {"type": "text", "text": "one"},
+                {"type": "text", "text": "two"},
+                {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+                {"type": "resource", "resource": {"uri": "test://r", "mimeType": "text/plain", "text": "body"}},
+                {"type": "resource_link", "uri": "test://l", "name": "l"},
+            ],
+            "structuredContent": {"n": 1},
+            "isError": true,
+            "_meta": {"example.com/k": "v"},
+        });
+        let passed = serde_json::to_value(passed_on("t", sent.clone())).unwrap();
+        for key in ["content", "structuredContent", "isError", "_meta"] {
+            assert_eq!(passed[key], sent[key], "{key}");
+        }
+    }
+
+    #[test]
+    fn a_result_over_the_cap_or_not_a_result_is_an_error_naming_the_tool() {
+        assert!(within(&Value::from("x".repeat(10)), 12));
+        assert!(!within(&Value::from("x".repeat(11)), 12));
+        let huge = serde_json::json!({
+            "content": [{"type": "text", "text": "x".repeat(MAX_PASSED_RESULT_BYTES)}],
+        });
+        let refused = passed_on("big_tool", huge);
+        assert_eq!(refused.is_error, Some(true));
+        let text = serde_json::to_string(&refused.content).unwrap();
+        assert!(
+            text.contains("big_tool") && text.contains("16 MiB"),
+            "{text}"
+        );
+        let odd = passed_on("odd_tool", serde_json::json!({"content": 3}));
+        assert_eq!(odd.is_error, Some(true));
+        assert!(
+            serde_json::to_string(&odd.content)
+                .unwrap()
+                .contains("odd_tool")
+        );
+    }
 }

@@ -1,15 +1,16 @@
 //! One MCP server tool mounted as a [`Tool`]: calls go through the server's shared
 //! [`rho_mcp::Connection`] (started again first when its session was lost), the user's abort
 //! becomes `notifications/cancelled`, progress is forwarded, and the result is rendered as the
-//! model reads it (capped at the server's `max_output_bytes`). A tool that runs only as an MCP
-//! task is refused here, the one place every call of an MCP tool passes.
+//! model reads it (capped at the server's `max_output_bytes`), or, for `rho mcp serve`, passed
+//! on as the server sent it ([`Tool::call_as_sent`]). A tool that runs only as an MCP task is
+//! refused here, the one place every call of an MCP tool passes.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use rho_component::{
-    RiskLevel, Tool, ToolContext, ToolFuture, ToolImage, ToolOrigin, ToolOutput, ToolProgress,
-    ToolSpec,
+    PassedFuture, PassedOutput, RiskLevel, Tool, ToolContext, ToolFuture, ToolImage, ToolOrigin,
+    ToolOutput, ToolProgress, ToolSpec,
 };
 use rho_mcp::{McpError, ServerTool};
 use serde_json::Value;
@@ -74,44 +75,7 @@ impl Tool for McpTool {
 
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            if self.needs_tasks {
-                let refused = McpError::NeedsTasks {
-                    server: self.link.id().to_owned(),
-                    tool: self.raw_name.clone(),
-                };
-                return ToolOutput::error(refused.to_string());
-            }
-            let arguments = match arguments {
-                Value::Object(map) => Some(map),
-                Value::Null => None,
-                _ => return ToolOutput::error("the arguments must be a JSON object"),
-            };
-            // Starting a lost server again (backoffs included) fits in the call's budget.
-            let deadline = Instant::now() + self.link.call_budget();
-            let result = loop {
-                let connection = match self.link.ready(&context.cancel, deadline).await {
-                    Ok(connection) => connection,
-                    Err(message) => return ToolOutput::error(message),
-                };
-                match self
-                    .call_once(&connection, arguments.clone(), context)
-                    .await
-                {
-                    // The request never reached the server: start it again and send it then.
-                    Err(McpError::Lost {
-                        delivered: false, ..
-                    }) => connection.mark_broken(),
-                    // It may have acted on it: not sent twice. The next call starts it again.
-                    Err(error @ McpError::Lost { .. }) => {
-                        connection.mark_broken();
-                        break Err(format!(
-                            "{error}; the call is not sent again, since the server may have acted on it (the next call starts the server again)"
-                        ));
-                    }
-                    other => break other.map_err(|e| e.to_string()),
-                }
-            };
-            match result {
+            match self.call_result(arguments, context).await {
                 Ok(value) => {
                     let rendered = rho_mcp::render_result(&value, self.max_output_bytes);
                     ToolOutput {
@@ -128,6 +92,57 @@ impl Tool for McpTool {
                 Err(message) => ToolOutput::error(message),
             }
         })
+    }
+
+    fn call_as_sent<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> PassedFuture<'a> {
+        Box::pin(async move {
+            match self.call_result(arguments, context).await {
+                Ok(value) => PassedOutput::AsSent(value),
+                Err(message) => PassedOutput::Rendered(ToolOutput::error(message)),
+            }
+        })
+    }
+}
+
+impl McpTool {
+    /// One call as the server answered it (its `CallToolResult` as JSON), or why there is no
+    /// answer: the one path both [`Tool::call`] (rendered for the model) and
+    /// [`Tool::call_as_sent`] (passed on by `rho mcp serve`) take.
+    async fn call_result(&self, arguments: Value, context: &ToolContext) -> Result<Value, String> {
+        if self.needs_tasks {
+            let refused = McpError::NeedsTasks {
+                server: self.link.id().to_owned(),
+                tool: self.raw_name.clone(),
+            };
+            return Err(refused.to_string());
+        }
+        let arguments = match arguments {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            _ => return Err("the arguments must be a JSON object".to_owned()),
+        };
+        // Starting a lost server again (backoffs included) fits in the call's budget.
+        let deadline = Instant::now() + self.link.call_budget();
+        loop {
+            let connection = self.link.ready(&context.cancel, deadline).await?;
+            match self
+                .call_once(&connection, arguments.clone(), context)
+                .await
+            {
+                // The request never reached the server: start it again and send it then.
+                Err(McpError::Lost {
+                    delivered: false, ..
+                }) => connection.mark_broken(),
+                // It may have acted on it: not sent twice. The next call starts it again.
+                Err(error @ McpError::Lost { .. }) => {
+                    connection.mark_broken();
+                    return Err(format!(
+                        "{error}; the call is not sent again, since the server may have acted on it (the next call starts the server again)"
+                    ));
+                }
+                other => return other.map_err(|e| e.to_string()),
+            }
+        }
     }
 }
 

@@ -5,10 +5,15 @@
 //! go to the client that made it (answered, or declined when it cannot answer them).
 //! Skills are served as prompts and their files as resources (`skill_files.rs`); upstream
 //! servers' prompts, resources and resource templates pass through, a read of a templated URI
-//! routed to the server whose template it matches (`uri_template.rs`).
+//! routed to the server whose template it matches (`uri_template.rs`). MCP tools and prompts
+//! are served under rho's exported names or, with `--upstream-names`, their servers' own
+//! (`names.rs`).
 
+mod names;
 mod skill_files;
 mod uri_template;
+
+pub use names::{NameClash, ServedNames};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -89,6 +94,8 @@ pub struct ServeOptions {
     pub exclude: Vec<String>,
     /// List only `tool_search` (and what a client's searches found) instead of every tool.
     pub tool_search: bool,
+    /// The names MCP tools and prompts are served under.
+    pub names: ServedNames,
 }
 
 /// Why `rho mcp serve` could not serve.
@@ -120,6 +127,12 @@ pub enum ServeError {
         /// Why.
         message: String,
     },
+    /// With `--upstream-names`, two served components would get the same name.
+    #[error(
+        "--upstream-names: two served {kind}s would be named {name:?}: {first} and {second}; serve one of them with --only (or --exclude the other)",
+        kind = .0.kind, name = .0.name, first = .0.first, second = .0.second
+    )]
+    NameClash(NameClash),
     /// The client side failed.
     #[error(transparent)]
     Serving(#[from] rho_mcp::serving::ServeError),
@@ -196,6 +209,11 @@ impl Registry {
             plugins: self.plugins.clone(),
             changes,
         });
+        if let Some(clash) = served.first_clash().await {
+            drop(served);
+            close_when_released(set).await;
+            return Err(ServeError::NameClash(clash));
+        }
         let watcher = tokio::spawn(watch_changes(set.clone(), changed));
         let info = ServeInfo {
             name: "rho".to_owned(),
@@ -335,10 +353,10 @@ impl ServedTools {
         })
     }
 
-    /// The offered servers' prompts as `(served name, server, prompt)`: `<server>:<prompt>`,
-    /// none that a skill's name already takes.
+    /// The offered servers' prompts as `(served name, server, prompt)` (`<server>:<prompt>`, or
+    /// the server's own name), none whose name a skill or an earlier prompt already takes.
     async fn served_prompts(&self) -> Vec<(String, String, ServerPrompt)> {
-        let skills: BTreeSet<String> = self
+        let mut taken: BTreeSet<String> = self
             .offered_skills()
             .map(|skill| format!("{SKILL_PROMPT_PREFIX}{}", skill.name))
             .collect();
@@ -347,8 +365,14 @@ impl ServedTools {
             .await
             .into_iter()
             .filter(|(server, _)| self.offers_server(server))
-            .map(|(server, prompt)| (format!("{server}:{}", prompt.name), server, prompt))
-            .filter(|(served, _, _)| !skills.contains(served))
+            .map(|(server, prompt)| {
+                (
+                    self.options.names.prompt(&server, &prompt.name),
+                    server,
+                    prompt,
+                )
+            })
+            .filter(|(served, _, _)| taken.insert(served.clone()))
             .collect()
     }
 
@@ -398,6 +422,75 @@ impl ServedTools {
             .map(|(server, _)| server)
     }
 
+    /// The offered tools as `(served name, declaration)`, in serving order. A tool whose served
+    /// name an earlier one has (a server that joined after the start check, with
+    /// `--upstream-names`) is left out, with a warning.
+    fn served_specs(&self) -> Vec<(String, ToolSpec)> {
+        let mut taken: BTreeSet<String> = self
+            .search_tool()
+            .map(|search| search.name)
+            .into_iter()
+            .collect();
+        let mut served = Vec::new();
+        for spec in self.set.specs() {
+            if !self.offers(&spec) {
+                continue;
+            }
+            let name = self.options.names.tool(&spec).to_owned();
+            if taken.insert(name.clone()) {
+                served.push((name, spec));
+            } else {
+                tracing::warn!(target: "rho::serve", "tool {name:?} of {} is not served: another served tool has that name", names::tool_owner(&spec));
+            }
+        }
+        served
+    }
+
+    /// The first name two served tools, or two served prompts, would share (checked before
+    /// serving starts).
+    async fn first_clash(&self) -> Option<NameClash> {
+        if self.options.names == ServedNames::Exported {
+            // Exported names are unique by construction.
+            return None;
+        }
+        let search = self
+            .search_tool()
+            .map(|search| (search.name, "--tool-search".to_owned()));
+        let tools = self
+            .set
+            .specs()
+            .into_iter()
+            .filter(|spec| self.offers(spec));
+        let tools = search.into_iter().chain(tools.map(|spec| {
+            (
+                self.options.names.tool(&spec).to_owned(),
+                names::tool_owner(&spec),
+            )
+        }));
+        if let Some(clash) = names::first_clash("tool", tools) {
+            return Some(clash);
+        }
+        let skills = self.offered_skills().map(|skill| {
+            (
+                format!("{SKILL_PROMPT_PREFIX}{}", skill.name),
+                format!("skill {:?}", skill.name),
+            )
+        });
+        let prompts = self
+            .set
+            .prompts()
+            .await
+            .into_iter()
+            .filter(|(server, _)| self.offers_server(server))
+            .map(|(server, prompt)| {
+                (
+                    self.options.names.prompt(&server, &prompt.name),
+                    format!("MCP server {server:?}"),
+                )
+            });
+        names::first_clash("prompt", skills.chain(prompts).collect::<Vec<_>>())
+    }
+
     /// Whether `spec` is offered.
     fn offers(&self, spec: &ToolSpec) -> bool {
         if spec.name == ACTIVATE_SKILL {
@@ -430,10 +523,9 @@ impl Served for ServedTools {
     fn tools(&self) -> ServedList<'_> {
         Box::pin(async move {
             // Changes join through `watch_changes`, which tells every client.
-            self.set
-                .specs()
+            self.served_specs()
                 .into_iter()
-                .filter(|spec| self.offers(spec))
+                .map(|(name, spec)| ToolSpec { name, ..spec })
                 .collect()
         })
     }
@@ -585,12 +677,22 @@ impl Served for ServedTools {
         asker: Arc<dyn rho_component::Asker>,
     ) -> ServedCall<'a> {
         Box::pin(async move {
-            let tool = self.set.get(name).filter(|t| self.offers(t.spec()))?;
+            let exported = match self.options.names {
+                ServedNames::Exported => name.to_owned(),
+                ServedNames::Upstream => {
+                    self.served_specs()
+                        .into_iter()
+                        .find(|(served, _)| served == name)?
+                        .1
+                        .name
+                }
+            };
+            let tool = self.set.get(&exported).filter(|t| self.offers(t.spec()))?;
             let mut context = self.context.clone();
             context.cancel = cancel;
             context.progress = progress;
             context.asker = Some(asker);
-            Some(tool.call(arguments, &context).await)
+            Some(tool.call_as_sent(arguments, &context).await)
         })
     }
 }

@@ -31,6 +31,11 @@ pub(super) fn serve(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitCode> 
         only: args.only,
         exclude: args.exclude,
         tool_search: args.tool_search,
+        names: if args.upstream_names {
+            rho_core::ServedNames::Upstream
+        } else {
+            rho_core::ServedNames::Exported
+        },
     };
     // A signal stops serving; the servers rho started stop with it.
     runtime::run(|stop| async move {

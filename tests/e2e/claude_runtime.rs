@@ -17,14 +17,14 @@ use serde_json::{Value, json};
 const FAKE_ANTHROPIC: &str = env!("CARGO_BIN_EXE_fake-anthropic");
 const FAKE_MCP: &str = env!("CARGO_BIN_EXE_fake-mcp");
 /// The API key Claude is given: it must appear nowhere rho writes.
-const API_KEY: &str = "sk-ant-canary-4f1d2c";
+pub(crate) const API_KEY: &str = "sk-ant-canary-4f1d2c";
 
 /// A sandbox whose Claude is the pinned peer (`[agent] claude_command`), with one configured
 /// MCP server (`fake-mcp`, marked so a start would show in /proc), a note to read, and a
 /// Claude configuration in the scratch HOME that declares an MCP server of its own (which
 /// would leave a file behind if Claude started it).
-struct ClaudeSandbox {
-    sandbox: Sandbox,
+pub(crate) struct ClaudeSandbox {
+    pub(crate) sandbox: Sandbox,
     model: FakeModel,
     /// A listener set as every proxy variable: nothing may connect to it.
     proxy: TcpListener,
@@ -36,7 +36,7 @@ struct ClaudeSandbox {
 
 impl ClaudeSandbox {
     /// `script(sandbox)` is the endpoint's script; `extra_agent`, more `[agent]` keys.
-    fn new(script: impl FnOnce(&Sandbox) -> Value, extra_agent: &str) -> Self {
+    pub(crate) fn new(script: impl FnOnce(&Sandbox) -> Value, extra_agent: &str) -> Self {
         let sandbox = Sandbox::new();
         let server_pid_file = sandbox.dir.path().join("echoer.pid");
         sandbox.write_config(&format!(
@@ -71,7 +71,7 @@ impl ClaudeSandbox {
 
     /// What Claude needs in rho's environment: the fake endpoint and key, no nonessential
     /// traffic, and the never-used proxy.
-    fn env(&self) -> Vec<(String, String)> {
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
         let proxy = format!("http://{}", self.proxy.local_addr().unwrap());
         [
             (
@@ -92,7 +92,7 @@ impl ClaudeSandbox {
         .collect()
     }
 
-    fn rpc(&self, args: &[&str]) -> Rpc {
+    pub(crate) fn rpc(&self, args: &[&str]) -> Rpc {
         let env = self.env();
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         Rpc::start_env(
@@ -103,7 +103,7 @@ impl ClaudeSandbox {
     }
 
     /// Every request the fake endpoint received.
-    fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         let log = self.sandbox.dir.path().join("model/requests.jsonl");
         std::fs::read_to_string(log)
             .unwrap_or_default()
@@ -114,7 +114,7 @@ impl ClaudeSandbox {
 
     /// Nothing left loopback through a proxy, Claude's own MCP server never started, rho's
     /// configured one neither, and every request reached the fake Messages endpoint.
-    fn assert_contained(&self) {
+    pub(crate) fn assert_contained(&self) {
         assert!(
             matches!(self.proxy.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
             "something connected to the proxy"

@@ -7,6 +7,7 @@
 
 mod adversarial;
 mod claude_runtime;
+mod claude_runtime_resume;
 mod client_half;
 mod conformance;
 mod conformance_suite;

@@ -11,8 +11,8 @@
 //! (that text, then nothing until the connection closes). Other requests (no tools: titles,
 //! summaries) get a short text; `count_tokens` gets a count. `--log` appends every request as
 //! one JSON line: method, path, model, whether it streamed, how many tools it offered, whether
-//! an API key header came (never its value), and the last user text (text blocks, and tool
-//! results given as a string). HTTP is minimal: one
+//! an API key header came (never its value), the last user text (text blocks, and tool
+//! results given as a string) and every text of the conversation (`texts`). HTTP is minimal: one
 //! request per connection, `Content-Length` bodies only.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line server owns both streams
 
@@ -345,6 +345,26 @@ fn log_request(state: &State, request: &Request, body: &Value) {
                 .join("\n"),
             _ => String::new(),
         });
+    // Every text of the conversation (text blocks, and tool results given as a string), so a
+    // test can tell an earlier turn reached the model.
+    let texts: Vec<&str> = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|message| match &message["content"] {
+            Value::String(text) => vec![text.as_str()],
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| {
+                    p.get("text")
+                        .or_else(|| p.get("content"))
+                        .and_then(Value::as_str)
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
     let line = json!({
         "method": request.method,
         "path": request.path,
@@ -353,6 +373,7 @@ fn log_request(state: &State, request: &Request, body: &Value) {
         "tools": body.get("tools").and_then(Value::as_array).map_or(0, Vec::len),
         "api_key": request.authorization,
         "last_user": last_user,
+        "texts": texts,
     });
     let mut file = log.lock().unwrap_or_else(PoisonError::into_inner);
     let _ = writeln!(file, "{line}");

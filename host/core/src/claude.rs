@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use rho_component::{CancelSignal, Gate, PermissionMode};
 
-use crate::provider::{FinishReason, Usage};
+use crate::provider::{ChatMessage, FinishReason, Usage};
 use crate::session::{ApprovalDecision, Approver, EventSink, LoopState, SessionEvent, TurnResult};
 
 pub use process::MAX_LINE_BYTES as MAX_CLAUDE_LINE_BYTES;
@@ -286,6 +286,20 @@ pub struct ClaudeRuntime {
     model: Option<String>,
     /// Claude's tools the user approved for the session (`ApproveForSession`), by name.
     approved_for_session: HashSet<String>,
+    /// What the last prompt added to the conversation, for rho's session file.
+    record: TurnRecord,
+    /// A note for the user, shown at the start of the next prompt.
+    notice: Option<String>,
+}
+
+/// What one prompt added to the conversation, as rho records it: the prompt, Claude's messages
+/// (text, reasoning, calls and their results with their outcome) and what it spent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnRecord {
+    /// The prompt, then Claude's messages in order.
+    pub messages: Vec<ChatMessage>,
+    /// The turn's spend (zero when it did not end with an answer).
+    pub usage: Usage,
 }
 
 impl std::fmt::Debug for ClaudeRuntime {
@@ -327,7 +341,27 @@ impl ClaudeRuntime {
             session_id: None,
             model: None,
             approved_for_session: HashSet::new(),
+            record: TurnRecord::default(),
+            notice: None,
         })
+    }
+
+    /// Continues Claude's session `id` (recorded in a resumed session file): the next prompt
+    /// starts `claude --resume <id>`. When Claude no longer has it, a new Claude session starts
+    /// and the user is told.
+    pub fn resume_session(&mut self, id: String) {
+        self.session_id = Some(id);
+    }
+
+    /// Shows `text` to the user at the start of the next prompt (as a `reasoning/delta` that
+    /// starts with `rho:`, never part of Claude's reply).
+    pub fn notify(&mut self, text: String) {
+        self.notice = Some(text);
+    }
+
+    /// What the last prompt added to the conversation (taken: a second call is empty).
+    pub fn take_record(&mut self) -> TurnRecord {
+        std::mem::take(&mut self.record)
     }
 
     /// The model Claude reported for this session, once it has run.
@@ -353,6 +387,7 @@ impl ClaudeRuntime {
         }
         self.session_id = None;
         self.approved_for_session.clear();
+        self.notice = None;
     }
 
     /// Stops the process (the end of the session).
@@ -379,6 +414,10 @@ impl ClaudeRuntime {
         sink.send(SessionEvent::AgentStart).await;
         sink.send(SessionEvent::StateChange(LoopState::Thinking))
             .await;
+        if let Some(notice) = self.notice.take() {
+            sink.send(SessionEvent::ReasoningDelta(format!("{notice}\n")))
+                .await;
+        }
         let mut relay = Relay::default();
         let resuming = self.process.is_none() && self.session_id.is_some();
         let mut outcome = tokio::select! {
@@ -389,9 +428,18 @@ impl ClaudeRuntime {
         // session: when resuming it fails before any model request, a new session starts.
         if resuming
             && relay.iterations == 0
-            && matches!(outcome, Some(Err(ClaudeError::Turn { .. })))
+            && matches!(
+                outcome,
+                Some(Err(ClaudeError::Turn { .. } | ClaudeError::Exited { .. }))
+            )
         {
-            tracing::warn!(target: "rho::claude", "claude could not resume its session; starting a new one");
+            let lost = self.session_id.clone().unwrap_or_default();
+            tracing::warn!(target: "rho::claude", "claude could not resume its session {lost}; starting a new one");
+            sink.send(SessionEvent::ReasoningDelta(format!(
+                "rho: Claude could not resume its session {lost}; a new Claude session starts, \
+                 without the earlier conversation (rho's history still shows it)\n"
+            )))
+            .await;
             if let Some(process) = self.process.take() {
                 process.stop().await;
             }
@@ -408,6 +456,15 @@ impl ClaudeRuntime {
         if let Some(model) = relay.model.take() {
             self.model = Some(model);
         }
+        let mut messages = vec![ChatMessage::user(text)];
+        messages.extend(relay.take_transcript());
+        self.record = TurnRecord {
+            messages,
+            usage: match &outcome {
+                Some(Ok((_, usage, _))) => *usage,
+                _ => Usage::default(),
+            },
+        };
         let mut turn = TurnResult {
             reply: String::new(),
             iterations: relay.iterations,

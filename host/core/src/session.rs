@@ -220,6 +220,9 @@ pub struct Session {
     /// Whether the file still has to record every server's current toolset (a new or resumed
     /// session over a tool set whose servers were reported to another session).
     baseline_pending: bool,
+    /// The Claude Code session the conversation continues in (the Claude CLI runtime), as the
+    /// file last recorded it.
+    claude_session: Option<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -262,6 +265,7 @@ impl Session {
             approved_for_session: std::collections::BTreeSet::new(),
             resumed_digests: std::collections::BTreeMap::new(),
             baseline_pending: false,
+            claude_session: None,
         }
     }
 
@@ -324,6 +328,7 @@ impl Session {
         session.file = Some(file);
         session.id = Some(loaded.id);
         session.resumed_digests = loaded.toolset_digests;
+        session.claude_session = loaded.claude_session;
         session.baseline_pending = true;
         Ok(session)
     }
@@ -389,8 +394,49 @@ impl Session {
         }
     }
 
+    /// The Claude Code session this conversation continues in (recorded by the Claude CLI
+    /// runtime); `None` for a conversation of rho's own runtime.
+    pub fn claude_session(&self) -> Option<&str> {
+        self.claude_session.as_deref()
+    }
+
+    /// Records a turn another runtime (the Claude CLI) ran: its messages join the conversation
+    /// and the file, its spend the usage ledger, and `claude_session` (Claude's session id,
+    /// when it is known and new) a `claude_session` entry. Everything is kept in memory even
+    /// when a write fails; the first failure is returned.
+    pub fn record_external_turn(
+        &mut self,
+        messages: Vec<ChatMessage>,
+        usage: Usage,
+        claude_session: Option<&str>,
+    ) -> Result<(), SessionError> {
+        let mut written = Ok(());
+        for message in messages {
+            let pushed = self.push(message);
+            written = written.and(pushed);
+        }
+        self.context.messages = self.messages.len();
+        if usage.request_count > 0 || usage.total_tokens > 0 {
+            self.usage.add(&usage);
+            let recorded = self.record(&Entry::Usage {
+                usage,
+                purpose: UsagePurpose::Turn,
+            });
+            written = written.and(recorded);
+        }
+        if let Some(id) = claude_session
+            && self.claude_session.as_deref() != Some(id)
+        {
+            self.claude_session = Some(id.to_owned());
+            let recorded = self.record(&Entry::ClaudeSession { id: id.to_owned() });
+            written = written.and(recorded);
+        }
+        written
+    }
+
     /// Forgets the conversation (the tool set and model stay).
     pub fn clear(&mut self) -> Result<(), SessionError> {
+        self.claude_session = None;
         self.messages.clear();
         self.steering.drain();
         self.context = ContextSnapshot::default();

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::ClaudeError;
 use super::control::{self, Control};
-use crate::provider::{FinishReason, Usage};
+use crate::provider::{ChatMessage, FinishReason, ToolCall, Usage};
 use crate::session::{CallOutcome, CallRecord, LoopState, SessionEvent};
 
 /// The owner shown before Claude's tool names (`claude › Bash`).
@@ -66,6 +66,11 @@ pub(crate) struct Relay {
     thinking_streamed: bool,
     /// Calls the user (or rho's mode) refused: their results show as denials.
     denied: HashSet<String>,
+    /// The assistant message being put together from Claude's whole content blocks.
+    assistant_message: Option<ChatMessage>,
+    /// The turn's messages as rho records them (the prompt aside): Claude's text, reasoning
+    /// and calls, and the calls' results with their outcome.
+    transcript: Vec<ChatMessage>,
 }
 
 impl Relay {
@@ -73,6 +78,23 @@ impl Relay {
     /// denial.
     pub(crate) fn denied(&mut self, tool_use_id: &str) {
         self.denied.insert(tool_use_id.to_owned());
+    }
+
+    /// The turn's messages so far, for the session file; the relay starts over.
+    pub(crate) fn take_transcript(&mut self) -> Vec<ChatMessage> {
+        self.end_assistant_message();
+        std::mem::take(&mut self.transcript)
+    }
+
+    fn end_assistant_message(&mut self) {
+        if let Some(message) = self.assistant_message.take() {
+            self.transcript.push(message);
+        }
+    }
+
+    fn assistant_message(&mut self) -> &mut ChatMessage {
+        self.assistant_message
+            .get_or_insert_with(|| ChatMessage::assistant(String::new(), Vec::new()))
     }
 
     /// What `line` means. Errors name the runtime; they never quote the line.
@@ -158,12 +180,14 @@ impl Relay {
             match block.get("type").and_then(Value::as_str) {
                 Some("text") => {
                     let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+                    join_block(&mut self.assistant_message().content, text);
                     if !std::mem::take(&mut self.text_streamed) && !text.is_empty() {
                         out.push(Relayed::Delta(SessionEvent::MessageDelta(text.to_owned())));
                     }
                 }
                 Some("thinking") => {
                     let text = block.get("thinking").and_then(Value::as_str).unwrap_or("");
+                    join_block(&mut self.assistant_message().reasoning, text);
                     if !std::mem::take(&mut self.thinking_streamed) && !text.is_empty() {
                         out.push(Relayed::Delta(SessionEvent::ReasoningDelta(
                             text.to_owned(),
@@ -176,6 +200,11 @@ impl Relay {
                     let arguments = block
                         .get("input")
                         .map_or_else(|| "{}".to_owned(), Value::to_string);
+                    self.assistant_message().tool_calls.push(ToolCall {
+                        id: id.to_owned(),
+                        name: name.to_owned(),
+                        arguments: arguments.clone(),
+                    });
                     self.open_calls.insert(
                         id.to_owned(),
                         (name.to_owned(), arguments.clone(), Instant::now()),
@@ -203,6 +232,7 @@ impl Relay {
             if block.get("type").and_then(Value::as_str) != Some("tool_result") {
                 continue;
             }
+            self.end_assistant_message();
             let id = block
                 .get("tool_use_id")
                 .and_then(Value::as_str)
@@ -218,6 +248,10 @@ impl Relay {
                 .remove(&id)
                 .unwrap_or_else(|| ("?".to_owned(), String::new(), Instant::now()));
             if self.denied.remove(&id) {
+                self.transcript.push(ChatMessage {
+                    outcome: Some(CallOutcome::Denied),
+                    ..ChatMessage::tool_result(&id, &name, &output)
+                });
                 self.tool_calls.push(CallRecord {
                     name: name.clone(),
                     arguments,
@@ -238,6 +272,10 @@ impl Relay {
             } else {
                 CallOutcome::Success
             };
+            self.transcript.push(ChatMessage {
+                outcome: Some(outcome.clone()),
+                ..ChatMessage::tool_result(&id, &name, &output)
+            });
             self.tool_calls.push(CallRecord {
                 name: name.clone(),
                 arguments,
@@ -255,6 +293,17 @@ impl Relay {
         }
         out
     }
+}
+
+/// Adds one content block's `text` to `to` (blocks apart by a blank line).
+fn join_block(to: &mut String, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if !to.is_empty() {
+        to.push_str("\n\n");
+    }
+    to.push_str(text);
 }
 
 /// The name a person reads for Claude's tool `name`: `claude › Read`.

@@ -111,7 +111,7 @@ impl Work {
             .runtime
             .unwrap_or(work.registry.config.agent.runtime);
         if chosen == crate::AgentRuntime::Claude {
-            work.start_claude(&options.start)?;
+            work.start_claude(&options.start).await?;
             return Ok(work);
         }
         let (provider, model, window) = work.choose(None);
@@ -309,6 +309,10 @@ impl Work {
                 } else {
                     self.registry.paths.project.cwd.join(path)
                 };
+                if self.is_claude() {
+                    self.claude_resume(path, &cancel).await?;
+                    return Ok(Response::Session(self.session_info()));
+                }
                 let session = resume(
                     path,
                     self.session.config().clone(),
@@ -326,7 +330,7 @@ impl Work {
                 if let Some(claude) = self.claude() {
                     claude.clear().await;
                 }
-                let dir = self.sessions_dir().filter(|_| !self.is_claude());
+                let dir = self.sessions_dir();
                 let session = Session::new(
                     self.session.config().clone(),
                     self.session.provider().clone(),
@@ -476,7 +480,7 @@ impl Work {
                 provider_error: None,
                 cwd: self.registry.paths.project.cwd.clone(),
                 session_id: claude.session_id().map(str::to_owned),
-                session_file: None,
+                session_file: stats.session_file,
                 permission_mode: self.session.config().permission_mode,
             };
         }

@@ -3,7 +3,8 @@
 //! The first line is a header (`{"type":"header","version":1,...}`); then one line per event
 //! that changes the conversation: `message`, `usage`, `compaction` (the summary that replaced
 //! the history) and `clear`, and the lifecycle evidence of MCP servers (`toolset_initialized`,
-//! `toolset_closed`). Lines are appended and flushed as they happen, so a crash loses at most
+//! `toolset_closed`), and the Claude Code session a Claude runtime session continues in
+//! (`claude_session`). Lines are appended and flushed as they happen, so a crash loses at most
 //! the line being written; a torn last line is skipped on resume, and so is a line of a kind
 //! this rho does not know (a newer rho's).
 
@@ -74,6 +75,13 @@ pub enum Entry {
     ToolsetInitialized(ServerToolset),
     /// The session closed an MCP server (`toolset/closed`).
     ToolsetClosed(ServerToolset),
+    /// The Claude CLI runtime answered from this Claude Code session (its `session_id`):
+    /// resuming the file with the Claude runtime resumes it (`claude --resume`). Written when
+    /// the id first shows and whenever it changes; a `clear` ends it.
+    ClaudeSession {
+        /// Claude's session id, as Claude reported it.
+        id: String,
+    },
 }
 
 /// Lifecycle entries kept for a file not created yet, at most (the oldest go first).
@@ -293,6 +301,9 @@ pub struct LoadedSession {
     /// The last tools digest recorded for each MCP server (`toolset_initialized` and
     /// `toolset_closed` entries).
     pub toolset_digests: BTreeMap<String, String>,
+    /// The Claude Code session the conversation continues in (the last `claude_session`
+    /// entry since the last `clear`); `None` for a session of rho's own runtime.
+    pub claude_session: Option<String>,
     /// Lines that could not be read (a torn last line after a crash).
     pub skipped_lines: usize,
 }
@@ -336,6 +347,7 @@ pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
         sampling_usage: Usage::default(),
         loaded_tools: Vec::new(),
         toolset_digests: BTreeMap::new(),
+        claude_session: None,
         skipped_lines: 0,
     };
     for line in lines {
@@ -356,7 +368,11 @@ pub fn load(path: &Path) -> Result<LoadedSession, StoreError> {
             Ok(Entry::Compaction { summary }) => {
                 session.messages = vec![ChatMessage::user(summary)];
             }
-            Ok(Entry::Clear) => session.messages.clear(),
+            Ok(Entry::Clear) => {
+                session.messages.clear();
+                session.claude_session = None;
+            }
+            Ok(Entry::ClaudeSession { id }) => session.claude_session = Some(id),
             Ok(Entry::ToolsLoaded { names }) => session.loaded_tools.extend(names),
             Ok(Entry::ToolsetInitialized(toolset) | Entry::ToolsetClosed(toolset)) => {
                 session

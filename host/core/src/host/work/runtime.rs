@@ -1,8 +1,9 @@
 //! Which agent answers a host's prompts ([`Runtime`]): rho's own loop (the session over the
 //! chosen provider and the mounted tool set), or the Claude Code CLI. A Claude runtime host
-//! mounts nothing (every configured MCP server is listed as not loaded), keeps no session file
-//! and refuses what only rho's loop can do (switching models, compaction, resuming rho session
-//! files, prompt commands and attachments from MCP servers).
+//! mounts nothing (every configured MCP server is listed as not loaded), records each turn in
+//! the session file as rho's loop does (plus Claude's session id, so a resumed file resumes
+//! Claude's session too) and refuses what only rho's loop can do (switching models,
+//! compaction, prompt commands and attachments from MCP servers).
 
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ use crate::claude::{ClaudeError, ClaudeRuntime, ClaudeSettings};
 use crate::host::desk::DeskApprover;
 use crate::host::operation::{HostError, Operation, PromptReply, Response};
 use crate::host::{SessionStart, server_prompts};
-use crate::session::{Session, SessionError};
+use crate::session::{Session, SessionError, list_sessions};
 use crate::{NotLoadedReason, ToolSet};
 
 /// Which agent runs the prompts of a host.
@@ -27,16 +28,30 @@ pub(crate) enum Runtime {
 /// The provider name the host reports for a Claude runtime session.
 pub(crate) const CLAUDE_PROVIDER: &str = "claude-cli";
 
+/// What the user reads when a Claude runtime resumes a file without a Claude session (one of
+/// rho's own runtime).
+pub(crate) const NO_CLAUDE_SESSION_NOTE: &str = "rho: this session was not recorded by the \
+    Claude runtime, so Claude starts a new session without the earlier conversation (rho's \
+    history still shows it)";
+
+/// Points `claude` at the Claude session `session`'s file recorded; without one (a file of
+/// rho's own runtime with a conversation), the user is told Claude starts afresh.
+fn continue_in_claude(session: &Session, claude: &mut ClaudeRuntime) {
+    match session.claude_session() {
+        Some(id) => claude.resume_session(id.to_owned()),
+        None if !session.messages().is_empty() => {
+            claude.notify(NO_CLAUDE_SESSION_NOTE.to_owned());
+        }
+        None => {}
+    }
+}
+
 impl Work {
     /// Makes this a Claude runtime host: finds `claude` (a missing one fails the start, saying
-    /// how to install it), lists the servers as not loaded and opens an ephemeral session
-    /// (rho keeps no file; Claude keeps its own).
-    pub(super) fn start_claude(&mut self, start: &SessionStart) -> Result<(), SessionError> {
-        if !matches!(start, SessionStart::New) {
-            return Err(SessionError::Claude(ClaudeError::Unsupported {
-                what: "resuming a rho session file (--continue, --session)",
-            }));
-        }
+    /// how to install it), lists the servers as not loaded and opens the session: a new one
+    /// (its file written from the first prompt unless ephemeral), or the file `start` names,
+    /// whose Claude session the first prompt resumes.
+    pub(super) async fn start_claude(&mut self, start: &SessionStart) -> Result<(), SessionError> {
         let agent = &self.registry.config.agent;
         let settings = ClaudeSettings {
             command: agent
@@ -49,14 +64,70 @@ impl Work {
             extra_roots: agent.extra_roots.clone(),
             hidden_env: self.registry.secret_variables(),
         };
-        let claude =
+        let model = settings.model.clone().unwrap_or_default();
+        let mut claude =
             ClaudeRuntime::new(settings, std::env::vars_os()).map_err(SessionError::Claude)?;
         self.tools = Arc::new(self.registry.unmounted(NotLoadedReason::ClaudeRuntime));
-        let config = self.session_config(String::new(), None);
+        let config = self.session_config(model, None);
         let provider = self.unavailable_provider();
-        self.replace_session(Session::ephemeral(config, provider, self.tools.clone()));
+        let path = match start {
+            SessionStart::New => None,
+            SessionStart::Resume(path) => Some(path.clone()),
+            SessionStart::Continue => list_sessions(
+                &self.registry.sessions_dir(),
+                &self.registry.paths.project.cwd,
+            )
+            .into_iter()
+            .next()
+            .map(|latest| latest.path),
+        };
+        let session = match path {
+            Some(path) => {
+                let session = super::resume(
+                    path,
+                    config,
+                    provider,
+                    self.tools.clone(),
+                    &CancelSignal::new(),
+                )
+                .await?;
+                continue_in_claude(&session, &mut claude);
+                session
+            }
+            None => Session::new(
+                config,
+                provider,
+                self.tools.clone(),
+                self.sessions_dir().as_deref(),
+            )?,
+        };
+        self.replace_session(session);
         self.provider_error = None;
         self.runtime = Runtime::Claude(Box::new(claude));
+        Ok(())
+    }
+
+    /// Resumes the file at `path` in a Claude runtime host (`resumeSession`): the conversation
+    /// shows as rho recorded it, and the next prompt resumes its Claude session.
+    pub(super) async fn claude_resume(
+        &mut self,
+        path: std::path::PathBuf,
+        cancel: &CancelSignal,
+    ) -> Result<(), HostError> {
+        let session = super::resume(
+            path,
+            self.session.config().clone(),
+            self.session.provider().clone(),
+            self.tools.clone(),
+            cancel,
+        )
+        .await
+        .map_err(|e| HostError::invalid_params(e.to_string()))?;
+        if let Runtime::Claude(claude) = &mut self.runtime {
+            claude.clear().await;
+            continue_in_claude(&session, claude);
+        }
+        self.replace_session(session);
         Ok(())
     }
 
@@ -81,7 +152,6 @@ impl Work {
         let what = match operation {
             Operation::SetModel(_) => "switching models (start rho with --model instead)",
             Operation::Compact => "compaction",
-            Operation::ResumeSession(_) => "resuming a rho session file",
             Operation::ReadResource { .. } => "reading MCP resources",
             Operation::Prompt { attachments, .. } if !attachments.is_empty() => {
                 "attaching MCP resources"
@@ -106,13 +176,20 @@ impl Work {
     ) -> Result<Response, HostError> {
         let outbox = self.outbox.clone();
         let approver = DeskApprover(self.desk.clone());
-        let Some(claude) = self.claude() else {
+        let Runtime::Claude(claude) = &mut self.runtime else {
             return Err(HostError::internal("not a claude runtime session"));
         };
         let turn = claude
             .prompt(message, outbox.as_ref(), &approver, cancel)
-            .await
-            .map_err(|e| HostError::internal(e.to_string()))?;
+            .await;
+        let record = claude.take_record();
+        if let Err(error) =
+            self.session
+                .record_external_turn(record.messages, record.usage, claude.session_id())
+        {
+            tracing::warn!(target: "rho::claude", "the session file was not written: {error}");
+        }
+        let turn = turn.map_err(|e| HostError::internal(e.to_string()))?;
         Ok(Response::Prompt(PromptReply {
             reply: turn.reply,
             finish_reason: turn.finish_reason,

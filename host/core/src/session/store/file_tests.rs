@@ -116,3 +116,48 @@ fn project_keys_keep_similar_paths_apart() {
     let name = key.file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.starts_with("home-u-project-"), "{name}");
 }
+
+#[test]
+fn the_claude_session_entry_is_spelled_plainly_kept_until_a_clear_and_listed_as_usual() {
+    let entry = Entry::ClaudeSession {
+        id: "5f0c7a9e-claude".into(),
+    };
+    assert_eq!(
+        serde_json::to_string(&entry).unwrap(),
+        r#"{"type":"claude_session","id":"5f0c7a9e-claude"}"#
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = SessionFile::create(dir.path(), Path::new("/w"), "").unwrap();
+    file.append(&Entry::Message {
+        message: ChatMessage::user("remember kiwi"),
+    })
+    .unwrap();
+    file.append(&Entry::Message {
+        message: ChatMessage::assistant("kiwi noted", vec![]),
+    })
+    .unwrap();
+    file.append(&Entry::ClaudeSession { id: "first".into() })
+        .unwrap();
+    file.append(&Entry::ClaudeSession {
+        id: "second".into(),
+    })
+    .unwrap();
+    let path = file.path().to_path_buf();
+    let loaded = load(&path).unwrap();
+    assert_eq!(loaded.claude_session.as_deref(), Some("second"));
+    assert_eq!(loaded.messages.len(), 2);
+    assert_eq!(loaded.skipped_lines, 0);
+    let listed = list(dir.path(), Path::new("/w"));
+    assert_eq!(listed[0].messages, 2);
+    assert_eq!(listed[0].first_prompt.as_deref(), Some("remember kiwi"));
+    // A clear ends the Claude session with the conversation; a file of rho's own runtime has
+    // none.
+    file.append(&Entry::Clear).unwrap();
+    assert_eq!(load(&path).unwrap().claude_session, None);
+    file.append(&Entry::ClaudeSession { id: "third".into() })
+        .unwrap();
+    assert_eq!(
+        load(&path).unwrap().claude_session.as_deref(),
+        Some("third")
+    );
+}

@@ -145,24 +145,8 @@ fn run_scenario(
     match &results {
         None => problems.push("the suite recorded no checks.json".into()),
         Some(results) => {
-            let checks: Vec<Value> = serde_json::from_str(
-                &std::fs::read_to_string(results.join("checks.json")).unwrap(),
-            )
-            .unwrap();
-            for check in &checks {
-                let status = check["status"].as_str().unwrap_or("");
-                if status == "FAILURE" || status == "WARNING" {
-                    problems.push(format!(
-                        "{status} {} ({}): {}",
-                        check["id"].as_str().unwrap_or("?"),
-                        check["name"].as_str().unwrap_or("?"),
-                        check["errorMessage"]
-                            .as_str()
-                            .or(check["details"]["message"].as_str())
-                            .unwrap_or("(no message)")
-                    ));
-                }
-            }
+            let (checks, failed) = recorded_checks(results);
+            problems.extend(failed);
             // A scenario whose client never reached the fixture can end with no check at all,
             // which the suite counts as a pass.
             if !baselined && !checks.iter().any(|c| c["status"] == "SUCCESS") {
@@ -206,6 +190,31 @@ fn run_scenario(
 }
 
 /// The directory under `dir` (at any depth) that holds the suite's `checks.json`.
+/// The checks a run recorded in `results/checks.json`, and one line for each that failed or
+/// warned (its id, name and message).
+pub(crate) fn recorded_checks(results: &Path) -> (Vec<Value>, Vec<String>) {
+    let checks: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(results.join("checks.json")).unwrap())
+            .unwrap();
+    let failed = checks
+        .iter()
+        .filter(|check| matches!(check["status"].as_str(), Some("FAILURE" | "WARNING")))
+        .map(|check| {
+            format!(
+                "{} {} ({}): {}",
+                check["status"].as_str().unwrap_or(""),
+                check["id"].as_str().unwrap_or("?"),
+                check["name"].as_str().unwrap_or("?"),
+                check["errorMessage"]
+                    .as_str()
+                    .or(check["details"]["message"].as_str())
+                    .unwrap_or("(no message)")
+            )
+        })
+        .collect();
+    (checks, failed)
+}
+
 pub(crate) fn find_results(dir: &Path) -> Option<PathBuf> {
     if dir.join("checks.json").is_file() {
         return Some(dir.to_path_buf());

@@ -10,9 +10,8 @@
 use std::path::Path;
 
 use rho_e2e::*;
-use serde_json::Value;
 
-use crate::conformance_suite::{INSTALL, REVISIONS, Suite, find_results, plain};
+use crate::conformance_suite::{INSTALL, REVISIONS, Suite, find_results, plain, recorded_checks};
 use crate::mcp_serve_http::HttpGateway;
 
 /// A scenario the suite has that does not apply to a gateway, and why.
@@ -75,20 +74,8 @@ fn run(suite: &Suite, url: &str, out: &Path, revision: &str, scenario: &str) -> 
     match find_results(&dir) {
         None => problems.push("the suite recorded no checks.json".into()),
         Some(results) => {
-            let checks: Vec<Value> = serde_json::from_str(
-                &std::fs::read_to_string(results.join("checks.json")).unwrap(),
-            )
-            .unwrap();
-            for check in &checks {
-                let status = check["status"].as_str().unwrap_or("");
-                if status == "FAILURE" || status == "WARNING" {
-                    problems.push(format!(
-                        "{status} {}: {}",
-                        check["id"].as_str().unwrap_or("?"),
-                        check["errorMessage"].as_str().unwrap_or("(no message)")
-                    ));
-                }
-            }
+            let (checks, failed) = recorded_checks(&results);
+            problems.extend(failed);
             if !checks.iter().any(|c| c["status"] == "SUCCESS") {
                 problems.push("no check passed".into());
             }

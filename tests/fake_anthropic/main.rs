@@ -21,18 +21,18 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
+
+#[path = "../fake_http.rs"]
+mod fake_http;
+use fake_http::{READ_TIMEOUT, ReadError, Request, read_request, write_json};
 
 const USAGE: &str =
     "usage: fake-anthropic --script <file.json> [--log <file.jsonl>] [--port-file <path>]";
-const MAX_HEAD_BYTES: usize = 64 << 10;
-const MAX_BODY_BYTES: usize = 32 << 20;
-const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One scripted answer to the agent.
 #[derive(Debug, Deserialize)]
@@ -122,153 +122,24 @@ fn main() -> ExitCode {
 }
 
 async fn serve(state: Arc<State>, port_file: Option<PathBuf>) -> Result<(), String> {
-    let listener = TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|e| format!("cannot bind 127.0.0.1: {e}"))?;
-    let port = listener
-        .local_addr()
-        .map_err(|e| format!("cannot read the bound address: {e}"))?
-        .port();
-    if let Some(path) = &port_file {
-        let mut tmp = path.clone().into_os_string();
-        tmp.push(".tmp");
-        std::fs::write(&tmp, format!("{port}\n"))
-            .and_then(|()| std::fs::rename(&tmp, path))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    println!("listening {port}");
-    let _ = std::io::stdout().flush();
-    loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) => {
-                eprintln!("fake-anthropic: accept failed: {e}");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        let state = Arc::clone(&state);
-        tokio::spawn(async move {
-            if let Err(e) = handle(stream, &state).await {
-                eprintln!("fake-anthropic: connection: {e}");
-            }
-        });
-    }
-}
-
-/// One parsed request.
-struct Request {
-    method: String,
-    path: String,
-    authorization: bool,
-    body: Vec<u8>,
-}
-
-enum ReadError {
-    /// Answer with this status and message.
-    Bad(u16, String),
-    Io(std::io::Error),
-}
-
-impl From<std::io::Error> for ReadError {
-    fn from(e: std::io::Error) -> Self {
-        Self::Io(e)
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-async fn read_request(stream: &mut TcpStream) -> Result<Request, ReadError> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let head_end = loop {
-        if let Some(at) = find(&buf, b"\r\n\r\n") {
-            break at + 4;
-        }
-        if let Some(at) = find(&buf, b"\n\n") {
-            break at + 2;
-        }
-        if buf.len() > MAX_HEAD_BYTES {
-            return Err(ReadError::Bad(431, "request head too large".into()));
-        }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(ReadError::Bad(
-                400,
-                "connection closed inside the head".into(),
-            ));
-        }
-        buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
-    };
-    let (head, rest) = buf.split_at(head_end);
-    let head = String::from_utf8_lossy(head);
-    let mut lines = head.lines();
-    let request_line = lines.next().unwrap_or_default();
-    let parts: Vec<&str> = request_line.split(' ').collect();
-    let [method, target, version] = parts.as_slice() else {
-        return Err(ReadError::Bad(400, "malformed request line".into()));
-    };
-    if !version.starts_with("HTTP/1.") || method.is_empty() || !target.starts_with('/') {
-        return Err(ReadError::Bad(400, "malformed request line".into()));
-    }
-    let mut length = 0usize;
-    let mut authorization = false;
-    for line in lines {
-        let line = line.trim_end_matches('\r');
-        if line.is_empty() {
-            continue;
-        }
-        let Some((name, value)) = line.split_once(':') else {
-            return Err(ReadError::Bad(
-                400,
-                format!("malformed header line {line:?}"),
-            ));
-        };
-        let value = value.trim();
-        match name.trim().to_ascii_lowercase().as_str() {
-            "content-length" => {
-                length = value
-                    .parse()
-                    .map_err(|_| ReadError::Bad(400, format!("bad Content-Length {value:?}")))?;
-            }
-            "transfer-encoding" => {
-                return Err(ReadError::Bad(
-                    411,
-                    "chunked request bodies are not supported; send Content-Length".into(),
-                ));
-            }
-            "authorization" | "x-api-key" => authorization = true,
-            _ => {}
-        }
-    }
-    if length > MAX_BODY_BYTES {
-        return Err(ReadError::Bad(413, "request body too large".into()));
-    }
-    let mut body = rest.to_vec();
-    while body.len() < length {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(ReadError::Bad(
-                400,
-                "connection closed inside the body".into(),
-            ));
-        }
-        body.extend_from_slice(chunk.get(..n).unwrap_or_default());
-    }
-    body.truncate(length);
-    let path = target.split('?').next().unwrap_or_default().to_owned();
-    Ok(Request {
-        method: (*method).to_owned(),
-        path,
-        authorization,
-        body,
-    })
+    let listener = fake_http::listen(0, port_file.as_deref()).await?;
+    fake_http::accept_forever(
+        listener,
+        state,
+        "fake-anthropic",
+        |stream, state| async move { handle(stream, &state).await },
+    )
+    .await;
+    Ok(())
 }
 
 async fn handle(mut stream: TcpStream, state: &State) -> std::io::Result<()> {
-    let request = match tokio::time::timeout(READ_TIMEOUT, read_request(&mut stream)).await {
+    let request = match tokio::time::timeout(
+        READ_TIMEOUT,
+        read_request(&mut stream, &["authorization", "x-api-key"]),
+    )
+    .await
+    {
         Ok(Ok(request)) => request,
         Ok(Err(ReadError::Bad(status, message))) => {
             return write_error(&mut stream, status, &message).await;
@@ -460,41 +331,6 @@ async fn write_stream(
     );
     out += &event("message_stop", &json!({"type": "message_stop"}));
     stream.write_all(out.as_bytes()).await?;
-    stream.flush().await?;
-    stream.shutdown().await
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        411 => "Length Required",
-        413 => "Content Too Large",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "Status",
-    }
-}
-
-async fn write_json(stream: &mut TcpStream, status: u16, body: &Value) -> std::io::Result<()> {
-    let body = body.to_string();
-    let head = format!(
-        "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n",
-        reason(status),
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
     stream.flush().await?;
     stream.shutdown().await
 }

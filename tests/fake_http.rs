@@ -15,6 +15,32 @@ const MAX_BODY_BYTES: usize = 32 << 20;
 /// How long a client has to send its whole request.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Runs `serve` on a runtime of two workers; an error is printed after `name` and fails the
+/// process.
+pub fn run(
+    name: &str,
+    serve: impl std::future::Future<Output = Result<(), String>>,
+) -> std::process::ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("{name}: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{name}: {message}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// Binds 127.0.0.1:`port` (0: any free port), writes the port to `port_file` (atomically)
 /// when given, and prints `listening <port>`.
 pub async fn listen(port: u16, port_file: Option<&Path>) -> Result<TcpListener, String> {

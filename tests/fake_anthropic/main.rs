@@ -102,23 +102,7 @@ fn main() -> ExitCode {
         next: Mutex::new(0),
         log,
     });
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("fake-anthropic: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve(state, port_file)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("fake-anthropic: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    fake_http::run("fake-anthropic", serve(state, port_file))
 }
 
 async fn serve(state: Arc<State>, port_file: Option<PathBuf>) -> Result<(), String> {

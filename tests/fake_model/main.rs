@@ -146,24 +146,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("fake-model: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve(args, turns)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("fake-model: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    fake_http::run("fake-model", serve(args, turns))
 }
 
 async fn serve(args: Args, turns: Vec<Turn>) -> Result<(), String> {

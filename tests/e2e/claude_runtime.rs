@@ -533,31 +533,21 @@ fn output_claude_should_not_write_is_an_error_naming_the_runtime() {
         "{}",
         done.stderr
     );
+    // `script` as claude: rho's run fails saying `expected`.
+    let fails_saying = |script: &str, expected: &str| {
+        write_script(&fake, script);
+        let done = sandbox.rho(&["run", "hello"]).code(1);
+        assert!(done.stderr.contains(expected), "{}", done.stderr);
+    };
     // A line past the cap is an error too, not a process that grows without end.
-    write_script(
-        &fake,
+    fails_saying(
         "#!/bin/sh\nread line\nhead -c 17000000 /dev/zero | tr '\\0' 'x'\necho\n",
-    );
-    let done = sandbox.rho(&["run", "hello"]).code(1);
-    assert!(
-        done.stderr.contains(
-            "error: claude runtime: Claude wrote an output line longer than 16777216 bytes"
-        ),
-        "{}",
-        done.stderr
+        "error: claude runtime: Claude wrote an output line longer than 16777216 bytes",
     );
     // Exiting before the turn ends says how, with the end of its stderr.
-    write_script(
-        &fake,
+    fails_saying(
         "#!/bin/sh\nread line\necho 'no credentials' >&2\nexit 3\n",
-    );
-    let done = sandbox.rho(&["run", "hello"]).code(1);
-    assert!(
-        done.stderr.contains(
-            "error: claude runtime: claude exited before the turn ended (exit status: 3): no credentials"
-        ),
-        "{}",
-        done.stderr
+        "error: claude runtime: claude exited before the turn ended (exit status: 3): no credentials",
     );
 }
 

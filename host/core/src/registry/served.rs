@@ -353,6 +353,21 @@ impl ServedTools {
         })
     }
 
+    /// Every offered server's prompts as `(served name, server, prompt)`, in the set's order
+    /// (`<server>:<prompt>`, or the server's own name).
+    async fn upstream_prompts(&self) -> Vec<(String, String, ServerPrompt)> {
+        self.set
+            .prompts()
+            .await
+            .into_iter()
+            .filter(|(server, _)| self.offers_server(server))
+            .map(|(server, prompt)| {
+                let served = self.options.names.prompt(&server, &prompt.name);
+                (served, server, prompt)
+            })
+            .collect()
+    }
+
     /// The offered servers' prompts as `(served name, server, prompt)` (`<server>:<prompt>`, or
     /// the server's own name), none whose name a skill or an earlier prompt already takes.
     async fn served_prompts(&self) -> Vec<(String, String, ServerPrompt)> {
@@ -360,18 +375,9 @@ impl ServedTools {
             .offered_skills()
             .map(|skill| format!("{SKILL_PROMPT_PREFIX}{}", skill.name))
             .collect();
-        self.set
-            .prompts()
+        self.upstream_prompts()
             .await
             .into_iter()
-            .filter(|(server, _)| self.offers_server(server))
-            .map(|(server, prompt)| {
-                (
-                    self.options.names.prompt(&server, &prompt.name),
-                    server,
-                    prompt,
-                )
-            })
             .filter(|(served, _, _)| taken.insert(served.clone()))
             .collect()
     }
@@ -477,17 +483,10 @@ impl ServedTools {
             )
         });
         let prompts = self
-            .set
-            .prompts()
+            .upstream_prompts()
             .await
             .into_iter()
-            .filter(|(server, _)| self.offers_server(server))
-            .map(|(server, prompt)| {
-                (
-                    self.options.names.prompt(&server, &prompt.name),
-                    format!("MCP server {server:?}"),
-                )
-            });
+            .map(|(served, server, _)| (served, format!("MCP server {server:?}")));
         names::first_clash("prompt", skills.chain(prompts).collect::<Vec<_>>())
     }
 

@@ -13,7 +13,7 @@ use tokio::net::{TcpListener, TcpStream};
 const MAX_HEAD_BYTES: usize = 64 << 10;
 const MAX_BODY_BYTES: usize = 32 << 20;
 /// How long a client has to send its whole request.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs `serve` on a runtime of two workers; an error is printed after `name` and fails the
 /// process.
@@ -107,8 +107,22 @@ pub struct Request {
     pub body: Vec<u8>,
 }
 
+/// Reads one request within [`READ_TIMEOUT`] (see [`read_request`]): the request, or the
+/// status and message to refuse it with.
+pub async fn receive(
+    stream: &mut TcpStream,
+    credential_headers: &[&str],
+) -> std::io::Result<Result<Request, (u16, String)>> {
+    match tokio::time::timeout(READ_TIMEOUT, read_request(stream, credential_headers)).await {
+        Ok(Ok(request)) => Ok(Ok(request)),
+        Ok(Err(ReadError::Bad(status, message))) => Ok(Err((status, message))),
+        Ok(Err(ReadError::Io(e))) => Err(e),
+        Err(_) => Ok(Err((408, "request not received in time".to_owned()))),
+    }
+}
+
 /// Why a request could not be read.
-pub enum ReadError {
+enum ReadError {
     /// Answer with this status and message.
     Bad(u16, String),
     Io(std::io::Error),
@@ -126,7 +140,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// Reads one HTTP/1.1 request (head capped at 64 KiB, body at 32 MiB, `Content-Length` only);
 /// `credential_headers` are the (lowercase) header names that count as authorization.
-pub async fn read_request(
+async fn read_request(
     stream: &mut TcpStream,
     credential_headers: &[&str],
 ) -> Result<Request, ReadError> {

@@ -29,7 +29,7 @@ use tokio::net::TcpStream;
 
 #[path = "../fake_http.rs"]
 mod fake_http;
-use fake_http::{READ_TIMEOUT, ReadError, Request, read_request, write_json};
+use fake_http::{Request, write_json};
 
 const USAGE: &str =
     "usage: fake-anthropic --script <file.json> [--log <file.jsonl>] [--port-file <path>]";
@@ -118,18 +118,9 @@ async fn serve(state: Arc<State>, port_file: Option<PathBuf>) -> Result<(), Stri
 }
 
 async fn handle(mut stream: TcpStream, state: &State) -> std::io::Result<()> {
-    let request = match tokio::time::timeout(
-        READ_TIMEOUT,
-        read_request(&mut stream, &["authorization", "x-api-key"]),
-    )
-    .await
-    {
-        Ok(Ok(request)) => request,
-        Ok(Err(ReadError::Bad(status, message))) => {
-            return write_error(&mut stream, status, &message).await;
-        }
-        Ok(Err(ReadError::Io(e))) => return Err(e),
-        Err(_) => return write_error(&mut stream, 408, "request not received in time").await,
+    let request = match fake_http::receive(&mut stream, &["authorization", "x-api-key"]).await? {
+        Ok(request) => request,
+        Err((status, message)) => return write_error(&mut stream, status, &message).await,
     };
     let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
     log_request(state, &request, &body);

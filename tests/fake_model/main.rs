@@ -25,7 +25,7 @@ use tokio::net::TcpStream;
 
 #[path = "../fake_http.rs"]
 mod fake_http;
-use fake_http::{READ_TIMEOUT, ReadError, Request, read_request, write_json};
+use fake_http::{Request, write_json};
 
 const USAGE: &str =
     "usage: fake-model --script <file.json> [--port N] [--log <file.jsonl>] [--port-file <path>]";
@@ -174,17 +174,10 @@ async fn serve(args: Args, turns: Vec<Turn>) -> Result<(), String> {
 }
 
 async fn handle(mut stream: TcpStream, state: &State) -> std::io::Result<()> {
-    let request =
-        match tokio::time::timeout(READ_TIMEOUT, read_request(&mut stream, &["authorization"]))
-            .await
-        {
-            Ok(Ok(request)) => request,
-            Ok(Err(ReadError::Bad(status, message))) => {
-                return write_error(&mut stream, status, &message).await;
-            }
-            Ok(Err(ReadError::Io(e))) => return Err(e),
-            Err(_) => return write_error(&mut stream, 408, "request not received in time").await,
-        };
+    let request = match fake_http::receive(&mut stream, &["authorization"]).await? {
+        Ok(request) => request,
+        Err((status, message)) => return write_error(&mut stream, status, &message).await,
+    };
     let body: Option<Value> = serde_json::from_slice(&request.body).ok();
     log_request(state, &request, body.as_ref());
     let is_chat = matches!(

@@ -133,10 +133,22 @@ fn the_server_scenarios_that_apply_to_a_gateway_pass_at_both_revisions() {
         "gateway-scenarios.yaml names scenarios the suite does not have: {stale:?}"
     );
 
-    // A few at once: each is a client of its own against the one gateway.
+    // A few at once: each is a client of its own against the one gateway. A scenario whose
+    // tool makes the upstream ask (sampling, a form) runs alone: rho puts a stdio server's
+    // question to the one call in flight on it, and refuses it while several are
+    // (docs/mcp.md, "Questions from a server").
+    let total = runs.len();
+    let ran: Vec<String> = runs.iter().map(|(_, s)| s.clone()).collect();
+    let (alone, together): (Vec<_>, Vec<_>) = runs.into_iter().partition(|(_, scenario)| {
+        scenario.contains("sampling") || scenario.contains("elicitation")
+    });
+    let batches = together
+        .chunks(4)
+        .map(<[_]>::to_vec)
+        .chain(alone.into_iter().map(|run| vec![run]));
     let out = tempfile::tempdir().unwrap();
     let mut failed = Vec::new();
-    for batch in runs.chunks(4) {
+    for batch in batches {
         let outcomes: Vec<(String, Vec<String>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = batch
                 .iter()
@@ -161,7 +173,7 @@ fn the_server_scenarios_that_apply_to_a_gateway_pass_at_both_revisions() {
         panic!(
             "{} of {} server scenarios failed against rho mcp serve (results in {}):\n{}",
             failed.len(),
-            runs.len(),
+            total,
             kept.display(),
             report.join("\n")
         );
@@ -170,14 +182,12 @@ fn the_server_scenarios_that_apply_to_a_gateway_pass_at_both_revisions() {
     for scenario in [
         "tools-call-audio",
         "tools-call-mixed-content",
+        "tools-call-sampling",
         "prompts-get-with-args",
         "resources-read-text",
         "resources-read-binary",
         "resources-templates-read",
     ] {
-        assert!(
-            runs.iter().any(|(_, s)| s == scenario),
-            "{scenario} did not run"
-        );
+        assert!(ran.iter().any(|s| s == scenario), "{scenario} did not run");
     }
 }

@@ -3,7 +3,7 @@
 // (tests/e2e/mcp_serve_conformance.rs): the text resource `test://static-text`, the PNG
 // resource `test://static-binary`, the resource template `test://template/{id}/data`, a
 // prompt with an argument, one tool, and the tools and prompts of the suite's reference server
-// the scenarios call by name (`test_simple_text`, ..., `test_prompt_with_arguments`), which
+// the scenarios call by name (`test_simple_text`, ..., `test_prompt_with_image`), which
 // `rho mcp serve --upstream-names` serves under those names.
 //
 // Usage: node conformance_upstream.mjs
@@ -14,7 +14,7 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
 
-// A 1x1 red PNG.
+// A 1x1 red PNG (also the image of `test_prompt_with_image`).
 const PNG =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 
@@ -162,5 +162,29 @@ server.registerPrompt(
     ],
   }),
 );
+
+server.registerPrompt(
+  'test_prompt_with_embedded_resource',
+  { description: 'A prompt with an embedded resource', argsSchema: { resourceUri: z.string() } },
+  ({ resourceUri }) => ({
+    messages: [
+      {
+        role: 'user',
+        content: {
+          type: 'resource',
+          resource: { uri: resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' },
+        },
+      },
+      { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
+    ],
+  }),
+);
+
+server.registerPrompt('test_prompt_with_image', { description: 'A prompt with an image' }, () => ({
+  messages: [
+    { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } },
+    { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
+  ],
+}));
 
 await server.connect(new StdioServerTransport());

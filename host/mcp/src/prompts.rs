@@ -1,6 +1,7 @@
 //! Expanding a server's prompt (`prompts/get`): within the call budget, driven through
 //! 2026-07-28 input requests like a tool call, its messages rendered as text (binary never
-//! reaches the model as base64) and capped together at `max_output_bytes`.
+//! reaches the model as base64) and capped together at `max_output_bytes`, or, for a gateway,
+//! the result as the server sent it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -26,6 +27,20 @@ impl Connection {
         arguments: BTreeMap<String, String>,
         asker: Option<Arc<dyn Asker>>,
     ) -> Result<Vec<PromptMessage>, McpError> {
+        let value = self.get_prompt_as_sent(name, arguments, asker).await?;
+        let max = usize::try_from(self.spec.max_output_bytes).unwrap_or(usize::MAX);
+        Ok(messages(&value, max))
+    }
+
+    /// Expands prompt `name` with `arguments` as [`Connection::get_prompt`] does, and returns
+    /// the server's `GetPromptResult` as it sent it (as JSON: every content block), for a
+    /// gateway to pass on.
+    pub async fn get_prompt_as_sent(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+        asker: Option<Arc<dyn Asker>>,
+    ) -> Result<Value, McpError> {
         let fail = |message: String| McpError::Prompt {
             server: self.spec.id.clone(),
             prompt: name.to_owned(),
@@ -57,9 +72,7 @@ impl Connection {
                 "the server answered with something other than a prompt".into(),
             ));
         };
-        let value = serde_json::to_value(&result).map_err(|e| fail(e.to_string()))?;
-        let max = usize::try_from(self.spec.max_output_bytes).unwrap_or(usize::MAX);
-        Ok(messages(&value, max))
+        serde_json::to_value(&result).map_err(|e| fail(e.to_string()))
     }
 }
 

@@ -54,6 +54,15 @@ pub type ServedSearch<'a> = Pin<Box<dyn Future<Output = (ToolOutput, Vec<String>
 /// The future of any other served answer.
 pub type ServedFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// An expanded prompt as the gateway passes it on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServedPrompt {
+    /// An upstream server's `GetPromptResult` as it sent it (as JSON): every content block.
+    AsSent(Value),
+    /// rho's own messages (a skill's body), as text.
+    Messages(Vec<RhoPromptMessage>),
+}
+
 /// Why a prompt or resource was not served.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServedRefusal {
@@ -99,7 +108,7 @@ pub trait Served: Send + Sync + 'static {
         &'a self,
         name: &'a str,
         arguments: std::collections::BTreeMap<String, String>,
-    ) -> ServedFuture<'a, Result<Vec<RhoPromptMessage>, ServedRefusal>>;
+    ) -> ServedFuture<'a, Result<ServedPrompt, ServedRefusal>>;
 
     /// The resources, under their served URIs.
     fn resources(&self) -> ServedFuture<'_, Vec<ServerResource>>;
@@ -350,11 +359,15 @@ impl ServerHandler for Gateway {
                 other => (key, other.to_string()),
             })
             .collect();
-        let messages = self
+        let prompt = self
             .served
             .get_prompt(&request.name, arguments)
             .await
             .map_err(|refusal| refusal.error(rmcp::ErrorData::invalid_params))?;
+        let messages = match prompt {
+            ServedPrompt::AsSent(sent) => return passed_prompt(&request.name, sent),
+            ServedPrompt::Messages(messages) => messages,
+        };
         let messages = messages
             .into_iter()
             .map(|m| {
@@ -507,6 +520,33 @@ impl ServerHandler for Gateway {
                 None,
             )),
         }
+    }
+}
+
+/// An upstream prompt's result passed on as its server sent it, within
+/// [`MAX_PASSED_RESULT_BYTES`]; a larger or malformed one is an internal error naming the
+/// prompt.
+fn passed_prompt(name: &str, sent: Value) -> Result<GetPromptResponse, rmcp::ErrorData> {
+    let too_large = !within(&sent, MAX_PASSED_RESULT_BYTES);
+    let result = (!too_large)
+        .then(|| serde_json::from_value::<GetPromptResult>(sent).ok())
+        .flatten();
+    match result {
+        Some(mut result) => {
+            // Complete whatever revision the server spoke, as a passed-on tool result is.
+            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+            Ok(GetPromptResponse::Complete(result))
+        }
+        None => Err(rmcp::ErrorData::internal_error(
+            if too_large {
+                format!(
+                    "prompt {name:?}: its server's result is larger than {MAX_PASSED_RESULT_BYTES} bytes"
+                )
+            } else {
+                format!("prompt {name:?}: its server's result is not a prompt result")
+            },
+            None,
+        )),
     }
 }
 
@@ -670,6 +710,29 @@ mod tests {
         for key in ["content", "structuredContent", "isError", "_meta"] {
             assert_eq!(passed[key], sent[key], "{key}");
         }
+    }
+
+    #[test]
+    fn an_upstream_prompt_is_passed_on_as_sent_or_refused_naming_it() {
+        let sent = serde_json::json!({
+            "description": "d",
+            "messages": [
+                {"role": "user", "content": {"type": "image", "data": "iVBO", "mimeType": "image/png"}},
+                {"role": "user", "content": {"type": "resource", "resource": {"uri": "test://r", "text": "body"}}},
+            ],
+        });
+        let Ok(GetPromptResponse::Complete(result)) = passed_prompt("p", sent.clone()) else {
+            panic!("not passed on");
+        };
+        let passed = serde_json::to_value(result).unwrap();
+        assert_eq!(passed["messages"], sent["messages"]);
+        assert_eq!(passed["resultType"], "complete");
+        let malformed = passed_prompt("p", serde_json::json!({"messages": 3})).unwrap_err();
+        assert!(malformed.message.contains("prompt \"p\""), "{malformed:?}");
+        let huge = "x".repeat(MAX_PASSED_RESULT_BYTES);
+        let big = serde_json::json!({"messages": [{"role": "user", "content": {"type": "text", "text": huge}}]});
+        let too_large = passed_prompt("p", big).unwrap_err();
+        assert!(too_large.message.contains("larger than"), "{too_large:?}");
     }
 
     #[test]

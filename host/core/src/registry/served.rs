@@ -23,8 +23,8 @@ use rho_component::{
     PromptMessage, PromptRole, ResourceBody, ServerPrompt, ServerResource, SkillMeta, SkillSource,
 };
 use rho_mcp::serving::{
-    ServeInfo, Served, ServedCall, ServedChanges, ServedFuture, ServedList, ServedRefusal,
-    ServedSearch,
+    ServeInfo, Served, ServedCall, ServedChanges, ServedFuture, ServedList, ServedPrompt,
+    ServedRefusal, ServedSearch,
 };
 
 use super::Registry;
@@ -573,7 +573,7 @@ impl Served for ServedTools {
         &'a self,
         name: &'a str,
         arguments: std::collections::BTreeMap<String, String>,
-    ) -> ServedFuture<'a, Result<Vec<PromptMessage>, ServedRefusal>> {
+    ) -> ServedFuture<'a, Result<ServedPrompt, ServedRefusal>> {
         Box::pin(async move {
             let unknown = || ServedRefusal::Unknown(format!("no prompt named {name:?}"));
             if let Some(skill) = self
@@ -582,10 +582,10 @@ impl Served for ServedTools {
             {
                 let body = super::skill_body(skill, &self.plugins)
                     .map_err(|e| ServedRefusal::Failed(e.to_string()))?;
-                return Ok(vec![PromptMessage {
+                return Ok(ServedPrompt::Messages(vec![PromptMessage {
                     role: PromptRole::User,
                     text: body,
-                }]);
+                }]));
             }
             // Looked up by the name it is listed under (a server identity may hold `:`).
             let (server, prompt) = self
@@ -597,8 +597,9 @@ impl Served for ServedTools {
                 .ok_or_else(unknown)?;
             self.connection(&server, unknown)
                 .await?
-                .get_prompt(&prompt, arguments, None)
+                .get_prompt_as_sent(&prompt, arguments, None)
                 .await
+                .map(ServedPrompt::AsSent)
                 .map_err(|e| ServedRefusal::Failed(e.to_string()))
         })
     }

@@ -12,6 +12,7 @@
 
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { z } from 'zod';
 
 // A 1x1 red PNG (also the image of `test_prompt_with_image`).
@@ -155,7 +156,16 @@ server.registerPrompt('test_simple_prompt', { description: 'A simple prompt' }, 
 
 server.registerPrompt(
   'test_prompt_with_arguments',
-  { description: 'A prompt with two arguments', argsSchema: { arg1: z.string(), arg2: z.string() } },
+  {
+    description: 'A prompt with two arguments',
+    argsSchema: {
+      // Completed from a short list (`completion/complete`, passed through by the gateway).
+      arg1: completable(z.string(), (value) =>
+        ['paris', 'park', 'party', 'test', 'testValue1'].filter((v) => v.startsWith(value)),
+      ),
+      arg2: z.string(),
+    },
+  },
   ({ arg1, arg2 }) => ({
     messages: [
       { role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } },

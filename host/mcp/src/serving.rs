@@ -27,12 +27,12 @@ use rho_component::{
 };
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, InitializeResult, JsonObject,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptMessage,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, Role,
-    ServerCapabilities, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, InitializeResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    Prompt, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Reference, ResourceContents, Role, ServerCapabilities, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer, ServiceExt};
 use serde_json::Value;
@@ -109,6 +109,16 @@ pub trait Served: Send + Sync + 'static {
         name: &'a str,
         arguments: std::collections::BTreeMap<String, String>,
     ) -> ServedFuture<'a, Result<ServedPrompt, ServedRefusal>>;
+
+    /// Suggestions for `argument` of served prompt `prompt`, given the `value` typed so far and
+    /// the other arguments already filled in: `None` when no prompt is served under that name.
+    fn complete<'a>(
+        &'a self,
+        prompt: &'a str,
+        argument: &'a str,
+        value: &'a str,
+        context: std::collections::BTreeMap<String, String>,
+    ) -> ServedFuture<'a, Option<Vec<String>>>;
 
     /// The resources, under their served URIs.
     fn resources(&self) -> ServedFuture<'_, Vec<ServerResource>>;
@@ -262,6 +272,7 @@ impl ServerHandler for Gateway {
     fn get_info(&self) -> InitializeResult {
         let capabilities = ServerCapabilities::builder()
             .enable_logging()
+            .enable_completions()
             .enable_prompts()
             .enable_prompts_list_changed()
             .enable_resources()
@@ -379,6 +390,36 @@ impl ServerHandler for Gateway {
             })
             .collect();
         Ok(GetPromptResponse::Complete(GetPromptResult::new(messages)))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, rmcp::ErrorData> {
+        // A resource template's argument has no upstream completion rho passes on yet.
+        let Reference::Prompt(prompt) = &request.r#ref else {
+            return Ok(CompleteResult::default());
+        };
+        let context = request
+            .context
+            .and_then(|c| c.arguments)
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let values = self
+            .served
+            .complete(
+                &prompt.name,
+                &request.argument.name,
+                &request.argument.value,
+                context,
+            )
+            .await
+            .ok_or_else(|| {
+                rmcp::ErrorData::invalid_params(format!("no prompt named {:?}", prompt.name), None)
+            })?;
+        Ok(CompleteResult::new(completion(values)))
     }
 
     async fn list_resources(
@@ -521,6 +562,15 @@ impl ServerHandler for Gateway {
             )),
         }
     }
+}
+
+/// `values` as a completion, at most the protocol's 100 (the total says how many there were).
+fn completion(mut values: Vec<String>) -> CompletionInfo {
+    let total = u32::try_from(values.len()).unwrap_or(u32::MAX);
+    let has_more = values.len() > CompletionInfo::MAX_VALUES;
+    values.truncate(CompletionInfo::MAX_VALUES);
+    // Within the cap by now, so this cannot fail; an empty completion if it ever did.
+    CompletionInfo::with_pagination(values, Some(total), has_more).unwrap_or_default()
 }
 
 /// An upstream prompt's result passed on as its server sent it, within
@@ -710,6 +760,16 @@ mod tests {
         for key in ["content", "structuredContent", "isError", "_meta"] {
             assert_eq!(passed[key], sent[key], "{key}");
         }
+    }
+
+    #[test]
+    fn completions_are_capped_at_the_protocols_hundred_with_their_total() {
+        let few = completion(vec!["paris".into(), "park".into()]);
+        assert_eq!(few.values, ["paris", "park"]);
+        assert_eq!((few.total, few.has_more), (Some(2), Some(false)));
+        let many = completion((0..150).map(|n| n.to_string()).collect());
+        assert_eq!(many.values.len(), 100);
+        assert_eq!((many.total, many.has_more), (Some(150), Some(true)));
     }
 
     #[test]

@@ -604,6 +604,40 @@ impl Served for ServedTools {
         })
     }
 
+    fn complete<'a>(
+        &'a self,
+        prompt: &'a str,
+        argument: &'a str,
+        value: &'a str,
+        context: std::collections::BTreeMap<String, String>,
+    ) -> ServedFuture<'a, Option<Vec<String>>> {
+        Box::pin(async move {
+            // A skill's prompt takes no arguments: nothing to suggest.
+            if self
+                .offered_skills()
+                .any(|s| prompt.strip_prefix(SKILL_PROMPT_PREFIX) == Some(s.name.as_str()))
+            {
+                return Some(Vec::new());
+            }
+            let (server, upstream) = self
+                .served_prompts()
+                .await
+                .into_iter()
+                .find(|(served, _, _)| served == prompt)
+                .map(|(_, server, upstream)| (server, upstream.name))?;
+            // A server that cannot be started suggests nothing, as a quiet one does.
+            let connection = self
+                .connection(&server, || ServedRefusal::Unknown(String::new()))
+                .await
+                .ok()?;
+            Some(
+                connection
+                    .complete(&upstream, argument, value, context)
+                    .await,
+            )
+        })
+    }
+
     fn resources(&self) -> ServedFuture<'_, Vec<ServerResource>> {
         Box::pin(async move {
             // Listing skill folders reads the disk: not on the runtime's threads.

@@ -54,6 +54,19 @@ pub type ServedSearch<'a> = Pin<Box<dyn Future<Output = (ToolOutput, Vec<String>
 /// The future of any other served answer.
 pub type ServedFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// What a client asks to complete: an argument of a served prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptCompletion {
+    /// The prompt's served name.
+    pub prompt: String,
+    /// The argument's name.
+    pub argument: String,
+    /// What is typed so far.
+    pub value: String,
+    /// The other arguments already filled in.
+    pub context: std::collections::BTreeMap<String, String>,
+}
+
 /// An expanded prompt as the gateway passes it on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServedPrompt {
@@ -110,15 +123,9 @@ pub trait Served: Send + Sync + 'static {
         arguments: std::collections::BTreeMap<String, String>,
     ) -> ServedFuture<'a, Result<ServedPrompt, ServedRefusal>>;
 
-    /// Suggestions for `argument` of served prompt `prompt`, given the `value` typed so far and
-    /// the other arguments already filled in: `None` when no prompt is served under that name.
-    fn complete<'a>(
-        &'a self,
-        prompt: &'a str,
-        argument: &'a str,
-        value: &'a str,
-        context: std::collections::BTreeMap<String, String>,
-    ) -> ServedFuture<'a, Option<Vec<String>>>;
+    /// Suggestions for one argument of a served prompt: `None` when no prompt is served under
+    /// that name.
+    fn complete(&self, asked: PromptCompletion) -> ServedFuture<'_, Option<Vec<String>>>;
 
     /// The resources, under their served URIs.
     fn resources(&self) -> ServedFuture<'_, Vec<ServerResource>>;
@@ -407,18 +414,15 @@ impl ServerHandler for Gateway {
             .unwrap_or_default()
             .into_iter()
             .collect();
-        let values = self
-            .served
-            .complete(
-                &prompt.name,
-                &request.argument.name,
-                &request.argument.value,
-                context,
-            )
-            .await
-            .ok_or_else(|| {
-                rmcp::ErrorData::invalid_params(format!("no prompt named {:?}", prompt.name), None)
-            })?;
+        let asked = PromptCompletion {
+            prompt: prompt.name.clone(),
+            argument: request.argument.name,
+            value: request.argument.value,
+            context,
+        };
+        let values = self.served.complete(asked).await.ok_or_else(|| {
+            rmcp::ErrorData::invalid_params(format!("no prompt named {:?}", prompt.name), None)
+        })?;
         Ok(CompleteResult::new(completion(values)))
     }
 

@@ -23,8 +23,8 @@ use rho_component::{
     PromptMessage, PromptRole, ResourceBody, ServerPrompt, ServerResource, SkillMeta, SkillSource,
 };
 use rho_mcp::serving::{
-    ServeInfo, Served, ServedCall, ServedChanges, ServedFuture, ServedList, ServedPrompt,
-    ServedRefusal, ServedSearch,
+    PromptCompletion, ServeInfo, Served, ServedCall, ServedChanges, ServedFuture, ServedList,
+    ServedPrompt, ServedRefusal, ServedSearch,
 };
 
 use super::Registry;
@@ -604,14 +604,14 @@ impl Served for ServedTools {
         })
     }
 
-    fn complete<'a>(
-        &'a self,
-        prompt: &'a str,
-        argument: &'a str,
-        value: &'a str,
-        context: std::collections::BTreeMap<String, String>,
-    ) -> ServedFuture<'a, Option<Vec<String>>> {
+    fn complete(&self, asked: PromptCompletion) -> ServedFuture<'_, Option<Vec<String>>> {
         Box::pin(async move {
+            let PromptCompletion {
+                prompt,
+                argument,
+                value,
+                context,
+            } = asked;
             // A skill's prompt takes no arguments: nothing to suggest.
             if self
                 .offered_skills()
@@ -623,7 +623,7 @@ impl Served for ServedTools {
                 .served_prompts()
                 .await
                 .into_iter()
-                .find(|(served, _, _)| served == prompt)
+                .find(|(served, _, _)| *served == prompt)
                 .map(|(_, server, upstream)| (server, upstream.name))?;
             // A server that cannot be started suggests nothing, as a quiet one does.
             let connection = self
@@ -632,7 +632,7 @@ impl Served for ServedTools {
                 .ok()?;
             Some(
                 connection
-                    .complete(&upstream, argument, value, context)
+                    .complete(&upstream, &argument, &value, context)
                     .await,
             )
         })

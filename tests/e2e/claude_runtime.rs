@@ -35,6 +35,21 @@ pub(crate) struct ClaudeSandbox {
 }
 
 impl ClaudeSandbox {
+    /// A sandbox whose model has Claude read the project's `note.txt` with its Read tool, then
+    /// answers "The note says: done.".
+    pub(crate) fn reading_the_note() -> Self {
+        Self::new(
+            |sandbox| {
+                let note = sandbox.project.join("note.txt");
+                json!([
+                    {"tool_use": {"name": "Read", "input": {"file_path": note}}},
+                    {"text": "The note says: done."}
+                ])
+            },
+            "",
+        )
+    }
+
     /// `script(sandbox)` is the endpoint's script; `extra_agent`, more `[agent]` keys.
     pub(crate) fn new(script: impl FnOnce(&Sandbox) -> Value, extra_agent: &str) -> Self {
         let sandbox = Sandbox::new();
@@ -150,16 +165,7 @@ fn claude_processes(marker: &str) -> Vec<String> {
 
 #[test]
 fn an_rpc_prompt_streams_claudes_text_tool_call_and_result_as_the_usual_notifications() {
-    let claude = ClaudeSandbox::new(
-        |sandbox| {
-            let note = sandbox.project.join("note.txt");
-            json!([
-                {"tool_use": {"name": "Read", "input": {"file_path": note}}},
-                {"text": "The note says: done."}
-            ])
-        },
-        "",
-    );
+    let claude = ClaudeSandbox::reading_the_note();
 
     let mut rpc = claude.rpc(&[]);
     let extensions = rpc.call(1, "listExtensions", json!({}));
@@ -553,16 +559,7 @@ fn output_claude_should_not_write_is_an_error_naming_the_runtime() {
 
 #[test]
 fn the_tui_shows_claudes_calls_as_claudes_and_servers_not_loaded() {
-    let claude = ClaudeSandbox::new(
-        |sandbox| {
-            let note = sandbox.project.join("note.txt");
-            json!([
-                {"tool_use": {"name": "Read", "input": {"file_path": note}}},
-                {"text": "The note says: done."}
-            ])
-        },
-        "",
-    );
+    let claude = ClaudeSandbox::reading_the_note();
     let sandbox = &claude.sandbox;
     let project = sandbox.project.display().to_string();
     let home = sandbox.home.display().to_string();

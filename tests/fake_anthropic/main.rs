@@ -170,46 +170,41 @@ async fn handle(mut stream: TcpStream, state: &State) -> std::io::Result<()> {
     }
 }
 
+/// The texts of one message's `content`: the string itself, or each block's `text` (a tool
+/// result's `content` when it is a string).
+fn content_texts(content: &Value) -> Vec<&str> {
+    match content {
+        Value::String(text) => vec![text.as_str()],
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| {
+                p.get("text")
+                    .or_else(|| p.get("content"))
+                    .and_then(Value::as_str)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 fn log_request(state: &State, request: &Request, body: &Value) {
     let Some(log) = &state.log else {
         return;
     };
-    let last_user = body
-        .get("messages")
-        .and_then(Value::as_array)
-        .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "user"))
-        .map(|message| match &message["content"] {
-            Value::String(text) => text.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| {
-                    p.get("text")
-                        .or_else(|| p.get("content"))
-                        .and_then(Value::as_str)
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        });
+    let messages = || {
+        body.get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+    };
+    let last_user = messages()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .map(|message| content_texts(&message["content"]).join("\n"));
     // Every text of the conversation (text blocks, and tool results given as a string), so a
     // test can tell an earlier turn reached the model.
-    let texts: Vec<&str> = body
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .flat_map(|message| match &message["content"] {
-            Value::String(text) => vec![text.as_str()],
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| {
-                    p.get("text")
-                        .or_else(|| p.get("content"))
-                        .and_then(Value::as_str)
-                })
-                .collect(),
-            _ => Vec::new(),
-        })
+    let texts: Vec<&str> = messages()
+        .flat_map(|message| content_texts(&message["content"]))
         .collect();
     let line = json!({
         "method": request.method,

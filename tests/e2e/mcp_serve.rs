@@ -449,41 +449,93 @@ fn an_upstream_servers_questions_reach_a_client_that_can_answer_them() {
         sample.as_str(),
         r#"{"prompt": "say hi", "maxTokens": 50}"#,
     ];
-    // A 2025-11-25 client that answers forms and sampling.
-    let answering = [
+    // A 2025-11-25 client is asked with the same requests; a 2026-07-28 client, which a
+    // server may not send requests, gets them as input requests in the call's result and
+    // retries the call with its answers (docs/mcp.md, "rho as an MCP server").
+    for (mode, revision) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let answering = [
+            &[
+                "--mode",
+                mode,
+                "--answer-forms",
+                r#"{"name": "Ada", "check": true}"#,
+                "--answer-sampling",
+                "hello from the client",
+            ][..],
+            &calls,
+        ]
+        .concat();
+        let report = python_with(&sandbox, &answering, &[]);
+        assert_eq!(report["protocolVersion"], revision, "{report:#}");
+        let text = |i: usize| text_of(&report, i);
+        assert!(text(0).contains("- Name: Ada"), "{mode}: {report:#}");
+        assert!(
+            text(1).contains("hello from the client"),
+            "{mode}: {report:#}"
+        );
+        let form = &report["forms"][0];
+        assert!(
+            form["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("everything asks: "),
+            "{mode}: {report:#}"
+        );
+        assert_eq!(form["schema"]["properties"]["check"]["type"], "boolean");
+        assert_eq!(
+            report["samplings"][0][0],
+            "Resource trigger-sampling-request context: say hi"
+        );
+        // A client that declared neither: the form is declined, sampling refused, the calls
+        // end.
+        let report = python_with(&sandbox, &[&["--mode", mode][..], &calls].concat(), &[]);
+        assert!(
+            text_of(&report, 0).contains("declined"),
+            "{mode}: {report:#}"
+        );
+        assert_eq!(report["calls"][1]["isError"], true, "{mode}: {report:#}");
+        assert!(
+            text_of(&report, 1).contains("cannot sample"),
+            "{mode}: {report:#}"
+        );
+    }
+}
+
+#[test]
+fn a_2026_client_answers_what_a_2026_upstream_asks_under_its_keys() {
+    let upstream = repo_root().join("tests/peers/mrtr_upstream.mjs");
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[mcp.servers.asker]\ncommand = \"node\"\nargs = [{:?}]\n\n[agent]\npermission_mode = \"allow-all\"\n",
+        upstream.display().to_string()
+    ));
+    // Both questions of one round reach the client at once, and its answers go back under the
+    // upstream's own keys (`name`, `color`).
+    let report = python_with(
+        &sandbox,
         &[
-            "--mode",
-            "legacy",
             "--answer-forms",
-            r#"{"name": "Ada", "check": true}"#,
-            "--answer-sampling",
-            "hello from the client",
-        ][..],
-        &calls,
-    ]
-    .concat();
-    let report = python_with(&sandbox, &answering, &[]);
-    let text = |i: usize| text_of(&report, i);
-    assert!(text(0).contains("- Name: Ada"), "{report:#}");
-    assert!(text(1).contains("hello from the client"), "{report:#}");
-    let form = &report["forms"][0];
-    assert!(
-        form["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("everything asks: "),
+            r#"{"name": "Ada", "color": "teal"}"#,
+            "--call",
+            "mcp__asker__ask_twice",
+            "{}",
+        ],
+        &[],
+    );
+    assert_eq!(report["protocolVersion"], "2026-07-28", "{report:#}");
+    assert_eq!(text_of(&report, 0), "Ada likes teal", "{report:#}");
+    let mut asked: Vec<&str> = report["forms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    asked.sort_unstable();
+    assert_eq!(
+        asked,
+        ["asker asks: Your color?", "asker asks: Your name?"],
         "{report:#}"
     );
-    assert_eq!(form["schema"]["properties"]["check"]["type"], "boolean");
-    assert_eq!(
-        report["samplings"][0][0],
-        "Resource trigger-sampling-request context: say hi"
-    );
-    // A client that declared neither: the form is declined, sampling refused, the calls end.
-    let report = python_with(&sandbox, &[&["--mode", "legacy"][..], &calls].concat(), &[]);
-    assert!(text_of(&report, 0).contains("declined"), "{report:#}");
-    assert_eq!(report["calls"][1]["isError"], true, "{report:#}");
-    assert!(text_of(&report, 1).contains("cannot sample"), "{report:#}");
 }
 
 /// The text blocks of call `i` in `report`, joined (an upstream result is passed on with

@@ -1,7 +1,8 @@
 //! The official MCP conformance suite's server scenarios against `rho mcp serve`: the gateway
 //! listens on loopback Streamable HTTP with `--upstream-names` in front of
 //! `tests/peers/conformance_upstream.mjs` (the resources, template, tools and prompts the
-//! scenarios use, under the reference server's names), and every server scenario of the
+//! scenarios use, under the reference server's names) and `tests/peers/mrtr_upstream.mjs` (the
+//! tools of the input-required-result scenarios), and every server scenario of the
 //! 2025-11-25 and 2026-07-28 revisions runs at its own revision's wire, except those
 //! `tests/conformance/gateway-scenarios.yaml` lists as not applying to a gateway (each with
 //! why). Each must pass: the suite's verdict, no failed or warning check, at least one check
@@ -102,10 +103,15 @@ fn the_server_scenarios_that_apply_to_a_gateway_pass_at_both_revisions() {
         "{} is missing: install the test peers with `npm ci --prefix tests/peers` ({INSTALL})",
         sdk.display()
     );
+    // The input-required-result scenarios' tools ask the 2026-07-28 way, so they come from a
+    // server on the SDK's 2026-07-28 package (rho passes their questions on under their keys).
+    let asking = repo_root().join("tests/peers/mrtr_upstream.mjs");
     let sandbox = Sandbox::new();
     sandbox.write_config(&format!(
-        "[mcp.servers.conformance]\ncommand = \"node\"\nargs = [{:?}]\nsampling = \"ask\"\n",
-        upstream.display().to_string()
+        "[mcp.servers.conformance]\ncommand = \"node\"\nargs = [{:?}]\nsampling = \"ask\"\n\n\
+         [mcp.servers.asking]\ncommand = \"node\"\nargs = [{:?}]\nsampling = \"ask\"\n",
+        upstream.display().to_string(),
+        asking.display().to_string()
     ));
     // The scenarios call the reference server's tools and prompts by their own names: served
     // under the upstream's names, as a client wrapping one server sees them. rho's exported

@@ -69,6 +69,9 @@ pub struct Form {
     pub message: String,
     /// The questions, in the schema's order.
     pub fields: Vec<FormField>,
+    /// The server's name for this question when it came as a 2026-07-28 input request (a
+    /// gateway passes the question on under the same key); `None` for a 2025-11-25 request.
+    pub key: Option<String>,
 }
 
 /// How the user answered a server's question: a form (elicitation) or a request to spend
@@ -132,6 +135,9 @@ pub struct SamplingRequest {
     pub messages: Vec<SamplingMessage>,
     /// The token ceiling the server asked for (shown, not enforced).
     pub max_tokens: u32,
+    /// The server's name for this question when it came as a 2026-07-28 input request (a
+    /// gateway passes the question on under the same key); `None` for a 2025-11-25 request.
+    pub key: Option<String>,
 }
 
 /// How a sampling request ended.
@@ -162,6 +168,14 @@ pub type AskFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait Asker: Send + Sync {
     /// Shows `form` from `server` and waits for the answer. An asker that cannot ask declines.
     fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer>;
+
+    /// Whether its questions go to one person, one at a time: then a server's questions queue
+    /// at that server's question gate (`docs/mcp.md`, "Questions from a server"). A gateway
+    /// whose every call has a client of its own answers `false`, so one client's unanswered
+    /// question does not hold up another's.
+    fn asks_one_person(&self) -> bool {
+        true
+    }
 
     /// Asks the user whether `server` may use the model for `request`, then runs it.
     fn sample<'a>(

@@ -96,6 +96,7 @@ pub(crate) fn plan(
         form: Form {
             message: message.to_owned(),
             fields,
+            key: None,
         },
         typing,
     })

@@ -124,7 +124,7 @@ impl ClientHandler for RhoClient {
         let flight = routed.as_deref().map_err(|why| *why);
         let answer = self
             .questions
-            .elicit(flight, &params, order.as_deref(), &context.ct)
+            .elicit(flight, &params, order.as_deref(), None, &context.ct)
             .await
             .map_err(|rejected| rejected.error())?;
         Ok(serde_json::from_value(answer)
@@ -139,7 +139,10 @@ impl ClientHandler for RhoClient {
         let params = serde_json::to_value(&params).unwrap_or_default();
         let routed = self.calls.single();
         let flight = routed.as_deref().map_err(|why| *why);
-        let result = self.questions.sample(flight, &params, &context.ct).await;
+        let result = self
+            .questions
+            .sample(flight, &params, None, &context.ct)
+            .await;
         match result {
             Ok(result) => serde_json::from_value(result)
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None)),

@@ -8,10 +8,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::questions::{InFlight, Questions, Refusal};
 
-/// The answer to one input request, or why the request cannot go on.
+/// The answer to the input request `key`, or why the request cannot go on.
 pub(crate) async fn answer(
     questions: &Questions,
     flight: &InFlight,
+    key: &str,
     request: &InputRequest,
 ) -> Result<Value, String> {
     // An input request has no cancellation of its own: the request it rides in has.
@@ -26,7 +27,7 @@ pub(crate) async fn answer(
             };
             let params = serde_json::to_value(&elicit.params).unwrap_or_default();
             questions
-                .elicit(Ok(flight), &params, order.as_deref(), &never)
+                .elicit(Ok(flight), &params, order.as_deref(), Some(key), &never)
                 .await
                 .map_err(|rejected| rejected.message().to_owned())
         }
@@ -34,7 +35,7 @@ pub(crate) async fn answer(
         InputRequest::CreateMessage(create) => {
             let params = serde_json::to_value(&create.params).unwrap_or_default();
             questions
-                .sample(Ok(flight), &params, &never)
+                .sample(Ok(flight), &params, Some(key), &never)
                 .await
                 .map_err(|refusal| match refusal {
                     Refusal::Refused(why) => format!("sampling refused: {why}"),

@@ -147,15 +147,16 @@ impl From<&str> for Refusal {
 }
 
 impl Questions {
-    /// The answer to an elicitation (`params` as JSON, `order` the schema's property order):
-    /// accept with typed content, decline, or cancel. Whatever rho cannot do is a decline, a
-    /// first-class answer that lets the server carry on; it fails only when the server's gate
-    /// rejects the question.
+    /// The answer to an elicitation (`params` as JSON, `order` the schema's property order,
+    /// `key` its input request key when it came as one): accept with typed content, decline,
+    /// or cancel. Whatever rho cannot do is a decline, a first-class answer that lets the
+    /// server carry on; it fails only when the server's gate rejects the question.
     pub(crate) async fn elicit(
         &self,
         flight: Result<&InFlight, &str>,
         params: &Value,
         order: Option<&[String]>,
+        key: Option<&str>,
         request_cancel: &CancellationToken,
     ) -> Result<Value, Rejected> {
         let server = self.server.as_str();
@@ -191,7 +192,7 @@ impl Questions {
             }
         };
         // A form rho cannot show is declined above without taking a place in the queue.
-        let _turn = match self.gate.open(flight.stops(request_cancel)).await {
+        let _turn = match self.turn(asker.as_ref(), flight, request_cancel).await {
             Ok(turn) => turn,
             Err(NotOpened::Rejected(rejected)) => return Err(rejected),
             Err(NotOpened::Ended(why)) => {
@@ -200,8 +201,10 @@ impl Questions {
             }
         };
         let _open = flight.budget.question();
+        let mut form = plan.form.clone();
+        form.key = key.map(str::to_owned);
         let answer = tokio::select! {
-            answer = tokio::time::timeout(flight.budget.limit(), asker.ask_form(server, plan.form.clone())) => answer.ok(),
+            answer = tokio::time::timeout(flight.budget.limit(), asker.ask_form(server, form)) => answer.ok(),
             () = flight.cancel.cancelled() => None,
             () = flight.ended.cancelled() => None,
             () = request_cancel.cancelled() => None,
@@ -223,11 +226,13 @@ impl Questions {
         })
     }
 
-    /// The result of a sampling request (`params` as JSON), or why it gets none.
+    /// The result of a sampling request (`params` as JSON, `key` its input request key when it
+    /// came as one), or why it gets none.
     pub(crate) async fn sample(
         &self,
         flight: Result<&InFlight, &str>,
         params: &Value,
+        key: Option<&str>,
         request_cancel: &CancellationToken,
     ) -> Result<Value, Refusal> {
         if !self.declared.sampling {
@@ -239,8 +244,9 @@ impl Questions {
             .as_ref()
             .ok_or("the call cannot ask the user")?;
         // A request rho would refuse anyway is refused without taking a place in the queue.
-        let request = crate::sampling::request(params)?;
-        let _turn = match self.gate.open(flight.stops(request_cancel)).await {
+        let mut request = crate::sampling::request(params)?;
+        request.key = key.map(str::to_owned);
+        let _turn = match self.turn(asker.as_ref(), flight, request_cancel).await {
             Ok(turn) => turn,
             Err(NotOpened::Rejected(rejected)) => return Err(Refusal::Rejected(rejected)),
             Err(NotOpened::Ended(why)) => return Err(why.into()),
@@ -263,6 +269,22 @@ impl Questions {
             SamplingAnswer::Refused(why) => Err(why.into()),
             SamplingAnswer::Cancel => Err("the user dismissed the request".into()),
         }
+    }
+}
+
+impl Questions {
+    /// A question's turn: through the server's gate when its asker puts questions to one
+    /// person, at once (`None`) when every call has a person of its own.
+    async fn turn(
+        &self,
+        asker: &dyn Asker,
+        flight: &InFlight,
+        request_cancel: &CancellationToken,
+    ) -> Result<Option<crate::question_gate::OpenQuestion>, NotOpened> {
+        if !asker.asks_one_person() {
+            return Ok(None);
+        }
+        self.gate.open(flight.stops(request_cancel)).await.map(Some)
     }
 }
 
@@ -320,6 +342,7 @@ mod tests {
                     .sample(
                         flight.as_deref().map_err(|w| *w),
                         &params,
+                        None,
                         &CancellationToken::new(),
                     )
                     .await
@@ -334,6 +357,7 @@ mod tests {
                     .elicit(
                         flight.as_deref().map_err(|w| *w),
                         &form,
+                        None,
                         None,
                         &CancellationToken::new(),
                     )

@@ -166,6 +166,41 @@ enum Outcome {
 }
 
 impl Connection {
+    /// The answers to one round's input requests: one at a time when they go to one person,
+    /// all at once when the call's asker has a person of its own for it (a gateway's client,
+    /// which then gets them together).
+    async fn answer_round(
+        &self,
+        flight: &InFlight,
+        requests: rmcp::model::InputRequests,
+    ) -> Result<InputResponses, Failure> {
+        let questions = &self.client.questions;
+        let mut responses = InputResponses::new();
+        if flight
+            .asker
+            .as_ref()
+            .is_none_or(|asker| asker.asks_one_person())
+        {
+            for (key, request) in requests {
+                let answer = crate::input::answer(questions, flight, &key, &request)
+                    .await
+                    .map_err(Failure::Failed)?;
+                responses.insert(key, answer);
+            }
+            return Ok(responses);
+        }
+        let answers =
+            futures_util::future::join_all(requests.into_iter().map(|(key, request)| async move {
+                let answer = crate::input::answer(questions, flight, &key, &request).await;
+                (key, answer)
+            }))
+            .await;
+        for (key, answer) in answers {
+            responses.insert(key, answer.map_err(Failure::Failed)?);
+        }
+        Ok(responses)
+    }
+
     /// Sends `params` until the server gives a result other than "input required", answering
     /// input requests through `flight`'s asker, within `flight`'s budget.
     pub(crate) async fn drive<P: Retry>(
@@ -238,14 +273,7 @@ impl Connection {
             } else {
                 state_only_rounds = 0;
             }
-            // One question at a time: they go to one person.
-            let mut responses = InputResponses::new();
-            for (key, request) in requests {
-                let answer = crate::input::answer(&self.client.questions, flight, &request)
-                    .await
-                    .map_err(Failure::Failed)?;
-                responses.insert(key, answer);
-            }
+            let responses = self.answer_round(flight, requests).await?;
             // Absent when the server sent none: a retry never invents state.
             params.answered(
                 (!responses.is_empty()).then_some(responses),

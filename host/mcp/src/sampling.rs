@@ -53,6 +53,7 @@ pub(crate) fn request(params: &Value) -> Result<SamplingRequest, String> {
         system_prompt,
         messages: flattened,
         max_tokens,
+        key: None,
     })
 }
 

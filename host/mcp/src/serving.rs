@@ -6,12 +6,14 @@
 //! level as annotations), passes an MCP tool's result on as its server sent it (up to
 //! [`MAX_PASSED_RESULT_BYTES`]) and turns other tools' [`ToolOutput`]s into call results, passes a client's progress
 //! token and cancellation through to the call, passes an upstream server's questions to the
-//! client (`downstream.rs`), and speaks both revisions rho speaks as a client
+//! client (`downstream.rs`: as requests to a 2025-11-25 client, as input requests in the
+//! call's result to a 2026-07-28 one, `parked.rs`), and speaks both revisions rho speaks as a client
 //! (2026-07-28 through `server/discover`, 2025-11-25 through `initialize`: rmcp answers each
 //! in the client's era).
 
 mod downstream;
 mod http;
+mod parked;
 
 pub use http::{HTTP_PATH, HttpServe, serve_http};
 
@@ -178,7 +180,7 @@ pub async fn serve_stdio(
     info: ServeInfo,
     stop: CancelSignal,
 ) -> Result<(), ServeError> {
-    let handler = Gateway::new(served, info);
+    let handler = Gateway::new(served, info, Arc::default());
     let transport = (tokio::io::stdin(), tokio::io::stdout());
     let running = tokio::select! {
         running = handler.serve(transport) => running.map_err(|e| ServeError::Handshake(e.to_string()))?,
@@ -231,6 +233,9 @@ struct Gateway {
     /// The search tool, when clients see it instead of every tool (asked once, not per
     /// request).
     search: Option<ToolSpec>,
+    /// Calls of 2026-07-28 clients waiting for answers, shared by every handler of the server
+    /// (such a client's retry may reach another one).
+    parked: Arc<parked::Parked>,
 }
 
 impl Drop for Gateway {
@@ -240,11 +245,12 @@ impl Drop for Gateway {
 }
 
 impl Gateway {
-    fn new(served: Arc<dyn Served>, info: ServeInfo) -> Self {
+    fn new(served: Arc<dyn Served>, info: ServeInfo, parked: Arc<parked::Parked>) -> Self {
         Self {
             search: served.search_tool(),
             served,
             info,
+            parked,
             found: std::sync::Mutex::default(),
             gone: tokio_util::sync::CancellationToken::new(),
         }
@@ -521,6 +527,16 @@ impl ServerHandler for Gateway {
             let output = self.search(arguments, &context).await;
             return Ok(CallToolResponse::Complete(result(output)));
         }
+        let (modern, capabilities) = downstream::declared(&context);
+        if modern {
+            let retry = parked::Retry {
+                state: request.request_state,
+                responses: request.input_responses.map(|r| r.into_iter().collect()),
+            };
+            return self
+                .call_asking(&request.name, arguments, retry, capabilities, context)
+                .await;
+        }
         let cancel = CancelSignal::new();
         let on_cancel = cancel.clone();
         let ct = context.ct.clone();
@@ -528,43 +544,51 @@ impl ServerHandler for Gateway {
             ct.cancelled().await;
             on_cancel.cancel();
         });
-        // One sender per call keeps the reports in order; a full queue drops a report rather
-        // than holding up the tool.
-        let progress = context.meta.get_progress_token().map(|token| {
-            let (reports, mut to_send) =
-                tokio::sync::mpsc::channel::<ProgressNotificationParam>(64);
-            let peer = context.peer.clone();
-            tokio::spawn(async move {
-                while let Some(param) = to_send.recv().await {
-                    if peer.notify_progress(param).await.is_err() {
-                        return;
-                    }
-                }
-            });
-            let sink: ProgressSink = Arc::new(move |p: ToolProgress| {
-                let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
-                param.total = p.total;
-                param.message = p.message;
-                let _ = reports.try_send(param);
-            });
-            sink
-        });
-        let asker = Arc::new(downstream::Downstream::new(context.peer.clone()));
+        let progress = progress_sink(&context);
+        let asker = Arc::new(downstream::Downstream::new(context.peer.clone(), &context));
         let output = self
             .served
             .call(&request.name, arguments, cancel, progress, asker)
             .await;
         watch.abort();
-        match output {
-            Some(PassedOutput::Rendered(output)) => Ok(CallToolResponse::Complete(result(output))),
-            Some(PassedOutput::AsSent(sent)) => {
-                Ok(CallToolResponse::Complete(passed_on(&request.name, sent)))
+        call_response(&request.name, output)
+    }
+}
+
+/// Where a call's progress goes when the client asked for it (a progress token): one sender
+/// per call keeps the reports in order, and a full queue drops a report rather than holding
+/// up the tool.
+fn progress_sink(context: &RequestContext<RoleServer>) -> Option<ProgressSink> {
+    let token = context.meta.get_progress_token()?;
+    let (reports, mut to_send) = tokio::sync::mpsc::channel::<ProgressNotificationParam>(64);
+    let peer = context.peer.clone();
+    tokio::spawn(async move {
+        while let Some(param) = to_send.recv().await {
+            if peer.notify_progress(param).await.is_err() {
+                return;
             }
-            None => Err(rmcp::ErrorData::invalid_params(
-                format!("no tool named {:?}", request.name.as_ref()),
-                None,
-            )),
         }
+    });
+    Some(Arc::new(move |p: ToolProgress| {
+        let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+        param.total = p.total;
+        param.message = p.message;
+        let _ = reports.try_send(param);
+    }))
+}
+
+/// The response to a served call that finished with `output` (`None`: no such tool).
+fn call_response(
+    name: &str,
+    output: Option<PassedOutput>,
+) -> Result<CallToolResponse, rmcp::ErrorData> {
+    match output {
+        Some(PassedOutput::Rendered(output)) => Ok(CallToolResponse::Complete(result(output))),
+        Some(PassedOutput::AsSent(sent)) => Ok(CallToolResponse::Complete(passed_on(name, sent))),
+        None => Err(rmcp::ErrorData::invalid_params(
+            format!("no tool named {name:?}"),
+            None,
+        )),
     }
 }
 

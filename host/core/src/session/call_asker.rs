@@ -181,6 +181,7 @@ mod tests {
                 text: "hi".into(),
             }],
             max_tokens: 10,
+            key: None,
         };
         assert_eq!(flatten(&one), "hi");
         let two = SamplingRequest {

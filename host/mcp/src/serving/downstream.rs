@@ -1,8 +1,9 @@
 //! An upstream server's questions passed down to the client of `rho mcp serve`: a form
 //! (`elicitation/create`) or a request for the model (`sampling/createMessage`) asked during
-//! a served call goes to the client as the same request when the client declared it can
-//! answer it (in `initialize`, so a 2025-11-25 client: 2026-07-28 forbids a server's
-//! requests), and is declined (a form) or refused (sampling) otherwise.
+//! a served call goes to the client when it declared it can answer it, and is declined (a
+//! form) or refused (sampling) otherwise. A 2025-11-25 client is asked with the same request;
+//! a 2026-07-28 client, whose revision forbids a server's requests, gets it as an input
+//! request in the call's result (`parked.rs`) and answers it when it retries the call.
 
 // rmcp marks sampling deprecated (SEP-2577); 2025-11-25 clients still answer it.
 #![allow(deprecated)]
@@ -11,57 +12,162 @@ use rho_component::{
     AskFuture, Asker, FieldKind, Form, QuestionAnswer, SamplingAnswer, SamplingRequest,
     SamplingRole,
 };
-use rmcp::model::{CreateMessageRequestParams, ElicitRequestParams, ElicitationAction};
-use rmcp::service::{Peer, RoleServer};
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ProtocolVersion,
+};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+/// The method of an input request that asks for a form.
+pub(super) const ELICITATION: &str = "elicitation/create";
+/// The method of an input request that asks for the model.
+pub(super) const SAMPLING: &str = "sampling/createMessage";
+
+/// A question of a served call put to a 2026-07-28 client: the input request (`method` and
+/// `params`) and where its response goes.
+pub(super) struct Asked {
+    /// The upstream server's key for it, when it asked with an input request of its own.
+    pub key: Option<String>,
+    /// `{"method": ..., "params": ...}` as the client reads it in `inputRequests`.
+    pub request: Value,
+    /// Takes the client's response (checked by [`answers_request`] first).
+    pub answer: oneshot::Sender<Value>,
+}
+
+/// Where a served call's questions go.
+enum Route {
+    /// As requests to a 2025-11-25 client.
+    Requests(Peer<RoleServer>),
+    /// As input requests to a 2026-07-28 client: to the call's [`super::parked::Call`].
+    InputRequests(mpsc::Sender<Asked>),
+}
 
 /// Answers a served call's questions by asking the client.
 pub(super) struct Downstream {
-    peer: Peer<RoleServer>,
+    route: Route,
     forms: bool,
     sampling: bool,
 }
 
+/// Whether the client of a request speaks 2026-07-28 (or later), and what it declared it can
+/// answer: a 2026-07-28 request names both in its `_meta`, a 2025-11-25 client said them in
+/// `initialize`.
+pub(super) fn declared(context: &RequestContext<RoleServer>) -> (bool, Option<ClientCapabilities>) {
+    let info = context.peer.peer_info();
+    let version = context
+        .meta
+        .protocol_version()
+        .or_else(|| info.as_ref().map(|i| i.protocol_version.clone()));
+    let modern = version.is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+    let capabilities = context
+        .meta
+        .client_capabilities()
+        .or_else(|| info.as_ref().map(|i| i.capabilities.clone()));
+    (modern, capabilities)
+}
+
 impl Downstream {
-    /// The asker for a call from `peer`: what it declared it can answer.
-    pub(super) fn new(peer: Peer<RoleServer>) -> Self {
-        let declared = peer.peer_info();
-        let capabilities = declared.as_ref().map(|info| &info.capabilities);
-        let legacy = declared
-            .as_ref()
-            .is_some_and(|info| info.protocol_version < rmcp::model::ProtocolVersion::V_2026_07_28);
+    /// The asker for a call of a 2025-11-25 client (`peer`); a 2026-07-28 client's calls are
+    /// asked through [`Downstream::input_requests`], so here its questions are declined.
+    pub(super) fn new(peer: Peer<RoleServer>, context: &RequestContext<RoleServer>) -> Self {
+        let (modern, capabilities) = declared(context);
+        let capabilities = capabilities.filter(|_| !modern);
         Self {
-            forms: legacy && capabilities.is_some_and(|c| c.elicitation.is_some()),
-            sampling: legacy && capabilities.is_some_and(|c| c.sampling.is_some()),
-            peer,
+            forms: capabilities
+                .as_ref()
+                .is_some_and(|c| c.elicitation.is_some()),
+            sampling: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
+            route: Route::Requests(peer),
         }
+    }
+
+    /// The asker for a call of a 2026-07-28 client that declared `capabilities`: each question
+    /// goes to `asked` as an input request.
+    pub(super) fn input_requests(
+        asked: mpsc::Sender<Asked>,
+        capabilities: Option<&ClientCapabilities>,
+    ) -> Self {
+        Self {
+            forms: capabilities.is_some_and(|c| c.elicitation.is_some()),
+            sampling: capabilities.is_some_and(|c| c.sampling.is_some()),
+            route: Route::InputRequests(asked),
+        }
+    }
+
+    /// Puts one input request to the client of a 2026-07-28 call; `None` when the call is gone.
+    async fn input_request(
+        asked: &mpsc::Sender<Asked>,
+        key: Option<String>,
+        method: &str,
+        params: Value,
+    ) -> Option<Value> {
+        let (answer, response) = oneshot::channel();
+        let request = json!({ "method": method, "params": params });
+        asked
+            .send(Asked {
+                key,
+                request,
+                answer,
+            })
+            .await
+            .ok()?;
+        response.await.ok()
+    }
+}
+
+/// Whether `response` is a well-formed answer to an input request of `method` (a response
+/// that is not stays unanswered, and the client is asked again).
+pub(super) fn answers_request(method: &str, response: &Value) -> bool {
+    match method {
+        ELICITATION => serde_json::from_value::<ElicitResult>(response.clone()).is_ok(),
+        SAMPLING => serde_json::from_value::<CreateMessageResult>(response.clone()).is_ok(),
+        _ => false,
     }
 }
 
 impl Asker for Downstream {
+    /// Each served call's questions go to its own client.
+    fn asks_one_person(&self) -> bool {
+        false
+    }
+
     fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer> {
         Box::pin(async move {
             if !self.forms {
                 return QuestionAnswer::Decline;
             }
-            let Ok(params) =
-                serde_json::from_value::<ElicitRequestParams>(form_request(server, &form))
-            else {
-                return QuestionAnswer::Decline;
-            };
-            match self.peer.create_elicitation(params).await {
-                Ok(result) => match result.action {
-                    ElicitationAction::Accept => {
-                        QuestionAnswer::Accept(answers(result.content.as_ref()))
+            let request = form_request(server, &form);
+            let key = form.key;
+            let result = match &self.route {
+                Route::Requests(peer) => {
+                    let Ok(params) = serde_json::from_value::<ElicitRequestParams>(request) else {
+                        return QuestionAnswer::Decline;
+                    };
+                    match peer.create_elicitation(params).await {
+                        Ok(result) => result,
+                        Err(e) => {
+                            tracing::debug!(target: "rho::serve", "the client could not answer a form: {e}");
+                            return QuestionAnswer::Decline;
+                        }
                     }
-                    ElicitationAction::Cancel => QuestionAnswer::Cancel,
-                    // Decline, and any action a later revision adds.
-                    _ => QuestionAnswer::Decline,
-                },
-                Err(e) => {
-                    tracing::debug!(target: "rho::serve", "the client could not answer a form: {e}");
-                    QuestionAnswer::Decline
                 }
+                Route::InputRequests(asked) => {
+                    let response = Self::input_request(asked, key, ELICITATION, request).await;
+                    match response.map(serde_json::from_value::<ElicitResult>) {
+                        Some(Ok(result)) => result,
+                        _ => return QuestionAnswer::Decline,
+                    }
+                }
+            };
+            match result.action {
+                ElicitationAction::Accept => {
+                    QuestionAnswer::Accept(answers(result.content.as_ref()))
+                }
+                ElicitationAction::Cancel => QuestionAnswer::Cancel,
+                // Decline, and any action a later revision adds.
+                _ => QuestionAnswer::Decline,
             }
         })
     }
@@ -77,13 +183,26 @@ impl Asker for Downstream {
                     "the client of rho mcp serve cannot sample".to_owned(),
                 );
             }
-            let Ok(params) =
-                serde_json::from_value::<CreateMessageRequestParams>(sampling_request(&request))
-            else {
-                return SamplingAnswer::Refused("the request cannot be passed on".to_owned());
+            let key = request.key.clone();
+            let request = sampling_request(&request);
+            let result = match &self.route {
+                Route::Requests(peer) => {
+                    let Ok(params) = serde_json::from_value::<CreateMessageRequestParams>(request)
+                    else {
+                        return SamplingAnswer::Refused(
+                            "the request cannot be passed on".to_owned(),
+                        );
+                    };
+                    peer.create_message(params)
+                        .await
+                        .map(|result| serde_json::to_value(result).unwrap_or_default())
+                        .map_err(|e| e.to_string())
+                }
+                Route::InputRequests(asked) => Self::input_request(asked, key, SAMPLING, request)
+                    .await
+                    .ok_or_else(|| "the call ended".to_owned()),
             };
-            let sent = self.peer.create_message(params).await;
-            match sent.map(|result| serde_json::to_value(result).unwrap_or_default()) {
+            match result {
                 Ok(result) => SamplingAnswer::Reply {
                     model: text_at(&result, "/model"),
                     text: text_at(&result, "/content/text"),
@@ -235,6 +354,7 @@ mod tests {
         let form = Form {
             message: "Pick".into(),
             fields: vec![color, count],
+            key: None,
         };
         let request = form_request("paint", &form);
         assert_eq!(request["message"], "paint asks: Pick");
@@ -261,6 +381,7 @@ mod tests {
                 text: "Hi".into(),
             }],
             max_tokens: 50,
+            key: None,
         };
         let params = sampling_request(&request);
         assert_eq!(params["systemPrompt"], "Be brief");

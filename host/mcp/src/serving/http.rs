@@ -65,8 +65,15 @@ pub async fn serve_http(
         config = config.disable_allowed_hosts();
     }
     let sessions_stop = config.cancellation_token.clone();
+    let parked = Arc::default();
     let service = StreamableHttpService::new(
-        move || Ok(Gateway::new(served.clone(), info.clone())),
+        move || {
+            Ok(Gateway::new(
+                served.clone(),
+                info.clone(),
+                Arc::clone(&parked),
+            ))
+        },
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -1,0 +1,436 @@
+//! Served calls of 2026-07-28 clients that stopped to ask (SEP-2322, multi round-trip
+//! requests). Such a client cannot be sent a request, so when an upstream server asks a
+//! question during its call, the call keeps running while rho answers the client with an
+//! `InputRequiredResult`: the question as an input request, and a `requestState` that names
+//! the waiting call. The client retries the call with its answers and that state; rho hands
+//! the answers to the waiting questions and carries on until the call finishes or asks again.
+//!
+//! The state is a random token, new each round, valid for one retry of the same tool, for
+//! [`PARKED_FOR`] at most; at most [`MAX_PARKED`] calls wait at once (the oldest is cancelled
+//! first). A call that is dropped, expired or pushed out is cancelled, upstream included.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use std::sync::Arc;
+
+use rho_component::{CancelSignal, PassedOutput};
+use rmcp::model::{CallToolResponse, ClientCapabilities, InputRequiredResult};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::downstream::{self, Asked, answers_request};
+use super::{call_response, progress_sink};
+
+/// How long a call waits for its client to retry with answers.
+pub(super) const PARKED_FOR: Duration = Duration::from_secs(600);
+
+/// The most calls waiting for answers at once.
+pub(super) const MAX_PARKED: usize = 64;
+
+/// The most questions one call may have open at once (the rest wait their turn).
+const MAX_OPEN: usize = 16;
+
+/// A served call that may stop to ask its client: its task, and its questions.
+pub(super) struct Call {
+    /// The tool it calls (a retry must name the same).
+    tool: String,
+    task: JoinHandle<Option<PassedOutput>>,
+    cancel: CancelSignal,
+    asked: mpsc::Receiver<Asked>,
+    /// Questions put to the client and not yet answered, by their input request key.
+    open: BTreeMap<String, Asked>,
+    /// Responses the client sent for keys not asked yet (a client may answer what it expects
+    /// to be asked in its first request): used when a question of that key comes.
+    early: Map<String, Value>,
+    /// Questions asked so far (each key is `input-<n>`).
+    count: u64,
+}
+
+/// What a call did next.
+pub(super) enum Step {
+    /// It finished (`None`: the set has no such tool, or its task failed).
+    Done(Option<PassedOutput>),
+    /// It asks: the `inputRequests` of the result.
+    Asks(Map<String, Value>),
+}
+
+impl Call {
+    /// A call running as `task` (cancelled by `cancel`), whose questions come on `asked`.
+    pub(super) fn new(
+        tool: &str,
+        task: JoinHandle<Option<PassedOutput>>,
+        cancel: CancelSignal,
+        asked: mpsc::Receiver<Asked>,
+    ) -> Self {
+        Self {
+            tool: tool.to_owned(),
+            task,
+            cancel,
+            asked,
+            open: BTreeMap::new(),
+            early: Map::new(),
+            count: 0,
+        }
+    }
+
+    /// Hands the client's `responses` to the open questions they answer. A response of the
+    /// wrong shape leaves its question open (asked again); one for a key not open is kept
+    /// for a question of that key that comes later (at most [`MAX_OPEN`]).
+    pub(super) fn answer(&mut self, responses: Map<String, Value>) {
+        for (key, response) in responses {
+            match self.open.remove(&key) {
+                Some(asked) => {
+                    if let Err(asked) = settle(asked, response) {
+                        self.open.insert(key, asked);
+                    }
+                }
+                None if self.early.len() < MAX_OPEN => {
+                    self.early.insert(key, response);
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Runs the call until it finishes or has questions for the client. Open questions the
+    /// client left unanswered are asked again at once.
+    pub(super) async fn step(&mut self) -> Step {
+        while self.open.is_empty() {
+            tokio::select! {
+                biased;
+                asked = self.asked.recv() => match asked {
+                    Some(asked) => self.add(asked),
+                    // Its asker is gone, so the call has ended.
+                    None => return Step::Done((&mut self.task).await.ok().flatten()),
+                },
+                done = &mut self.task => return Step::Done(done.ok().flatten()),
+            }
+            // Questions asked together go out together.
+            tokio::task::yield_now().await;
+            while self.open.len() < MAX_OPEN {
+                let Ok(asked) = self.asked.try_recv() else {
+                    break;
+                };
+                self.add(asked);
+            }
+        }
+        Step::Asks(
+            self.open
+                .iter()
+                .map(|(key, asked)| (key.clone(), asked.request.clone()))
+                .collect(),
+        )
+    }
+
+    /// Opens `asked` under the upstream server's key (or `input-<n>` when it gave none or that
+    /// key is open already), unless the client answered that key early.
+    fn add(&mut self, asked: Asked) {
+        self.count += 1;
+        let key = match &asked.key {
+            Some(key) if !self.open.contains_key(key) => key.clone(),
+            _ => format!("input-{}", self.count),
+        };
+        let asked = match self.early.remove(&key) {
+            Some(response) => match settle(asked, response) {
+                Ok(()) => return,
+                Err(asked) => asked,
+            },
+            None => asked,
+        };
+        self.open.insert(key, asked);
+    }
+}
+
+/// Gives `asked` the client's `response` when it is of the right shape; otherwise hands the
+/// question back.
+fn settle(asked: Asked, response: Value) -> Result<(), Asked> {
+    let method = asked.request["method"].as_str().unwrap_or_default();
+    if !answers_request(method, &response) {
+        return Err(asked);
+    }
+    // The question's asker may have gone (the call ended); nothing to do then.
+    let _ = asked.answer.send(response);
+    Ok(())
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        self.task.abort();
+    }
+}
+
+/// The calls waiting for their clients' answers, by `requestState` token.
+#[derive(Default)]
+pub(super) struct Parked(Mutex<HashMap<String, (Instant, Call)>>);
+
+/// Why a retry found no waiting call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NotParked {
+    /// No call waits under that state: never issued, already used, expired or pushed out.
+    Unknown,
+    /// The state belongs to a call of another tool.
+    OtherTool,
+}
+
+impl NotParked {
+    /// The message of the `-32602` error the client gets.
+    pub(super) fn message(self) -> &'static str {
+        match self {
+            Self::Unknown => {
+                "requestState is not one rho issued, or its call has ended (used, expired after 10 minutes, or cancelled)"
+            }
+            Self::OtherTool => "requestState belongs to a call of another tool",
+        }
+    }
+}
+
+impl Parked {
+    /// Keeps `call` until its client retries; returns the `requestState` that names it.
+    pub(super) fn park(&self, call: Call) -> String {
+        let token = token();
+        let mut calls = self.calls();
+        let now = Instant::now();
+        calls.retain(|_, (since, _)| now.duration_since(*since) < PARKED_FOR);
+        while calls.len() >= MAX_PARKED {
+            let oldest = calls
+                .iter()
+                .min_by_key(|(_, (since, _))| *since)
+                .map(|(token, _)| token.clone());
+            let Some(oldest) = oldest else { break };
+            calls.remove(&oldest);
+        }
+        calls.insert(token.clone(), (now, call));
+        token
+    }
+
+    /// Takes the call `state` names, for a retry of `tool`.
+    pub(super) fn take(&self, state: &str, tool: &str) -> Result<Call, NotParked> {
+        let mut calls = self.calls();
+        match calls.get(state) {
+            None => return Err(NotParked::Unknown),
+            Some((since, _)) if since.elapsed() >= PARKED_FOR => {
+                calls.remove(state);
+                return Err(NotParked::Unknown);
+            }
+            Some((_, call)) if call.tool != tool => return Err(NotParked::OtherTool),
+            Some(_) => {}
+        }
+        calls
+            .remove(state)
+            .map(|(_, call)| call)
+            .ok_or(NotParked::Unknown)
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Call)>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// 128 random bits as hex; a time-and-counter value if the system has no randomness to give.
+fn token() -> String {
+    let mut bytes = [0u8; 16];
+    if rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty())
+        .is_ok_and(|n| n == bytes.len())
+    {
+        return bytes.iter().map(|b| format!("{b:02x}")).collect();
+    }
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{nanos:x}-{n:x}")
+}
+
+/// What a 2026-07-28 client's retry of a call carries.
+pub(super) struct Retry {
+    /// The `requestState` of the result it answers.
+    pub state: Option<String>,
+    /// Its `inputResponses`.
+    pub responses: Option<serde_json::Map<String, Value>>,
+}
+
+impl super::Gateway {
+    /// A call of a 2026-07-28 client: a first call starts it, a retry (`requestState`) takes
+    /// the waiting call and hands it the client's answers; either way it runs until it
+    /// finishes (the result) or asks (an `InputRequiredResult` naming the waiting call).
+    pub(super) async fn call_asking(
+        &self,
+        name: &str,
+        arguments: Value,
+        retry: Retry,
+        capabilities: Option<ClientCapabilities>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let mut call = match &retry.state {
+            Some(state) => self
+                .parked
+                .take(state, name)
+                .map_err(|why| rmcp::ErrorData::invalid_params(why.message(), None))?,
+            None => {
+                let cancel = CancelSignal::new();
+                let (to_call, asked) = tokio::sync::mpsc::channel(8);
+                let asker = Arc::new(downstream::Downstream::input_requests(
+                    to_call,
+                    capabilities.as_ref(),
+                ));
+                let progress = progress_sink(&context);
+                let (served, tool, signal) =
+                    (Arc::clone(&self.served), name.to_owned(), cancel.clone());
+                let task = tokio::spawn(async move {
+                    served.call(&tool, arguments, signal, progress, asker).await
+                });
+                Call::new(name, task, cancel, asked)
+            }
+        };
+        if let Some(responses) = retry.responses {
+            call.answer(responses);
+        }
+        // A request the client cancels (or abandons) drops the call, which cancels it.
+        let step = tokio::select! {
+            step = call.step() => step,
+            () = context.ct.cancelled() => {
+                return Err(rmcp::ErrorData::internal_error("the call was cancelled", None));
+            }
+        };
+        match step {
+            Step::Done(output) => call_response(name, output),
+            Step::Asks(asks) => {
+                let requests = serde_json::from_value(Value::Object(asks)).map_err(|e| {
+                    rmcp::ErrorData::internal_error(
+                        format!("tool {name:?}: a question cannot be passed on: {e}"),
+                        None,
+                    )
+                })?;
+                let state = self.parked.park(call);
+                Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+                    Some(requests),
+                    Some(state),
+                )))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use rho_component::ToolOutput;
+    use serde_json::json;
+    use tokio::sync::oneshot;
+
+    /// A call whose task asks one form, then finishes with the answer's action as its text.
+    fn asking_call(tool: &str) -> Call {
+        let (to_call, asked) = mpsc::channel(4);
+        let cancel = CancelSignal::new();
+        let task = tokio::spawn(async move {
+            let (answer, response) = oneshot::channel();
+            let request = json!({"method": "elicitation/create", "params": {"message": "name?"}});
+            let key = Some("name".to_owned());
+            to_call
+                .send(Asked {
+                    key,
+                    request,
+                    answer,
+                })
+                .await
+                .ok()?;
+            let response = response.await.ok()?;
+            let action = response["action"].as_str().unwrap_or_default().to_owned();
+            Some(PassedOutput::Rendered(ToolOutput::text(action)))
+        });
+        Call::new(tool, task, cancel, asked)
+    }
+
+    fn text(step: Step) -> String {
+        match step {
+            Step::Done(Some(PassedOutput::Rendered(output))) => output.text,
+            Step::Done(other) => panic!("no text: {other:?}"),
+            Step::Asks(asks) => panic!("asks: {asks:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_asks_is_parked_and_finishes_with_the_answer() {
+        let parked = Parked::default();
+        let mut call = asking_call("t");
+        let Step::Asks(asks) = call.step().await else {
+            panic!("it should ask")
+        };
+        assert_eq!(asks["name"]["method"], "elicitation/create");
+        let state = parked.park(call);
+        assert_eq!(state.len(), 32);
+        assert_eq!(
+            parked.take(&state, "other").err(),
+            Some(NotParked::OtherTool)
+        );
+        assert_eq!(
+            parked.take(&format!("{state}-TAMPERED"), "t").err(),
+            Some(NotParked::Unknown)
+        );
+        let mut call = parked.take(&state, "t").unwrap();
+        assert_eq!(parked.take(&state, "t").err(), Some(NotParked::Unknown));
+        // A key rho did not ask and a malformed answer leave the question open.
+        call.answer(
+            [
+                ("nope".to_owned(), json!({"action": "accept"})),
+                ("name".to_owned(), json!(12345)),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        let Step::Asks(again) = call.step().await else {
+            panic!("asked again")
+        };
+        assert_eq!(again, asks);
+        call.answer(
+            [("name".to_owned(), json!({"action": "decline"}))]
+                .into_iter()
+                .collect(),
+        );
+        assert_eq!(text(call.step().await), "decline");
+    }
+
+    #[tokio::test]
+    async fn a_response_sent_before_the_question_answers_it() {
+        let mut call = asking_call("t");
+        call.answer(
+            [("name".to_owned(), json!({"action": "cancel"}))]
+                .into_iter()
+                .collect(),
+        );
+        assert_eq!(text(call.step().await), "cancel");
+    }
+
+    #[tokio::test]
+    async fn a_dropped_call_is_cancelled_and_the_oldest_goes_first() {
+        let parked = Parked::default();
+        let mut first = None;
+        let mut signals = Vec::new();
+        for _ in 0..=MAX_PARKED {
+            let mut call = asking_call("t");
+            signals.push(call.cancel.clone());
+            let Step::Asks(_) = call.step().await else {
+                panic!("it should ask")
+            };
+            let state = parked.park(call);
+            first.get_or_insert(state);
+        }
+        assert!(signals[0].is_cancelled(), "the oldest was pushed out");
+        assert!(!signals[1].is_cancelled());
+        assert_eq!(
+            parked.take(first.as_deref().unwrap(), "t").err(),
+            Some(NotParked::Unknown)
+        );
+    }
+}

@@ -1,0 +1,150 @@
+// A stdio MCP server on the TypeScript SDK's 2026-07-28 server package that asks for input the
+// 2026-07-28 way (SEP-2322: it answers a call with an InputRequiredResult and reads the
+// answers from the retry), with the tools of the official conformance suite's
+// `input-required-result-*` scenarios that a gateway can pass on
+// (tests/e2e/mcp_serve_conformance.rs, behind `rho mcp serve --upstream-names`), and
+// `ask_twice` for tests/e2e/mcp_serve_input.rs.
+//
+// Usage: node mrtr_upstream.mjs
+
+import { McpServer, acceptedContent, inputRequired, inputResponse } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+
+
+const text = (value) => ({ content: [{ type: 'text', text: value }] });
+const form = (message, properties, required = Object.keys(properties)) =>
+  inputRequired.elicit({ message, requestedSchema: { type: 'object', properties, required } });
+const responses = (ctx) => ctx.mcpReq.inputResponses;
+const state = (ctx) =>
+  typeof ctx.mcpReq.requestState === 'function' ? ctx.mcpReq.requestState() : ctx.mcpReq.requestState;
+
+// `serveStdio` picks the era from the client's opening (`server/discover`: 2026-07-28).
+serveStdio(() => {
+  const server = new McpServer({ name: 'rho-test-mrtr-upstream', version: '1.0.0' });
+
+  server.registerTool(
+    'test_input_required_result_elicitation',
+    { description: 'Asks for a name, then greets' },
+    async (ctx) => {
+      const answer = acceptedContent(responses(ctx), 'user_name');
+      if (answer?.name === undefined) {
+        return inputRequired({
+          inputRequests: { user_name: form('What is your name?', { name: { type: 'string' } }) },
+        });
+      }
+      return text(`Hello, ${answer.name}!`);
+    },
+  );
+
+  server.registerTool(
+    'test_input_required_result_sampling',
+    { description: 'Asks the model a question' },
+    async (ctx) => {
+      const answer = inputResponse(responses(ctx), 'capital_question');
+      if (answer?.kind !== 'sampling') {
+        return inputRequired({
+          inputRequests: {
+            capital_question: inputRequired.createMessage({
+              messages: [{ role: 'user', content: { type: 'text', text: 'What is the capital of France?' } }],
+              maxTokens: 100,
+            }),
+          },
+        });
+      }
+      return text(`The model said: ${JSON.stringify(answer.result?.content ?? answer.value?.content ?? null)}`);
+    },
+  );
+
+  server.registerTool(
+    'test_input_required_result_request_state',
+    { description: 'Asks for a confirmation and checks its own state' },
+    async (ctx) => {
+      const answer = acceptedContent(responses(ctx), 'confirm');
+      if (answer === undefined || state(ctx) !== 'round-1') {
+        return inputRequired({
+          inputRequests: { confirm: form('Please confirm', { ok: { type: 'boolean' } }) },
+          requestState: 'round-1',
+        });
+      }
+      return text(`state-ok: confirmed ${answer.ok}`);
+    },
+  );
+
+  server.registerTool(
+    'test_input_required_result_multi_round',
+    { description: 'Asks twice, one question a round' },
+    async (ctx) => {
+      const step1 = acceptedContent(responses(ctx), 'step1');
+      const step2 = acceptedContent(responses(ctx), 'step2');
+      const round = String(state(ctx) ?? '');
+      if (step2 !== undefined && round.startsWith('round-2:')) {
+        return text(`${round.slice('round-2:'.length)} likes ${step2.color}`);
+      }
+      if (step1 !== undefined) {
+        return inputRequired({
+          inputRequests: { step2: form('Step 2: What is your favorite color?', { color: { type: 'string' } }) },
+          requestState: `round-2:${step1.name}`,
+        });
+      }
+      return inputRequired({
+        inputRequests: { step1: form('Step 1: What is your name?', { name: { type: 'string' } }) },
+        requestState: 'round-1',
+      });
+    },
+  );
+
+  server.registerTool(
+    'test_input_required_result_tampered_state',
+    { description: 'Asks for a confirmation' },
+    async (ctx) => {
+      const answer = acceptedContent(responses(ctx), 'confirm');
+      if (answer === undefined) {
+        return inputRequired({
+          inputRequests: { confirm: form('Please confirm', { ok: { type: 'boolean' } }) },
+          requestState: 'signed-by-the-upstream',
+        });
+      }
+      return text('confirmed');
+    },
+  );
+
+  server.registerTool(
+    'test_input_required_result_capabilities',
+    { description: 'Asks for a form and for the model' },
+    async (ctx) => {
+      const named = acceptedContent(responses(ctx), 'user_name');
+      const sampled = inputResponse(responses(ctx), 'greeting');
+      if (named === undefined && sampled.kind === 'missing') {
+        return inputRequired({
+          inputRequests: {
+            user_name: form('What is your name?', { name: { type: 'string' } }),
+            greeting: inputRequired.createMessage({
+              messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }],
+              maxTokens: 50,
+            }),
+          },
+        });
+      }
+      return text('answered');
+    },
+  );
+
+  server.registerTool(
+    'ask_twice',
+    { description: 'Asks for a name and a color in one round, then says both' },
+    async (ctx) => {
+      const name = acceptedContent(responses(ctx), 'name');
+      const color = acceptedContent(responses(ctx), 'color');
+      if (name === undefined || color === undefined) {
+        return inputRequired({
+          inputRequests: {
+            name: form('Your name?', { name: { type: 'string' } }),
+            color: form('Your color?', { color: { type: 'string' } }),
+          },
+        });
+      }
+      return text(`${name.name} likes ${color.color}`);
+    },
+  );
+  return server;
+});

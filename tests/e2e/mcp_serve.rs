@@ -410,26 +410,36 @@ fn an_upstream_list_change_reaches_the_client() {
     sandbox.write_config(&format!(
         "[mcp.servers.fake]\ncommand = {FAKE:?}\nargs = [\"--mode\", \"list-changed\"]\n"
     ));
-    let report = python_with(
-        &sandbox,
-        &[
-            "--mode",
-            "legacy",
-            "--call",
-            "mcp__fake__echo",
-            "{}",
-            "--wait-list-changed",
-            "10",
-            "--relist",
-        ],
-        &[],
-    );
-    assert!(report["listChanged"].as_u64().unwrap() >= 1, "{report:#}");
-    let after = strings(&report["toolsAfter"]);
-    assert!(
-        after.iter().any(|n| n == "mcp__fake__newcomer"),
-        "{after:?}"
-    );
+    // A 2025-11-25 client is sent the notification; a 2026-07-28 client, which has no
+    // session to send it on, gets it on its `subscriptions/listen` stream.
+    for revision in [&["--mode", "legacy"][..], &["--mode", "auto", "--listen"]] {
+        let args = [
+            revision,
+            &[
+                "--call",
+                "mcp__fake__echo",
+                "{}",
+                "--wait-list-changed",
+                "10",
+                "--relist",
+            ],
+        ]
+        .concat();
+        let report = python_with(&sandbox, &args, &[]);
+        assert!(report["listChanged"].as_u64().unwrap() >= 1, "{report:#}");
+        let after = strings(&report["toolsAfter"]);
+        assert!(
+            after.iter().any(|n| n == "mcp__fake__newcomer"),
+            "{after:?}"
+        );
+        if revision.contains(&"--listen") {
+            assert_eq!(
+                report["honored"],
+                json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}),
+                "{report:#}"
+            );
+        }
+    }
 }
 
 #[test]

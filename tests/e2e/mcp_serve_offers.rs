@@ -146,41 +146,44 @@ fn upstream_prompt_and_resource_list_changes_reach_the_client() {
         "[mcp.servers.up]\ncommand = \"node\"\nargs = [{:?}]\n",
         upstream.display().to_string()
     ));
-    let report = python_with(
-        &sandbox,
-        &[
-            "--mode",
-            "legacy",
-            "--call",
-            "mcp__up__grow",
-            "{}",
-            "--wait-list-changed",
-            "15",
-            "--wait-for",
+    // A 2025-11-25 client is sent the notifications; a 2026-07-28 client gets them on its
+    // `subscriptions/listen` stream.
+    for revision in [&["--mode", "legacy"][..], &["--mode", "auto", "--listen"]] {
+        let args = [
+            revision,
+            &[
+                "--call",
+                "mcp__up__grow",
+                "{}",
+                "--wait-list-changed",
+                "15",
+                "--wait-for",
+                "notifications/prompts/list_changed",
+                "--wait-for",
+                "notifications/resources/list_changed",
+                "--prompt",
+                "up:grown",
+                "{}",
+                "--read",
+                "test://grown",
+            ],
+        ]
+        .concat();
+        let report = python_with(&sandbox, &args, &[]);
+        let notified = strings(&report["notifications"]);
+        for method in [
             "notifications/prompts/list_changed",
-            "--wait-for",
             "notifications/resources/list_changed",
-            "--prompt",
-            "up:grown",
-            "{}",
-            "--read",
-            "test://grown",
-        ],
-        &[],
-    );
-    let notified = strings(&report["notifications"]);
-    for method in [
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-    ] {
-        assert!(notified.iter().any(|m| m == method), "{method}: {report:#}");
+        ] {
+            assert!(notified.iter().any(|m| m == method), "{method}: {report:#}");
+        }
+        assert!(
+            strings(&report["prompts"]).iter().any(|p| p == "up:grown"),
+            "{report:#}"
+        );
+        assert_eq!(report["prompted"][0][0]["text"], "grown", "{report:#}");
+        assert_eq!(body(&report, 0)["text"], "grown", "{report:#}");
     }
-    assert!(
-        strings(&report["prompts"]).iter().any(|p| p == "up:grown"),
-        "{report:#}"
-    );
-    assert_eq!(report["prompted"][0][0]["text"], "grown", "{report:#}");
-    assert_eq!(body(&report, 0)["text"], "grown", "{report:#}");
 }
 
 /// A sandbox with `tests/peers/conformance_upstream.mjs` as each of `servers`.

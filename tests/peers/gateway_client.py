@@ -17,13 +17,15 @@ each prompt's messages (`prompted`), each read's text contents (`reads`) and who
 `listChanged` counts the `notifications/tools/list_changed` received (`--wait-list-changed N`
 waits up to N seconds after the calls for the first) and `notifications` names every
 `*/list_changed` received (with `--wait-for METHOD`, repeatable, the wait is for each
-METHOD). With `--answer-forms JSON` the client
+METHOD). With `--listen` (2026-07-28 only) the changes come from a `subscriptions/listen` stream
+opened before the calls, for all three lists, and count the same way. With `--answer-forms JSON` the client
 declares elicitation and accepts every form with that content; with `--answer-sampling TEXT` it
 declares sampling and answers with that text; `forms` and `samplings` record what it was asked.
 """
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -46,6 +48,7 @@ async def main() -> int:
     parser.add_argument("--answer-sampling", metavar="TEXT")
     parser.add_argument("--prompt", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--read", action="append", default=[], metavar="URI")
+    parser.add_argument("--listen", action="store_true")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -56,14 +59,16 @@ async def main() -> int:
     list_changed = asyncio.Event()
     notified = asyncio.Event()
 
-    async def on_message(message):
-        method = getattr(message, "method", None)
+    def changed(method):
         if method == "notifications/tools/list_changed":
             report["listChanged"] += 1
             list_changed.set()
         if isinstance(method, str) and method.endswith("/list_changed"):
             report["notifications"].append(method)
             notified.set()
+
+    async def on_message(message):
+        changed(getattr(message, "method", None))
 
     report["forms"] = []
     report["samplings"] = []
@@ -93,8 +98,26 @@ async def main() -> int:
         read_timeout_seconds=30,
         message_handler=on_message,
         **callbacks,
-    ) as client:
+    ) as client, contextlib.AsyncExitStack() as stack:
         report["protocolVersion"] = client.protocol_version
+        if args.listen:
+            subscription = await stack.enter_async_context(
+                client.listen(tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True)
+            )
+            honored = subscription.honored
+            report["honored"] = honored.model_dump(by_alias=True, exclude_none=True) if hasattr(honored, "model_dump") else vars(honored)
+            methods = {
+                "ToolsListChanged": "notifications/tools/list_changed",
+                "PromptsListChanged": "notifications/prompts/list_changed",
+                "ResourcesListChanged": "notifications/resources/list_changed",
+            }
+
+            async def events():
+                async for event in subscription:
+                    changed(methods.get(type(event).__name__))
+
+            listening = asyncio.create_task(events())
+            stack.callback(listening.cancel)
         listed = await client.list_tools()
         report["tools"] = [
             {

@@ -28,6 +28,7 @@ use rho_component::{
     ToolProgress, ToolSpec,
 };
 use rmcp::handler::server::ServerHandler;
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
@@ -36,7 +37,7 @@ use rmcp::model::{
     Prompt, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     Reference, ResourceContents, Role, ServerCapabilities, Tool, ToolAnnotations,
 };
-use rmcp::service::{RequestContext, RoleServer, ServiceExt};
+use rmcp::service::{RequestContext, RoleServer, ServiceExt, SubscriptionContext};
 use serde_json::Value;
 
 /// The future of one served call: `None` when the set has no tool of that name; an MCP
@@ -304,31 +305,72 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        // From now on, each change of a served list reaches this client as that list's
-        // `notifications/*/list_changed`, until it goes.
-        let mut changes = self.served.changes();
-        let mut seen = *changes.borrow_and_update();
+        // From now on, each change of a served list reaches this 2025-11-25 client as that
+        // list's `notifications/*/list_changed`, until it goes.
+        let changes = self.served.changes();
         let gone = self.gone.clone();
         let peer = context.peer;
         tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    changed = changes.changed() => if changed.is_err() { return },
-                    () = gone.cancelled() => return,
+            let tell = |list: Moved| {
+                let peer = peer.clone();
+                async move {
+                    match list {
+                        Moved::Tools => peer.notify_tool_list_changed().await,
+                        Moved::Prompts => peer.notify_prompt_list_changed().await,
+                        Moved::Resources => peer.notify_resource_list_changed().await,
+                    }
+                    .is_ok()
                 }
-                let now = *changes.borrow_and_update();
-                // A client that cannot be told any more is gone.
-                if (now.tools != seen.tools && peer.notify_tool_list_changed().await.is_err())
-                    || (now.prompts != seen.prompts
-                        && peer.notify_prompt_list_changed().await.is_err())
-                    || (now.resources != seen.resources
-                        && peer.notify_resource_list_changed().await.is_err())
-                {
-                    return;
-                }
-                seen = now;
-            }
+            };
+            forward_changes(changes, gone.cancelled(), tell).await;
         });
+    }
+
+    /// A 2026-07-28 client learns of list changes on a `subscriptions/listen` stream: rho
+    /// accepts the three list changes (not resource subscriptions, which it does not pass on).
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .prompts_list_changed()
+                .resources_list_changed()
+                .build(),
+        )
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), rmcp::ErrorData> {
+        let accepted = context.accepted().clone();
+        let sink = context.sink().clone();
+        let tell = |list: Moved| {
+            let (sink, accepted) = (sink.clone(), accepted.clone());
+            async move {
+                let wanted = match list {
+                    Moved::Tools => accepted.tools_list_changed,
+                    Moved::Prompts => accepted.prompts_list_changed,
+                    Moved::Resources => accepted.resources_list_changed,
+                };
+                if wanted != Some(true) {
+                    return true;
+                }
+                match list {
+                    Moved::Tools => sink.notify_tool_list_changed().await,
+                    Moved::Prompts => sink.notify_prompt_list_changed().await,
+                    Moved::Resources => sink.notify_resource_list_changed().await,
+                }
+                .is_ok()
+            }
+        };
+        let stop = async {
+            tokio::select! {
+                () = context.cancelled() => {}
+                () = self.gone.cancelled() => {}
+            }
+        };
+        forward_changes(self.served.changes(), stop, tell).await;
+        Ok(())
     }
 
     async fn list_tools(
@@ -552,6 +594,46 @@ impl ServerHandler for Gateway {
             .await;
         watch.abort();
         call_response(&request.name, output)
+    }
+}
+
+/// One of the lists a client is told changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Moved {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// Tells a client of each served list that moves (through `tell`, which says whether the
+/// client could be told), until `stop` resolves, the set is gone, or the client cannot be told
+/// any more.
+async fn forward_changes<Tell, Told>(
+    mut changes: tokio::sync::watch::Receiver<ServedChanges>,
+    stop: impl Future<Output = ()>,
+    tell: Tell,
+) where
+    Tell: Fn(Moved) -> Told,
+    Told: Future<Output = bool>,
+{
+    tokio::pin!(stop);
+    let mut seen = *changes.borrow_and_update();
+    loop {
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { return },
+            () = &mut stop => return,
+        }
+        let now = *changes.borrow_and_update();
+        for (list, moved) in [
+            (Moved::Tools, now.tools != seen.tools),
+            (Moved::Prompts, now.prompts != seen.prompts),
+            (Moved::Resources, now.resources != seen.resources),
+        ] {
+            if moved && !tell(list).await {
+                return;
+            }
+        }
+        seen = now;
     }
 }
 

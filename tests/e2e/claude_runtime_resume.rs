@@ -48,13 +48,22 @@ fn last_agent_texts(claude: &ClaudeSandbox) -> Vec<String> {
         .collect()
 }
 
-/// The `rho:` notes shown as reasoning in `notes`.
+/// rho's own notes in `notes` (`notice`), one a line; none of them is reasoning.
 fn rho_notes(notes: &[Value]) -> String {
-    notes
+    let reasoning: String = notes
         .iter()
         .filter(|n| n["method"] == "reasoning/delta")
         .filter_map(|n| n["params"]["delta"].as_str())
-        .filter(|d| d.starts_with("rho:"))
+        .collect();
+    assert!(
+        !reasoning.contains("rho"),
+        "a note went out as reasoning: {reasoning}"
+    );
+    notes
+        .iter()
+        .filter(|n| n["method"] == "notice")
+        .filter_map(|n| n["params"]["message"].as_str())
+        .map(|m| format!("{m}\n"))
         .collect()
 }
 

@@ -23,7 +23,9 @@ use std::time::Instant;
 use rho_component::{CancelSignal, Gate, PermissionMode};
 
 use crate::provider::{ChatMessage, FinishReason, Usage};
-use crate::session::{ApprovalDecision, Approver, EventSink, LoopState, SessionEvent, TurnResult};
+use crate::session::{
+    ApprovalDecision, Approver, EventSink, LoopState, Notice, SessionEvent, TurnResult,
+};
 
 pub use process::MAX_LINE_BYTES as MAX_CLAUDE_LINE_BYTES;
 pub use stream::{CLAUDE_TOOL_OWNER, display_name as claude_tool_display_name};
@@ -414,9 +416,8 @@ impl ClaudeRuntime {
         sink.send(SessionEvent::AgentStart).await;
         sink.send(SessionEvent::StateChange(LoopState::Thinking))
             .await;
-        if let Some(notice) = self.notice.take() {
-            sink.send(SessionEvent::ReasoningDelta(format!("{notice}\n")))
-                .await;
+        if let Some(message) = self.notice.take() {
+            sink.send(SessionEvent::Notice(Notice { message })).await;
         }
         let mut relay = Relay::default();
         let resuming = self.process.is_none() && self.session_id.is_some();
@@ -435,11 +436,11 @@ impl ClaudeRuntime {
         {
             let lost = self.session_id.clone().unwrap_or_default();
             tracing::warn!(target: "rho::claude", "claude could not resume its session {lost}; starting a new one");
-            sink.send(SessionEvent::ReasoningDelta(format!(
-                "rho: Claude could not resume its session {lost}; a new Claude session starts, \
-                 without the earlier conversation (rho's history still shows it)\n"
-            )))
-            .await;
+            let message = format!(
+                "Claude could not resume its session {lost}; a new Claude session starts, \
+                 without the earlier conversation (rho's history still shows it)"
+            );
+            sink.send(SessionEvent::Notice(Notice { message })).await;
             if let Some(process) = self.process.take() {
                 process.stop().await;
             }

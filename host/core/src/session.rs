@@ -40,8 +40,8 @@ pub use deferral::{
 };
 pub use events::{
     ApprovalDecision, ApprovalFuture, Approver, CallOutcome, CallRecord, ContextSnapshot, DenyAll,
-    Discard, EventSink, LoopState, QuestionAnswer, QuestionKind, QuestionRequest, SessionEvent,
-    SinkFuture, ToolsChanged, TurnResult,
+    Discard, EventSink, LoopState, Notice, QuestionAnswer, QuestionKind, QuestionRequest,
+    SessionEvent, SinkFuture, ToolsChanged, TurnResult,
 };
 pub use history::repair_history;
 pub use store::{

@@ -180,6 +180,9 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
         SessionEvent::Question(question) => {
             notification_line(Notification::QuestionRequest.name(), Some(question))
         }
+        SessionEvent::Notice(notice) => {
+            notification_line(Notification::Notice.name(), Some(notice))
+        }
         SessionEvent::ServerRestart(restart) => {
             notification_line(Notification::ServerRestart.name(), Some(restart))
         }

@@ -5,7 +5,7 @@
 //! entries, so a method cannot exist in one place and be missing in another.
 
 use rho_core::host::{HostState, Operation, PromptCommand, Response, SessionInfo};
-use rho_core::session::{ApprovalDecision, QuestionAnswer, QuestionRequest, ToolsChanged};
+use rho_core::session::{ApprovalDecision, Notice, QuestionAnswer, QuestionRequest, ToolsChanged};
 use rho_core::{ServerRestart, ServerToolset, ToolsetChanged};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -454,6 +454,11 @@ notifications! {
     ToolsetChanged = "toolset/changed" {
         summary: "An MCP server's tools digest differs from the one the resumed session file recorded (rho's addition)",
         params: ToolsetChanged,
+    }
+    /// A note from rho to the user.
+    Notice = "notice" {
+        summary: "A note from rho itself to the user about the turn, never part of the model's reply: a Claude runtime session that could not be resumed (rho's addition)",
+        params: Notice,
     }
     /// One model request's usage.
     Usage = "usage" {

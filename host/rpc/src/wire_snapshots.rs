@@ -18,7 +18,7 @@ use rho_core::host::{
 };
 use rho_core::provider::{ChatMessage, FinishReason, ToolCall, Usage};
 use rho_core::session::{
-    CallOutcome, CallRecord, ContextBudget, ContextSnapshot, LoopState, QuestionKind,
+    CallOutcome, CallRecord, ContextBudget, ContextSnapshot, LoopState, Notice, QuestionKind,
     QuestionRequest, SessionEvent, SessionStats, SessionSummary, ToolsChanged, TurnResult,
 };
 use rho_core::{
@@ -208,6 +208,10 @@ fn events() -> Vec<SessionEvent> {
             restarts: 5,
             reason: "session lost".to_owned(),
             gave_up: Some("5 failures in 300 s".to_owned()),
+        }),
+        SessionEvent::Notice(Notice {
+            message: "Claude could not resume its session s1; a new Claude session starts"
+                .to_owned(),
         }),
         SessionEvent::ToolsChanged(ToolsChanged {
             server: "s".to_owned(),

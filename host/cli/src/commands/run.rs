@@ -263,6 +263,7 @@ impl Narrator {
                 self.failure = Some(message.clone());
                 Some(format!("error: {}", clean(message)))
             }
+            SessionEvent::Notice(notice) => Some(format!("note: {}", clean(&notice.message))),
             SessionEvent::ServerRestart(restart) => Some(match &restart.gave_up {
                 Some(gave_up) => format!("note: {}", clean(gave_up)),
                 None => format!(

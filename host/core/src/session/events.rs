@@ -203,6 +203,16 @@ pub enum SessionEvent {
     ToolsetClosed(crate::ServerToolset),
     /// A server's tools digest differs from the one the resumed session file recorded.
     ToolsetChanged(crate::ToolsetChanged),
+    /// Something rho itself tells the user about the turn, never part of the model's reply
+    /// or the session file (`notice`): a Claude runtime session that could not be resumed.
+    Notice(Notice),
+}
+
+/// A note from rho to the user (`notice`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Notice {
+    /// What rho says, one sentence or a few.
+    pub message: String,
 }
 
 /// What changed in one server's tool list, by the server's own tool names (`tools/changed`).

@@ -191,6 +191,7 @@ impl App {
                 "MCP server {} offers other tools than when this session last ran (digest {} → {})",
                 changed.server, changed.previous, changed.current
             )),
+            SessionEvent::Notice(notice) => self.notice(notice.message),
             SessionEvent::ServerRestart(restart) => match restart.gave_up {
                 Some(gave_up) => self.error(gave_up),
                 None => self.notice(format!(

@@ -30,7 +30,7 @@ pub(crate) const CLAUDE_PROVIDER: &str = "claude-cli";
 
 /// What the user reads when a Claude runtime resumes a file without a Claude session (one of
 /// rho's own runtime).
-pub(crate) const NO_CLAUDE_SESSION_NOTE: &str = "rho: this session was not recorded by the \
+pub(crate) const NO_CLAUDE_SESSION_NOTE: &str = "This session was not recorded by the \
     Claude runtime, so Claude starts a new session without the earlier conversation (rho's \
     history still shows it)";
 

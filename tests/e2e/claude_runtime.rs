@@ -356,12 +356,17 @@ fn a_missing_claude_says_how_to_install_it() {
 /// A sandbox in `ask` mode whose script has Claude run `touch ran.txt` with `Bash`, then say
 /// `after`; the prompt is sent and the approval request Claude's call made is returned.
 fn bash_approval(after: &str) -> (ClaudeSandbox, Rpc, Value) {
+    bash_approval_waiting(after, "")
+}
+
+/// [`bash_approval`], with `before` (shell) run before the file is made.
+fn bash_approval_waiting(after: &str, before: &str) -> (ClaudeSandbox, Rpc, Value) {
     let claude = ClaudeSandbox::new(
         |sandbox| {
             let ran = sandbox.project.join("ran.txt");
             json!([
                 {"tool_use": {"name": "Bash", "input": {
-                    "command": format!("touch {}", ran.display()),
+                    "command": format!("{before}touch {}", ran.display()),
                     "description": "make a file",
                 }}},
                 {"text": after}
@@ -384,7 +389,7 @@ fn bash_approval(after: &str) -> (ClaudeSandbox, Rpc, Value) {
     let arguments: Value = serde_json::from_str(params["arguments"].as_str().unwrap()).unwrap();
     assert_eq!(
         arguments["command"],
-        format!("touch {}", ran.display()),
+        format!("{before}touch {}", ran.display()),
         "{request}"
     );
     assert!(
@@ -411,6 +416,44 @@ fn in_ask_mode_a_bash_call_rho_approves_runs() {
     rpc.request(3, "approvalResponse", json!({"approved": true}));
     let (_, late) = rpc.response(3);
     assert!(late.get("error").is_some(), "{late}");
+    assert_eq!(rpc.finish(), 0);
+    claude.assert_contained();
+}
+
+#[test]
+fn steering_sent_while_claudes_call_runs_reaches_its_next_model_request() {
+    let (claude, mut rpc, _) = bash_approval_waiting("Noted.", "sleep 2; ");
+    assert_eq!(
+        rpc.call(2, "approvalResponse", json!({"approved": true})),
+        json!({})
+    );
+    // The command sleeps 2 s: the steering arrives while it runs.
+    rpc.call(
+        3,
+        "prompt",
+        json!({"message": "also say banana", "steer": true}),
+    );
+    let (notes, response) = rpc.response(1);
+    assert_eq!(response["result"]["reply"], "Noted.", "{response}");
+    assert_eq!(
+        notes.iter().filter(|n| n["method"] == "agent/end").count(),
+        1,
+        "{notes:#?}"
+    );
+    // Claude took it with the call's result, in the one turn.
+    let requests: Vec<Value> = claude
+        .requests()
+        .into_iter()
+        .filter(|r| r["tools"].as_u64().unwrap_or(0) > 0)
+        .collect();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    assert!(
+        requests[1]["last_user"]
+            .as_str()
+            .is_some_and(|text| text.contains("also say banana")),
+        "{:#}",
+        requests[1]
+    );
     assert_eq!(rpc.finish(), 0);
     claude.assert_contained();
 }

@@ -24,7 +24,8 @@ use rho_component::{CancelSignal, Gate, PermissionMode};
 
 use crate::provider::{ChatMessage, FinishReason, Usage};
 use crate::session::{
-    ApprovalDecision, Approver, EventSink, LoopState, Notice, SessionEvent, TurnResult,
+    ApprovalDecision, Approver, EventSink, LoopState, Notice, SessionEvent, SteeringQueue,
+    TurnResult,
 };
 
 pub use process::MAX_LINE_BYTES as MAX_CLAUDE_LINE_BYTES;
@@ -232,6 +233,46 @@ async fn next_line(process: &mut ClaudeProcess) -> Result<Vec<u8>, ClaudeError> 
     }
 }
 
+/// What the turn's loop takes next: a line of Claude's, or steering to pass on.
+enum Next {
+    Line(Vec<u8>),
+    Steering(Vec<String>),
+}
+
+/// A prompt's opening message: the steering queued before it, then its text.
+struct Opening<'a> {
+    before: Vec<String>,
+    text: &'a str,
+}
+
+impl Opening<'_> {
+    /// The user message Claude is sent: the text alone, or each message a text block.
+    fn message(&self) -> serde_json::Value {
+        if self.before.is_empty() {
+            return user_message(self.text);
+        }
+        let blocks: Vec<serde_json::Value> = self
+            .before
+            .iter()
+            .map(String::as_str)
+            .chain(std::iter::once(self.text))
+            .map(|text| serde_json::json!({"type": "text", "text": text}))
+            .collect();
+        serde_json::json!({
+            "type": "user",
+            "message": {"role": "user", "content": blocks},
+        })
+    }
+}
+
+/// One stream-json user message holding `text`.
+fn user_message(text: &str) -> serde_json::Value {
+    serde_json::json!({
+        "type": "user",
+        "message": {"role": "user", "content": text},
+    })
+}
+
 /// What Claude's model reads when a call is refused: by the mode, or by the user.
 fn denial(mode: PermissionMode, ask: &PermissionAsk) -> String {
     if mode.gate(control::risk(&ask.tool_name)) == Gate::Deny {
@@ -355,8 +396,8 @@ impl ClaudeRuntime {
         self.session_id = Some(id);
     }
 
-    /// Shows `text` to the user at the start of the next prompt (as a `reasoning/delta` that
-    /// starts with `rho:`, never part of Claude's reply).
+    /// Shows `text` to the user at the start of the next prompt (a [`SessionEvent::Notice`],
+    /// never part of Claude's reply).
     pub fn notify(&mut self, text: String) {
         self.notice = Some(text);
     }
@@ -405,9 +446,14 @@ impl ClaudeRuntime {
     /// for an answer runs) and ends the turn as aborted. A failure is reported as
     /// [`SessionEvent::AgentError`] and returned; the process is then stopped, and the next
     /// prompt resumes the Claude session in a new one.
+    ///
+    /// `steering` is passed on as it arrives: Claude takes each message with its next model
+    /// request, or, once it has answered, as a turn of its own that this prompt reads too.
+    /// Messages queued before the prompt go first, in its opening message.
     pub async fn prompt(
         &mut self,
         text: &str,
+        steering: &SteeringQueue,
         sink: &dyn EventSink,
         approver: &dyn Approver,
         cancel: &CancelSignal,
@@ -421,8 +467,12 @@ impl ClaudeRuntime {
         }
         let mut relay = Relay::default();
         let resuming = self.process.is_none() && self.session_id.is_some();
+        let opening = Opening {
+            before: steering.drain(),
+            text,
+        };
         let mut outcome = tokio::select! {
-            outcome = self.run(text, sink, approver, &mut relay) => Some(outcome),
+            outcome = self.run(&opening, steering, sink, approver, &mut relay) => Some(outcome),
             () = cancel.cancelled() => None,
         };
         // A process killed early in its first turn (an abort) may not have saved the Claude
@@ -445,9 +495,12 @@ impl ClaudeRuntime {
                 process.stop().await;
             }
             self.session_id = None;
+            for text in relay.take_untaken_steering() {
+                steering.push(text);
+            }
             relay = Relay::default();
             outcome = tokio::select! {
-                outcome = self.run(text, sink, approver, &mut relay) => Some(outcome),
+                outcome = self.run(&opening, steering, sink, approver, &mut relay) => Some(outcome),
                 () = cancel.cancelled() => None,
             };
         }
@@ -457,7 +510,16 @@ impl ClaudeRuntime {
         if let Some(model) = relay.model.take() {
             self.model = Some(model);
         }
-        let mut messages = vec![ChatMessage::user(text)];
+        // Steering a stopped Claude never took waits for the next prompt.
+        for text in relay.take_untaken_steering() {
+            steering.push(text);
+        }
+        let mut messages: Vec<ChatMessage> = opening
+            .before
+            .iter()
+            .chain(std::iter::once(&text.to_owned()))
+            .map(|text| ChatMessage::user(text.clone()))
+            .collect();
         messages.extend(relay.take_transcript());
         self.record = TurnRecord {
             messages,
@@ -514,15 +576,13 @@ impl ClaudeRuntime {
     /// permission prompts one at a time (in the order they came) on the way.
     async fn run(
         &mut self,
-        text: &str,
+        opening: &Opening<'_>,
+        steering: &SteeringQueue,
         sink: &dyn EventSink,
         approver: &dyn Approver,
         relay: &mut Relay,
     ) -> Result<(String, Usage, FinishReason), ClaudeError> {
-        let message = serde_json::json!({
-            "type": "user",
-            "message": {"role": "user", "content": text},
-        });
+        let message = opening.message();
         let mode = self.settings.permission_mode;
         self.ensure_started()?;
         let Self {
@@ -535,9 +595,17 @@ impl ClaudeRuntime {
         };
         process.send(&message.to_string()).await?;
         let mut turn = Turn::default();
+        let mut spent = Usage::default();
         loop {
-            if let Some(ending) = turn.ending.take() {
-                return ending;
+            match turn.ending.take() {
+                // Claude answers steering it had not taken with a turn of its own: read on.
+                Some(Ok((_, usage, _))) if relay.steering_waits() => spent.add(&usage),
+                Some(Ok((reply, usage, finish_reason))) => {
+                    spent.add(&usage);
+                    return Ok((reply, spent, finish_reason));
+                }
+                Some(Err(error)) => return Err(error),
+                None => {}
             }
             if let Some(ask) = turn.asks.pop_front() {
                 turn.withdrawn.clear();
@@ -571,9 +639,23 @@ impl ClaudeRuntime {
                 process.send(&control::encode_answer(&ask, &answer)).await?;
                 continue;
             }
-            let line = next_line(process).await?;
-            for relayed in relay.line(&line)? {
-                turn.take(relayed, process, sink, relay.iterations).await?;
+            let next = tokio::select! {
+                biased;
+                line = next_line(process) => Next::Line(line?),
+                batch = steering.next_batch() => Next::Steering(batch),
+            };
+            match next {
+                Next::Line(line) => {
+                    for relayed in relay.line(&line)? {
+                        turn.take(relayed, process, sink, relay.iterations).await?;
+                    }
+                }
+                Next::Steering(batch) => {
+                    for text in batch {
+                        process.send(&user_message(&text).to_string()).await?;
+                        relay.steered(text);
+                    }
+                }
             }
         }
     }

@@ -113,28 +113,49 @@ impl From<ProviderError> for SessionError {
 /// Steering messages waiting for the next tool-batch seam. Cloneable: front-ends push while
 /// the session runs.
 #[derive(Debug, Clone, Default)]
-pub struct SteeringQueue(Arc<Mutex<VecDeque<String>>>);
+pub struct SteeringQueue(Arc<Steering>);
+
+#[derive(Debug, Default)]
+struct Steering {
+    messages: Mutex<VecDeque<String>>,
+    /// Woken by each push (the Claude runtime passes steering on as it arrives).
+    arrived: tokio::sync::Notify,
+}
 
 impl SteeringQueue {
     /// Queues `message`.
     pub fn push(&self, message: String) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_back(message);
+        self.messages().push_back(message);
+        self.0.arrived.notify_one();
     }
 
-    fn drain(&self) -> Vec<String> {
+    /// Takes every message waiting, oldest first.
+    pub(crate) fn drain(&self) -> Vec<String> {
+        self.messages().drain(..).collect()
+    }
+
+    /// Takes the messages waiting, once there is at least one. Cancel-safe: nothing is taken
+    /// until it returns.
+    pub(crate) async fn next_batch(&self) -> Vec<String> {
+        loop {
+            let batch = self.drain();
+            if !batch.is_empty() {
+                return batch;
+            }
+            self.0.arrived.notified().await;
+        }
+    }
+
+    fn messages(&self) -> std::sync::MutexGuard<'_, VecDeque<String>> {
         self.0
+            .messages
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .drain(..)
-            .collect()
     }
 
     /// Messages waiting.
     pub fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.messages().len()
     }
 
     /// Whether nothing waits.

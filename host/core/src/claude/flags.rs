@@ -76,7 +76,8 @@ pub(crate) fn asks_rho(mode: PermissionMode) -> bool {
 }
 
 /// Every argument after the program: print mode with stream-json input and output (partial
-/// messages streamed), no MCP server, the permission flags, then the model, extra roots and
+/// messages streamed, user messages echoed when Claude takes them: how rho knows where
+/// steering joined), no MCP server, the permission flags, then the model, extra roots and
 /// the session to resume.
 pub(crate) fn args(launch: &Launch) -> Vec<OsString> {
     let mut args: Vec<OsString> = [
@@ -87,6 +88,7 @@ pub(crate) fn args(launch: &Launch) -> Vec<OsString> {
         "stream-json",
         "--verbose",
         "--include-partial-messages",
+        "--replay-user-messages",
         "--strict-mcp-config",
         "--mcp-config",
         NO_MCP_SERVERS,
@@ -141,7 +143,8 @@ mod tests {
         assert!(
             line.starts_with(
                 "-p --input-format stream-json --output-format stream-json --verbose \
-                 --include-partial-messages --strict-mcp-config --mcp-config {\"mcpServers\":{}}"
+                 --include-partial-messages --replay-user-messages --strict-mcp-config \
+                 --mcp-config {\"mcpServers\":{}}"
             ),
             "{line}"
         );

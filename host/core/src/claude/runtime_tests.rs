@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use rho_component::RiskLevel;
 
 use super::*;
+use crate::provider::Role;
 use crate::session::{ApprovalFuture, SinkFuture};
 
 /// Answers from a script; past its end, never answers.
@@ -83,7 +84,13 @@ async fn approvals_are_remembered_withdrawn_requests_dropped_and_others_refused(
     let sink = Collect::default();
     let turn = tokio::time::timeout(
         std::time::Duration::from_secs(20),
-        claude.prompt("go", &sink, &approver, &CancelSignal::new()),
+        claude.prompt(
+            "go",
+            &SteeringQueue::default(),
+            &sink,
+            &approver,
+            &CancelSignal::new(),
+        ),
     )
     .await
     .unwrap()
@@ -144,4 +151,121 @@ async fn approvals_are_remembered_withdrawn_requests_dropped_and_others_refused(
             ),
         ]
     );
+}
+
+/// A stand-in that calls a tool, takes the steering rho sends while the call runs (echoing
+/// it, as `--replay-user-messages` does, after the call's result), and answers.
+const STEERED_MID_TURN: &str = r#"#!/bin/sh
+read -r prompt
+echo '{"type":"system","subtype":"init","session_id":"s1","model":"m"}'
+echo '{"type":"user","isReplay":true,"message":{"role":"user","content":"go"}}'
+echo '{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"x"}}]}}'
+read -r steer; echo "$steer" >> "$ANSWERS"
+echo '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"x says hi"}]}}'
+echo '{"type":"user","isReplay":true,"message":{"role":"user","content":"also say banana"}}'
+echo '{"type":"assistant","message":{"content":[{"type":"text","text":"hi, banana"}]}}'
+echo '{"type":"result","subtype":"success","is_error":false,"result":"hi, banana","session_id":"s1","usage":{"input_tokens":10,"output_tokens":2}}'
+read -r more
+"#;
+
+/// A stand-in that answers before it takes the steering, then runs it as a turn of its own.
+const STEERED_AFTER_ANSWER: &str = r#"#!/bin/sh
+read -r prompt
+echo '{"type":"system","subtype":"init","session_id":"s1","model":"m"}'
+echo '{"type":"assistant","message":{"content":[{"type":"text","text":"first"}]}}'
+read -r steer; echo "$steer" >> "$ANSWERS"
+echo '{"type":"result","subtype":"success","is_error":false,"result":"first","session_id":"s1","usage":{"input_tokens":10,"output_tokens":2}}'
+echo '{"type":"system","subtype":"init","session_id":"s1","model":"m"}'
+echo '{"type":"user","isReplay":true,"message":{"role":"user","content":"also say banana"}}'
+echo '{"type":"assistant","message":{"content":[{"type":"text","text":"banana"}]}}'
+echo '{"type":"result","subtype":"success","is_error":false,"result":"banana","session_id":"s1","usage":{"input_tokens":20,"output_tokens":3}}'
+read -r more
+"#;
+
+/// Runs `script` as `claude` in allow-all mode, pushing "also say banana" as steering a moment
+/// after the prompt starts; the turn, the record, and the lines the script read after the
+/// prompt.
+async fn steered(script: &str) -> (TurnResult, Vec<ChatMessage>, Vec<serde_json::Value>) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let command = dir.path().join("claude");
+    std::fs::write(&command, script).unwrap();
+    std::fs::set_permissions(&command, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let answers = dir.path().join("answers.jsonl");
+    let settings = ClaudeSettings {
+        command,
+        workspace: dir.path().to_path_buf(),
+        permission_mode: PermissionMode::AllowAll,
+        model: None,
+        extra_roots: Vec::new(),
+        hidden_env: Vec::new(),
+    };
+    let env = [
+        ("PATH".into(), "/bin:/usr/bin".into()),
+        ("ANSWERS".into(), answers.clone().into_os_string()),
+    ];
+    let mut claude = ClaudeRuntime::new(settings, env).unwrap();
+    let approver = Scripted(Mutex::new((VecDeque::new(), Vec::new())));
+    let sink = Collect::default();
+    let steering = SteeringQueue::default();
+    let later = steering.clone();
+    let push = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        later.push("also say banana".to_owned());
+    });
+    let turn = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        claude.prompt("go", &steering, &sink, &approver, &CancelSignal::new()),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    push.await.unwrap();
+    assert!(steering.is_empty(), "the steering was passed on");
+    let record = claude.take_record().messages;
+    claude.shutdown().await;
+    let lines = std::fs::read_to_string(&answers)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (turn, record, lines)
+}
+
+#[tokio::test]
+async fn steering_reaches_claude_mid_turn_and_is_recorded_where_claude_took_it() {
+    let (turn, record, lines) = steered(STEERED_MID_TURN).await;
+    assert_eq!(turn.reply, "hi, banana");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["type"], "user");
+    assert_eq!(lines[0]["message"]["content"], "also say banana");
+    let shape: Vec<(Role, &str)> = record
+        .iter()
+        .map(|m| (m.role, m.content.as_str()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (Role::User, "go"),
+            (Role::Assistant, ""),
+            (Role::Tool, "x says hi"),
+            (Role::User, "also say banana"),
+            (Role::Assistant, "hi, banana"),
+        ],
+        "{record:#?}"
+    );
+}
+
+#[tokio::test]
+async fn steering_claude_takes_after_its_answer_is_read_as_part_of_the_same_prompt() {
+    let (turn, record, lines) = steered(STEERED_AFTER_ANSWER).await;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(turn.reply, "banana");
+    assert_eq!(turn.usage.input_tokens, 30, "both answers' spend: {turn:?}");
+    let users: Vec<&str> = record
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(users, ["go", "also say banana"], "{record:#?}");
 }

@@ -5,7 +5,7 @@
 //! an error. Subagents' own messages (`parent_tool_use_id` set) are not relayed: their work
 //! shows as the one call that started them.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -69,8 +69,11 @@ pub(crate) struct Relay {
     /// The assistant message being put together from Claude's whole content blocks.
     assistant_message: Option<ChatMessage>,
     /// The turn's messages as rho records them (the prompt aside): Claude's text, reasoning
-    /// and calls, and the calls' results with their outcome.
+    /// and calls, the calls' results with their outcome, and the steering Claude took.
     transcript: Vec<ChatMessage>,
+    /// Steering messages sent to Claude that it has not taken yet (it echoes each one it
+    /// takes, `--replay-user-messages`), oldest first.
+    steering: VecDeque<String>,
 }
 
 impl Relay {
@@ -78,6 +81,22 @@ impl Relay {
     /// denial.
     pub(crate) fn denied(&mut self, tool_use_id: &str) {
         self.denied.insert(tool_use_id.to_owned());
+    }
+
+    /// Notes that steering message `text` was sent to Claude.
+    pub(crate) fn steered(&mut self, text: String) {
+        self.steering.push_back(text);
+    }
+
+    /// Whether steering sent to Claude waits to be taken: Claude takes it with its next
+    /// model request in this turn, or runs it as a turn of its own right after this one.
+    pub(crate) fn steering_waits(&self) -> bool {
+        !self.steering.is_empty()
+    }
+
+    /// The steering Claude never took (the turn was stopped), oldest first.
+    pub(crate) fn take_untaken_steering(&mut self) -> Vec<String> {
+        self.steering.drain(..).collect()
     }
 
     /// The turn's messages so far, for the session file; the relay starts over.
@@ -227,6 +246,20 @@ impl Relay {
 
     /// Tool results Claude sends back to its model.
     fn user(&mut self, value: &Value) -> Vec<Relayed> {
+        // A user message Claude echoes as it takes it: steering rho sent joins the record
+        // where Claude took it. (The prompt's own echo is recorded already.)
+        if value.get("isReplay").and_then(Value::as_bool) == Some(true) {
+            if self
+                .steering
+                .front()
+                .is_some_and(|sent| *sent == replayed_text(value))
+                && let Some(text) = self.steering.pop_front()
+            {
+                self.end_assistant_message();
+                self.transcript.push(ChatMessage::user(text));
+            }
+            return Vec::new();
+        }
         let mut out = Vec::new();
         for block in blocks(value) {
             if block.get("type").and_then(Value::as_str) != Some("tool_result") {
@@ -312,6 +345,17 @@ pub fn display_name(name: &str) -> String {
 }
 
 /// The content blocks of an `assistant` or `user` line (none when its content is a string).
+/// The text of an echoed user message: its content as a string, or its text blocks joined.
+fn replayed_text(value: &Value) -> String {
+    match value.pointer("/message/content") {
+        Some(Value::String(text)) => text.clone(),
+        _ => blocks(value)
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
+}
+
 fn blocks(value: &Value) -> impl Iterator<Item = &Value> {
     value
         .pointer("/message/content")

@@ -176,11 +176,12 @@ impl Work {
     ) -> Result<Response, HostError> {
         let outbox = self.outbox.clone();
         let approver = DeskApprover(self.desk.clone());
+        let steering = self.session.steering();
         let Runtime::Claude(claude) = &mut self.runtime else {
             return Err(HostError::internal("not a claude runtime session"));
         };
         let turn = claude
-            .prompt(message, outbox.as_ref(), &approver, cancel)
+            .prompt(message, &steering, outbox.as_ref(), &approver, cancel)
             .await;
         let record = claude.take_record();
         if let Err(error) =

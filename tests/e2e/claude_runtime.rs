@@ -459,6 +459,60 @@ fn steering_sent_while_claudes_call_runs_reaches_its_next_model_request() {
 }
 
 #[test]
+fn set_model_switches_claude_and_compact_runs_claudes_own() {
+    let claude = ClaudeSandbox::new(
+        |_| {
+            json!([
+                {"text": "The word is kiwi."},
+                // Claude asks again for a summary without these tags.
+                {"text": "<analysis>one word</analysis>\n<summary>the user chose the word kiwi.</summary>"},
+                {"text": "Still kiwi."}
+            ])
+        },
+        "",
+    );
+    let mut rpc = claude.rpc(&[]);
+    let first = rpc.call(1, "prompt", json!({"message": "remember kiwi"}));
+    assert_eq!(first["reply"], "The word is kiwi.", "{first}");
+    let switched = rpc.call(2, "setModel", json!({"model": "claude-switched-1"}));
+    assert_eq!(
+        switched,
+        json!({"model": "claude-switched-1", "provider": "claude-cli"})
+    );
+    let state = rpc.call(3, "getState", json!({}));
+    assert_eq!(state["model"], "claude-switched-1", "{state}");
+    // A name Claude could not be given is refused before it is.
+    rpc.request(4, "setModel", json!({"model": "two words"}));
+    let (_, refused) = rpc.response(4);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("is not a model name")),
+        "{refused}"
+    );
+    let compacted = rpc.call(5, "compact", json!({}));
+    assert!(
+        compacted["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("the user chose the word kiwi")),
+        "{compacted}"
+    );
+    let after = rpc.call(6, "prompt", json!({"message": "which word?"}));
+    assert_eq!(after["reply"], "Still kiwi.", "{after}");
+    let requests: Vec<Value> = claude
+        .requests()
+        .into_iter()
+        .filter(|r| r["tools"].as_u64().unwrap_or(0) > 0)
+        .collect();
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    assert_ne!(requests[0]["model"], "claude-switched-1");
+    assert_eq!(requests[1]["model"], "claude-switched-1", "the summary");
+    assert_eq!(requests[2]["model"], "claude-switched-1");
+    assert_eq!(rpc.finish(), 0);
+    claude.assert_contained();
+}
+
+#[test]
 fn in_ask_mode_a_bash_call_rho_denies_does_not_run_and_claude_goes_on() {
     let (claude, mut rpc, request) = bash_approval("I could not run it.");
     rpc.call(2, "approvalResponse", json!({"approved": false}));

@@ -252,7 +252,7 @@ impl Relay {
             if self
                 .steering
                 .front()
-                .is_some_and(|sent| *sent == replayed_text(value))
+                .is_some_and(|sent| *sent == message_text(value))
                 && let Some(text) = self.steering.pop_front()
             {
                 self.end_assistant_message();
@@ -345,8 +345,8 @@ pub fn display_name(name: &str) -> String {
 }
 
 /// The content blocks of an `assistant` or `user` line (none when its content is a string).
-/// The text of an echoed user message: its content as a string, or its text blocks joined.
-fn replayed_text(value: &Value) -> String {
+/// The text of a user message line: its content as a string, or its text blocks joined.
+pub(crate) fn message_text(value: &Value) -> String {
     match value.pointer("/message/content") {
         Some(Value::String(text)) => text.clone(),
         _ => blocks(value)

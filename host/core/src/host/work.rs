@@ -255,6 +255,7 @@ impl Work {
             }
             Operation::GetState => Ok(Response::State(self.state())),
             Operation::GetMessages => Ok(Response::Messages(self.session.messages().to_vec())),
+            Operation::SetModel(model) if self.is_claude() => self.claude_set_model(&model).await,
             Operation::SetModel(model) => self.set_model(&model),
             Operation::ListModels => Ok(self.list_models().await),
             Operation::ListProviders => Ok(Response::Providers(self.list_providers().await)),
@@ -295,6 +296,7 @@ impl Work {
                 self.reload().await?;
                 Ok(Response::Extensions(Box::new(self.extensions())))
             }
+            Operation::Compact if self.is_claude() => self.claude_compact(&cancel).await,
             Operation::Compact => {
                 let summary = self
                     .session

@@ -2,8 +2,8 @@
 //! chosen provider and the mounted tool set), or the Claude Code CLI. A Claude runtime host
 //! mounts nothing (every configured MCP server is listed as not loaded), records each turn in
 //! the session file as rho's loop does (plus Claude's session id, so a resumed file resumes
-//! Claude's session too) and refuses what only rho's loop can do (switching models,
-//! compaction, prompt commands and attachments from MCP servers).
+//! Claude's session too), passes model switches and compaction to Claude, and refuses what
+//! needs rho's MCP servers (prompt commands, attachments and reads of their resources).
 
 use std::sync::Arc;
 
@@ -150,8 +150,6 @@ impl Work {
             return None;
         }
         let what = match operation {
-            Operation::SetModel(_) => "switching models (start rho with --model instead)",
-            Operation::Compact => "compaction",
             Operation::ReadResource { .. } => "reading MCP resources",
             Operation::Prompt { attachments, .. } if !attachments.is_empty() => {
                 "attaching MCP resources"
@@ -195,6 +193,37 @@ impl Work {
             reply: turn.reply,
             finish_reason: turn.finish_reason,
         }))
+    }
+
+    /// `setModel` in a Claude runtime host: Claude switches (and checks the name).
+    pub(super) async fn claude_set_model(&mut self, model: &str) -> Result<Response, HostError> {
+        let Runtime::Claude(claude) = &mut self.runtime else {
+            return Err(HostError::internal("not a claude runtime session"));
+        };
+        claude
+            .set_model(model)
+            .await
+            .map_err(|e| HostError::invalid_params(e.to_string()))?;
+        Ok(Response::Model {
+            model: model.to_owned(),
+            provider: CLAUDE_PROVIDER.to_owned(),
+        })
+    }
+
+    /// `compact` in a Claude runtime host: Claude's own `/compact`; the answer is Claude's
+    /// summary.
+    pub(super) async fn claude_compact(
+        &mut self,
+        cancel: &CancelSignal,
+    ) -> Result<Response, HostError> {
+        let Runtime::Claude(claude) = &mut self.runtime else {
+            return Err(HostError::internal("not a claude runtime session"));
+        };
+        let summary = claude
+            .compact(cancel)
+            .await
+            .map_err(|e| HostError::invalid_request(e.to_string()))?;
+        Ok(Response::Compacted(summary))
     }
 
     /// A new tool set after `reloadExtensions` in a Claude runtime host: still nothing loaded.

@@ -140,13 +140,15 @@ fn the_server_scenarios_that_apply_to_a_gateway_pass_at_both_revisions() {
     );
 
     // A few at once: each is a client of its own against the one gateway. A scenario whose
-    // tool makes the upstream ask (sampling, a form) runs alone: rho puts a stdio server's
-    // question to the one call in flight on it, and refuses it while several are
-    // (docs/mcp.md, "Questions from a server").
+    // tool makes the upstream ask (sampling, a form) or log runs alone: rho puts a 2025-11-25
+    // stdio server's question or log message to the one call in flight on it, and to none
+    // while several are (docs/mcp.md, "Questions from a server").
     let total = runs.len();
     let ran: Vec<String> = runs.iter().map(|(_, s)| s.clone()).collect();
     let (alone, together): (Vec<_>, Vec<_>) = runs.into_iter().partition(|(_, scenario)| {
-        scenario.contains("sampling") || scenario.contains("elicitation")
+        scenario.contains("sampling")
+            || scenario.contains("elicitation")
+            || scenario.contains("logging")
     });
     let batches = together
         .chunks(4)

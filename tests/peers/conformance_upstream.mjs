@@ -19,7 +19,10 @@ import { z } from 'zod';
 const PNG =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 
-const server = new McpServer({ name: 'rho-test-conformance-upstream', version: '1.0.0' });
+const server = new McpServer(
+  { name: 'rho-test-conformance-upstream', version: '1.0.0' },
+  { capabilities: { logging: {} } },
+);
 
 server.registerResource(
   'static-text',
@@ -116,6 +119,18 @@ server.registerTool(
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     return { content: [{ type: 'text', text: 'Progress test completed' }] };
+  },
+);
+
+server.registerTool(
+  'test_tool_with_logging',
+  { description: 'Logs three messages while it runs', inputSchema: {} },
+  async () => {
+    for (const [i, data] of ['Tool execution started', 'Tool processing data', 'Tool execution completed'].entries()) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      await server.server.sendLoggingMessage({ level: 'info', data });
+    }
+    return { content: [{ type: 'text', text: 'Logging test completed' }] };
   },
 );
 

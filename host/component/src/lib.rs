@@ -48,7 +48,7 @@ pub use naming::display_name as tool_display_name;
 pub use permission::{Gate, PermissionMode};
 pub use question::{
     AskFuture, Asker, Choice, FieldKind, Form, FormField, QuestionAction, QuestionAnswer,
-    SamplingAnswer, SamplingMessage, SamplingRequest, SamplingRole,
+    SamplingAnswer, SamplingMessage, SamplingRequest, SamplingRole, ServerLog,
 };
 pub use regular_file::{FileError, FileKind, OpenRegular, RegularFile, format_size, read_regular};
 pub use server_offer::{

@@ -62,6 +62,17 @@ pub struct FormField {
     pub help: Option<String>,
 }
 
+/// A log message a server sent (`notifications/message`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerLog {
+    /// Its severity.
+    pub level: crate::LogLevel,
+    /// The logger that wrote it, when the server named one.
+    pub logger: Option<String>,
+    /// The message: any JSON the server sent.
+    pub data: serde_json::Value,
+}
+
 /// A form a server asks the user to fill in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Form {
@@ -176,6 +187,11 @@ pub trait Asker: Send + Sync {
     fn asks_one_person(&self) -> bool {
         true
     }
+
+    /// A log message `server` sent while this call ran (MCP `notifications/message`), for an
+    /// asker that passes such messages on to whoever made the call (a gateway's client). By
+    /// default it stays in rho's own log, where every server log message goes.
+    fn pass_log(&self, _server: &str, _log: &ServerLog) {}
 
     /// Asks the user whether `server` may use the model for `request`, then runs it.
     fn sample<'a>(

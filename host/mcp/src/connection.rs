@@ -263,9 +263,18 @@ fn with_tail(message: String, tail: &str) -> String {
     }
 }
 
+/// rho's level for the protocol's (the one mapping, [`protocol_level`], read backwards).
+#[allow(deprecated)] // rmcp deprecates logging with SEP-2577; both eras still carry levels
+pub(crate) fn rho_level(level: rmcp::model::LoggingLevel) -> rho_component::LogLevel {
+    rho_component::LogLevel::ALL
+        .into_iter()
+        .find(|rho| protocol_level(*rho) == level)
+        .unwrap_or(rho_component::LogLevel::Emergency)
+}
+
 /// The protocol's level for a configured one.
 #[allow(deprecated)] // rmcp deprecates logging with SEP-2577; both eras still carry levels
-fn protocol_level(level: rho_component::LogLevel) -> rmcp::model::LoggingLevel {
+pub(crate) fn protocol_level(level: rho_component::LogLevel) -> rmcp::model::LoggingLevel {
     use rmcp::model::LoggingLevel;
     match level {
         rho_component::LogLevel::Debug => LoggingLevel::Debug,

@@ -184,6 +184,18 @@ impl ClientHandler for RhoClient {
             }
             _ => tracing::error!(target: "rho::mcp::server", server, logger, "{data}"),
         }
+        // A message sent while one call runs goes to that call's asker too (a gateway passes
+        // it to the client that made the call); a legacy message names no call.
+        if let Ok(flight) = self.calls.single()
+            && let Some(asker) = &flight.asker
+        {
+            let log = rho_component::ServerLog {
+                level: crate::connection::rho_level(params.level),
+                logger: params.logger,
+                data: params.data,
+            };
+            asker.pass_log(server, &log);
+        }
     }
 
     async fn on_progress(

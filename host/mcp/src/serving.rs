@@ -237,6 +237,9 @@ struct Gateway {
     /// Calls of 2026-07-28 clients waiting for answers, shared by every handler of the server
     /// (such a client's retry may reach another one).
     parked: Arc<parked::Parked>,
+    /// The least severe upstream log message this client wants (`logging/setLevel`); none
+    /// until it sets one.
+    log_level: std::sync::Mutex<Option<rho_component::LogLevel>>,
 }
 
 impl Drop for Gateway {
@@ -252,9 +255,16 @@ impl Gateway {
             served,
             info,
             parked,
+            log_level: std::sync::Mutex::default(),
             found: std::sync::Mutex::default(),
             gone: tokio_util::sync::CancellationToken::new(),
         }
+    }
+
+    fn log_level(&self) -> std::sync::MutexGuard<'_, Option<rho_component::LogLevel>> {
+        self.log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn found(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<String>> {
@@ -545,11 +555,12 @@ impl ServerHandler for Gateway {
     #[allow(deprecated)]
     async fn set_level(
         &self,
-        _request: rmcp::model::SetLevelRequestParams,
+        request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), rmcp::ErrorData> {
-        // rho sends its clients no log messages (its own and its servers' go to its stderr
-        // log), so any level is honoured.
+        // From now on, the log messages an upstream server sends during this client's calls
+        // reach it from this level up (rho's own log keeps them all).
+        *self.log_level() = Some(crate::connection::rho_level(request.level));
         Ok(())
     }
 
@@ -587,7 +598,11 @@ impl ServerHandler for Gateway {
             on_cancel.cancel();
         });
         let progress = progress_sink(&context);
-        let asker = Arc::new(downstream::Downstream::new(context.peer.clone(), &context));
+        let asker = Arc::new(downstream::Downstream::new(
+            context.peer.clone(),
+            &context,
+            *self.log_level(),
+        ));
         let output = self
             .served
             .call(&request.name, arguments, cancel, progress, asker)

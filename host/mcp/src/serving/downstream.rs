@@ -9,12 +9,12 @@
 #![allow(deprecated)]
 
 use rho_component::{
-    AskFuture, Asker, FieldKind, Form, QuestionAnswer, SamplingAnswer, SamplingRequest,
-    SamplingRole,
+    AskFuture, Asker, FieldKind, Form, LogLevel, QuestionAnswer, SamplingAnswer, SamplingRequest,
+    SamplingRole, ServerLog,
 };
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ProtocolVersion,
+    ElicitResult, ElicitationAction, LoggingMessageNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
@@ -44,11 +44,38 @@ enum Route {
     InputRequests(mpsc::Sender<Asked>),
 }
 
-/// Answers a served call's questions by asking the client.
+/// Answers a served call's questions by asking the client, and passes it the log messages
+/// its server sends while the call runs.
 pub(super) struct Downstream {
     route: Route,
     forms: bool,
     sampling: bool,
+    /// Where the call's log messages go, in order, and the least severe one the client wants;
+    /// `None` when it asked for none.
+    logs: Option<(mpsc::Sender<LoggingMessageNotificationParam>, LogLevel)>,
+}
+
+/// Log messages waiting to reach a client, at most: more are dropped rather than hold up
+/// the server's connection.
+const LOG_QUEUE: usize = 64;
+
+/// A sender that delivers log messages to `peer` in order, for a client that asked for
+/// messages of `level` and above.
+fn log_forwarder(
+    peer: &Peer<RoleServer>,
+    level: Option<LogLevel>,
+) -> Option<(mpsc::Sender<LoggingMessageNotificationParam>, LogLevel)> {
+    let level = level?;
+    let (logs, mut to_send) = mpsc::channel::<LoggingMessageNotificationParam>(LOG_QUEUE);
+    let peer = peer.clone();
+    tokio::spawn(async move {
+        while let Some(log) = to_send.recv().await {
+            if peer.notify_logging_message(log).await.is_err() {
+                return;
+            }
+        }
+    });
+    Some((logs, level))
 }
 
 /// Whether the client of a request speaks 2026-07-28 (or later), and what it declared it can
@@ -69,9 +96,14 @@ pub(super) fn declared(context: &RequestContext<RoleServer>) -> (bool, Option<Cl
 }
 
 impl Downstream {
-    /// The asker for a call of a 2025-11-25 client (`peer`); a 2026-07-28 client's calls are
-    /// asked through [`Downstream::input_requests`], so here its questions are declined.
-    pub(super) fn new(peer: Peer<RoleServer>, context: &RequestContext<RoleServer>) -> Self {
+    /// The asker for a call of a 2025-11-25 client (`peer`), which set `log_level` for its
+    /// session (`logging/setLevel`); a 2026-07-28 client's calls are asked through
+    /// [`Downstream::input_requests`], so here its questions are declined.
+    pub(super) fn new(
+        peer: Peer<RoleServer>,
+        context: &RequestContext<RoleServer>,
+        log_level: Option<LogLevel>,
+    ) -> Self {
         let (modern, capabilities) = declared(context);
         let capabilities = capabilities.filter(|_| !modern);
         Self {
@@ -79,19 +111,24 @@ impl Downstream {
                 .as_ref()
                 .is_some_and(|c| c.elicitation.is_some()),
             sampling: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
+            logs: log_forwarder(&peer, log_level),
             route: Route::Requests(peer),
         }
     }
 
-    /// The asker for a call of a 2026-07-28 client that declared `capabilities`: each question
-    /// goes to `asked` as an input request.
+    /// The asker for a call of a 2026-07-28 client that declared `capabilities` (and, in its
+    /// request's `_meta`, the `log_level` it wants messages of; they go on that request's
+    /// `peer`): each question goes to `asked` as an input request.
     pub(super) fn input_requests(
         asked: mpsc::Sender<Asked>,
         capabilities: Option<&ClientCapabilities>,
+        peer: &Peer<RoleServer>,
+        log_level: Option<LogLevel>,
     ) -> Self {
         Self {
             forms: capabilities.is_some_and(|c| c.elicitation.is_some()),
             sampling: capabilities.is_some_and(|c| c.sampling.is_some()),
+            logs: log_forwarder(peer, log_level),
             route: Route::InputRequests(asked),
         }
     }
@@ -131,6 +168,24 @@ impl Asker for Downstream {
     /// Each served call's questions go to its own client.
     fn asks_one_person(&self) -> bool {
         false
+    }
+
+    fn pass_log(&self, server: &str, log: &ServerLog) {
+        let Some((logs, least)) = &self.logs else {
+            return;
+        };
+        if log.level < *least {
+            return;
+        }
+        let level = crate::connection::protocol_level(log.level);
+        let mut param = LoggingMessageNotificationParam::new(level, log.data.clone());
+        // The client learns which server wrote it.
+        param.logger = Some(match &log.logger {
+            Some(logger) => format!("{server}/{logger}"),
+            None => server.to_owned(),
+        });
+        // A full queue drops the message rather than hold up the server's connection.
+        let _ = logs.try_send(param);
     }
 
     fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer> {

@@ -278,9 +278,12 @@ impl super::Gateway {
             None => {
                 let cancel = CancelSignal::new();
                 let (to_call, asked) = tokio::sync::mpsc::channel(8);
+                let log_level = context.meta.log_level().map(crate::connection::rho_level);
                 let asker = Arc::new(downstream::Downstream::input_requests(
                     to_call,
                     capabilities.as_ref(),
+                    &context.peer,
+                    log_level,
                 ));
                 let progress = progress_sink(&context);
                 let (served, tool, signal) =

@@ -186,6 +186,53 @@ fn upstream_prompt_and_resource_list_changes_reach_the_client() {
     }
 }
 
+#[test]
+fn a_subscribed_resources_updates_reach_the_client_in_both_revisions() {
+    let sandbox = upstream_sandbox(&["up"]);
+    let uri = "test://static-text";
+    // A 2025-11-25 client subscribes with resources/subscribe; a 2026-07-28 client names the
+    // resource on its subscriptions/listen stream. The upstream's touch tool sends the update
+    // only when rho subscribed there.
+    for revision in [&["--mode", "legacy"][..], &["--mode", "auto", "--listen"]] {
+        let args = [
+            revision,
+            &[
+                "--subscribe",
+                uri,
+                "--call",
+                "mcp__up__touch",
+                r#"{"uri": "test://static-text"}"#,
+                "--wait-list-changed",
+                "15",
+                "--wait-for",
+                "notifications/resources/updated",
+            ],
+        ]
+        .concat();
+        let report = python_with(&sandbox, &args, &[]);
+        assert_eq!(
+            report["calls"][0]["text"][0], "touched test://static-text",
+            "{report:#}"
+        );
+        assert_eq!(report["updated"], json!([uri]), "{report:#}");
+    }
+    // Without a subscription nothing is subscribed upstream, and no update comes.
+    let report = python_with(
+        &sandbox,
+        &[
+            "--call",
+            "mcp__up__touch",
+            r#"{"uri": "test://static-text"}"#,
+        ],
+        &[],
+    );
+    assert_eq!(
+        report["calls"][0]["text"][0], "not subscribed: test://static-text",
+        "{report:#}"
+    );
+    assert_eq!(report["updated"], json!([]), "{report:#}");
+}
+
 /// A sandbox with `tests/peers/conformance_upstream.mjs` as each of `servers`.
 fn upstream_sandbox(servers: &[&str]) -> Sandbox {
     let upstream = repo_root().join("tests/peers/conformance_upstream.mjs");

@@ -9,10 +9,13 @@
 // Usage: node conformance_upstream.mjs
 // Tool `grow`: adds the prompt `grown` and the resource `test://grown` (the SDK then sends
 // `notifications/prompts/list_changed` and `notifications/resources/list_changed`).
+// Resources can be subscribed to (`resources/subscribe`); tool `touch` sends
+// `notifications/resources/updated` for its `uri` when it is subscribed (and says whether).
 
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
+import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 // A 1x1 red PNG (also the image of `test_prompt_with_image`).
@@ -21,7 +24,27 @@ const PNG =
 
 const server = new McpServer(
   { name: 'rho-test-conformance-upstream', version: '1.0.0' },
-  { capabilities: { logging: {} } },
+  { capabilities: { logging: {}, resources: { subscribe: true, listChanged: true } } },
+);
+
+const subscribed = new Set();
+server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  subscribed.add(request.params.uri);
+  return {};
+});
+server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  subscribed.delete(request.params.uri);
+  return {};
+});
+
+server.registerTool(
+  'touch',
+  { description: 'Says a resource changed, if it is subscribed', inputSchema: { uri: z.string() } },
+  async ({ uri }) => {
+    if (!subscribed.has(uri)) return { content: [{ type: 'text', text: `not subscribed: ${uri}` }] };
+    await server.server.sendResourceUpdated({ uri });
+    return { content: [{ type: 'text', text: `touched ${uri}` }] };
+  },
 );
 
 server.registerResource(

@@ -18,7 +18,10 @@ each prompt's messages (`prompted`), each read's text contents (`reads`) and who
 waits up to N seconds after the calls for the first) and `notifications` names every
 `*/list_changed` received (with `--wait-for METHOD`, repeatable, the wait is for each
 METHOD). With `--listen` (2026-07-28 only) the changes come from a `subscriptions/listen` stream
-opened before the calls, for all three lists, and count the same way. With `--answer-forms JSON` the client
+opened before the calls, for all three lists, and count the same way. `--subscribe URI`
+(repeatable) subscribes to a resource before the calls (`resources/subscribe`, or on the
+`--listen` stream); `updated` lists the URIs of `notifications/resources/updated` received, and
+`--wait-for notifications/resources/updated` waits for one. With `--answer-forms JSON` the client
 declares elicitation and accepts every form with that content; with `--answer-sampling TEXT` it
 declares sampling and answers with that text; `forms` and `samplings` record what it was asked.
 """
@@ -49,6 +52,7 @@ async def main() -> int:
     parser.add_argument("--prompt", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--read", action="append", default=[], metavar="URI")
     parser.add_argument("--listen", action="store_true")
+    parser.add_argument("--subscribe", action="append", default=[], metavar="URI")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -59,16 +63,25 @@ async def main() -> int:
     list_changed = asyncio.Event()
     notified = asyncio.Event()
 
-    def changed(method):
+    report["updated"] = []
+
+    def changed(method, uri=None):
         if method == "notifications/tools/list_changed":
             report["listChanged"] += 1
             list_changed.set()
-        if isinstance(method, str) and method.endswith("/list_changed"):
+        if method == "notifications/resources/updated":
+            report["updated"].append(uri)
+        if isinstance(method, str) and (method.endswith("/list_changed") or method.endswith("/updated")):
             report["notifications"].append(method)
             notified.set()
 
     async def on_message(message):
-        changed(getattr(message, "method", None))
+        method = getattr(message, "method", None)
+        params = getattr(message, "params", None)
+        # With --listen the stream's events count (the SDK hands them to this handler too).
+        if args.listen and method == "notifications/resources/updated":
+            return
+        changed(method, str(getattr(params, "uri", "")) or None)
 
     report["forms"] = []
     report["samplings"] = []
@@ -102,7 +115,12 @@ async def main() -> int:
         report["protocolVersion"] = client.protocol_version
         if args.listen:
             subscription = await stack.enter_async_context(
-                client.listen(tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True)
+                client.listen(
+                    tools_list_changed=True,
+                    prompts_list_changed=True,
+                    resources_list_changed=True,
+                    resource_subscriptions=args.subscribe,
+                )
             )
             honored = subscription.honored
             report["honored"] = honored.model_dump(by_alias=True, exclude_none=True) if hasattr(honored, "model_dump") else vars(honored)
@@ -114,10 +132,16 @@ async def main() -> int:
 
             async def events():
                 async for event in subscription:
-                    changed(methods.get(type(event).__name__))
+                    if type(event).__name__ == "ResourceUpdated":
+                        changed("notifications/resources/updated", event.uri)
+                    else:
+                        changed(methods.get(type(event).__name__))
 
             listening = asyncio.create_task(events())
             stack.callback(listening.cancel)
+        else:
+            for uri in args.subscribe:
+                await client.subscribe_resource(uri)
         listed = await client.list_tools()
         report["tools"] = [
             {

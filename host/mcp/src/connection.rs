@@ -49,6 +49,9 @@ pub struct ServerSummary {
     pub resources: bool,
     /// Whether the server declared `completions` (argument suggestions may be asked for).
     pub completions: bool,
+    /// Whether it takes `resources/subscribe` (declared `resources.subscribe`, in a 2025-11-25
+    /// session: the request does not exist in 2026-07-28).
+    pub resource_subscriptions: bool,
 }
 
 /// A connected server.

@@ -54,7 +54,13 @@ pub(crate) struct RhoClient {
     pub questions: Questions,
     pub calls: Calls,
     pub catalog: Catalog,
+    /// The URIs of `notifications/resources/updated`, for whoever subscribed through this
+    /// connection (`rho mcp serve`).
+    pub resource_updates: tokio::sync::broadcast::Sender<String>,
 }
+
+/// Resource updates a slow listener may fall behind by before it misses some.
+const RESOURCE_UPDATE_BACKLOG: usize = 256;
 
 impl RhoClient {
     pub fn new(
@@ -76,6 +82,7 @@ impl RhoClient {
             },
             calls: Calls::default(),
             catalog,
+            resource_updates: tokio::sync::broadcast::channel(RESOURCE_UPDATE_BACKLOG).0,
         }
     }
 }
@@ -227,6 +234,15 @@ impl ClientHandler for RhoClient {
     async fn on_prompt_list_changed(&self, context: NotificationContext<RoleClient>) {
         tracing::info!(target: "rho::mcp", server = self.server.as_str(), "prompts/list_changed received");
         self.catalog.relist(context.peer, Listing::Prompts);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        // Nobody listening is fine: nothing subscribed through this connection.
+        let _ = self.resource_updates.send(params.uri);
     }
 
     async fn on_resource_list_changed(&self, context: NotificationContext<RoleClient>) {

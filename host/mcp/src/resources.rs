@@ -32,6 +32,56 @@ impl Connection {
             .map_err(|message| self.resource_error(uri, message))
     }
 
+    /// Asks the server for `notifications/resources/updated` about `uri`
+    /// (`resources/subscribe`, within the call budget); they arrive on
+    /// [`Connection::resource_updates`].
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), McpError> {
+        self.subscription(uri, true).await
+    }
+
+    /// Withdraws [`Connection::subscribe_resource`] (`resources/unsubscribe`).
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), McpError> {
+        self.subscription(uri, false).await
+    }
+
+    /// The URIs the server says were updated, from now on, for as long as this connection
+    /// lives.
+    pub fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.client.resource_updates.subscribe()
+    }
+
+    // rmcp deprecates resources/subscribe (2026-07-28 has none); 2025-11-25 servers take it.
+    #[allow(deprecated)]
+    async fn subscription(&self, uri: &str, on: bool) -> Result<(), McpError> {
+        if !self.summary.resource_subscriptions {
+            return Err(self.resource_error(
+                uri,
+                "the server does not offer resource subscriptions".into(),
+            ));
+        }
+        let peer = self.service.peer();
+        let sent = async {
+            if on {
+                peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri.to_owned()))
+                    .await
+            } else {
+                peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.to_owned()))
+                    .await
+            }
+        };
+        match tokio::time::timeout(self.spec.call_timeout, sent).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(self.resource_error(uri, e.to_string())),
+            Err(_) => Err(self.resource_error(
+                uri,
+                format!(
+                    "no answer within {} s",
+                    self.spec.call_timeout.as_secs_f64()
+                ),
+            )),
+        }
+    }
+
     fn resource_error(&self, uri: &str, message: String) -> McpError {
         McpError::Resource {
             server: self.spec.id.clone(),

@@ -143,6 +143,17 @@ pub trait Served: Send + Sync + 'static {
         uri: &'a str,
     ) -> ServedFuture<'a, Result<Vec<ResourceBody>, ServedRefusal>>;
 
+    /// Subscribes a client to updates of the resource at `uri`: each call holds it until its
+    /// [`Served::unsubscribe`]. A URI no served server offers is held and never updated; a
+    /// server that refuses the subscription is the refusal.
+    fn subscribe<'a>(&'a self, uri: &'a str) -> ServedFuture<'a, Result<(), ServedRefusal>>;
+
+    /// Releases one [`Served::subscribe`] of `uri`.
+    fn unsubscribe<'a>(&'a self, uri: &'a str) -> ServedFuture<'a, ()>;
+
+    /// The URIs of held resources as their servers update them, from now on.
+    fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<String>;
+
     /// Calls tool `name`: `cancel` fires when the client cancels (or goes away), `progress`
     /// receives the tool's progress when the client asked for it, and `asker` puts an upstream
     /// server's questions to the client.
@@ -240,12 +251,34 @@ struct Gateway {
     /// The least severe upstream log message this client wants (`logging/setLevel`); none
     /// until it sets one.
     log_level: std::sync::Mutex<Option<rho_component::LogLevel>>,
+    /// The resources this client subscribed to (`resources/subscribe`), shared with the task
+    /// that passes their updates on.
+    subscribed: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
 }
 
 impl Drop for Gateway {
     fn drop(&mut self) {
         self.gone.cancel();
+        // The client is gone: its subscriptions are released (in the background: dropping
+        // cannot wait).
+        let uris = std::mem::take(&mut *lock(&self.subscribed));
+        if !uris.is_empty()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let served = Arc::clone(&self.served);
+            runtime.spawn(async move {
+                for uri in uris {
+                    served.unsubscribe(&uri).await;
+                }
+            });
+        }
     }
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Gateway {
@@ -256,6 +289,7 @@ impl Gateway {
             info,
             parked,
             log_level: std::sync::Mutex::default(),
+            subscribed: Arc::default(),
             found: std::sync::Mutex::default(),
             gone: tokio_util::sync::CancellationToken::new(),
         }
@@ -301,6 +335,7 @@ impl ServerHandler for Gateway {
             .enable_prompts_list_changed()
             .enable_resources()
             .enable_resources_list_changed()
+            .enable_resources_subscribe()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
@@ -320,6 +355,31 @@ impl ServerHandler for Gateway {
         let changes = self.served.changes();
         let gone = self.gone.clone();
         let peer = context.peer;
+        // The updates of the resources it subscribed to, as `notifications/resources/updated`.
+        let mut updates = self.served.resource_updates();
+        let (subscribed, updated_peer, stop) = (
+            Arc::clone(&self.subscribed),
+            peer.clone(),
+            self.gone.clone(),
+        );
+        tokio::spawn(async move {
+            loop {
+                let uri = tokio::select! {
+                    update = updates.recv() => match update {
+                        Ok(uri) => uri,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    },
+                    () = stop.cancelled() => return,
+                };
+                if lock(&subscribed).contains(&uri) {
+                    let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+                    if updated_peer.notify_resource_updated(param).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
         tokio::spawn(async move {
             let tell = |list: Moved| {
                 let peer = peer.clone();
@@ -336,17 +396,26 @@ impl ServerHandler for Gateway {
         });
     }
 
-    /// A 2026-07-28 client learns of list changes on a `subscriptions/listen` stream: rho
-    /// accepts the three list changes (not resource subscriptions, which it does not pass on).
+    /// A 2026-07-28 client learns of list changes and resource updates on a
+    /// `subscriptions/listen` stream: rho accepts the three list changes and the resources
+    /// asked for (at most [`MAX_LISTEN_RESOURCES`]).
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        let uris = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .take(MAX_LISTEN_RESOURCES)
+            .cloned()
+            .collect::<Vec<_>>();
         Some(
             SubscriptionFilter::builder()
                 .tools_list_changed()
                 .prompts_list_changed()
                 .resources_list_changed()
+                .resource_subscriptions(uris)
                 .build(),
         )
     }
@@ -354,6 +423,33 @@ impl ServerHandler for Gateway {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), rmcp::ErrorData> {
         let accepted = context.accepted().clone();
         let sink = context.sink().clone();
+        // The stream's resources are held while it is open; one a server refuses is never
+        // updated (it was acknowledged before rho could ask).
+        let uris: Vec<String> = accepted.resource_subscriptions.clone().unwrap_or_default();
+        let mut held = Vec::new();
+        for uri in &uris {
+            match self.served.subscribe(uri).await {
+                Ok(()) => held.push(uri.clone()),
+                Err(refusal) => {
+                    tracing::info!(target: "rho::serve", uri = uri.as_str(), "a resource subscription was refused: {refusal:?}");
+                }
+            }
+        }
+        let mut updates = self.served.resource_updates();
+        let updated_sink = sink.clone();
+        let forward_updates = async {
+            loop {
+                match updates.recv().await {
+                    Ok(uri) if held.contains(&uri) => {
+                        if updated_sink.notify_resource_updated(uri).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        };
         let tell = |list: Moved| {
             let (sink, accepted) = (sink.clone(), accepted.clone());
             async move {
@@ -379,7 +475,13 @@ impl ServerHandler for Gateway {
                 () = self.gone.cancelled() => {}
             }
         };
-        forward_changes(self.served.changes(), stop, tell).await;
+        tokio::select! {
+            () = forward_changes(self.served.changes(), stop, tell) => {}
+            () = forward_updates => {}
+        }
+        for uri in &held {
+            self.served.unsubscribe(uri).await;
+        }
         Ok(())
     }
 
@@ -551,6 +653,38 @@ impl ServerHandler for Gateway {
         )))
     }
 
+    // rmcp marks resources/subscribe deprecated (2026-07-28 subscribes on
+    // subscriptions/listen); 2025-11-25 clients still send it.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), rmcp::ErrorData> {
+        // Once per client and URI: a repeat holds nothing more.
+        if lock(&self.subscribed).contains(&request.uri) {
+            return Ok(());
+        }
+        self.served
+            .subscribe(&request.uri)
+            .await
+            .map_err(|refusal| refusal.error(rmcp::ErrorData::invalid_params))?;
+        lock(&self.subscribed).insert(request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), rmcp::ErrorData> {
+        if lock(&self.subscribed).remove(&request.uri) {
+            self.served.unsubscribe(&request.uri).await;
+        }
+        Ok(())
+    }
+
     // rmcp marks logging deprecated (SEP-2577); 2025-11-25 clients still set a level.
     #[allow(deprecated)]
     async fn set_level(
@@ -611,6 +745,9 @@ impl ServerHandler for Gateway {
         call_response(&request.name, output)
     }
 }
+
+/// The most resources one `subscriptions/listen` stream holds.
+const MAX_LISTEN_RESOURCES: usize = 256;
 
 /// One of the lists a client is told changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

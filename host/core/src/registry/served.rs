@@ -11,6 +11,7 @@
 
 mod names;
 mod skill_files;
+mod subscriptions;
 mod uri_template;
 
 pub use names::{NameClash, ServedNames};
@@ -208,6 +209,7 @@ impl Registry {
             skills: self.skills.skills.iter().cloned().collect(),
             plugins: self.plugins.clone(),
             changes,
+            subscriptions: subscriptions::Subscriptions::default(),
         });
         if let Some(clash) = served.first_clash().await {
             drop(served);
@@ -324,6 +326,8 @@ struct ServedTools {
     plugins: Arc<rho_plugins::PluginInventory>,
     /// Counts changes of the served lists ([`watch_changes`]).
     changes: tokio::sync::watch::Receiver<ServedChanges>,
+    /// Clients' resource subscriptions, passed to the servers.
+    subscriptions: subscriptions::Subscriptions,
 }
 
 /// What starts a served skill prompt's name.
@@ -672,6 +676,51 @@ impl Served for ServedTools {
                 .map(|(_, template)| template)
                 .collect()
         })
+    }
+
+    fn subscribe<'a>(&'a self, uri: &'a str) -> ServedFuture<'a, Result<(), ServedRefusal>> {
+        Box::pin(async move {
+            if self.subscriptions.hold_again(uri) {
+                return Ok(());
+            }
+            let Some(server) = self.resource_server(uri).await else {
+                self.subscriptions.hold(uri, None);
+                return Ok(());
+            };
+            let unknown = || ServedRefusal::Unknown(format!("no resource at {uri:?}"));
+            let connection = self.connection(&server, unknown).await?;
+            connection
+                .subscribe_resource(uri)
+                .await
+                .map_err(|e| ServedRefusal::Failed(e.to_string()))?;
+            self.subscriptions
+                .forward(&server, connection.resource_updates());
+            self.subscriptions.hold(uri, Some(server));
+            Ok(())
+        })
+    }
+
+    fn unsubscribe<'a>(&'a self, uri: &'a str) -> ServedFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(server) = self.subscriptions.release(uri) else {
+                return;
+            };
+            let unknown = || ServedRefusal::Unknown(String::new());
+            let released = match self.connection(&server, unknown).await {
+                Ok(connection) => connection
+                    .unsubscribe_resource(uri)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(refusal) => Err(format!("{refusal:?}")),
+            };
+            if let Err(why) = released {
+                tracing::warn!(target: "rho::serve", server = server.as_str(), "unsubscribing from a resource failed: {why}");
+            }
+        })
+    }
+
+    fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.subscriptions.updates()
     }
 
     fn read_resource<'a>(

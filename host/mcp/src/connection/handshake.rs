@@ -318,6 +318,13 @@ async fn handshake(
         prompts: capabilities.is_some_and(|c| c.prompts.is_some()),
         resources: capabilities.is_some_and(|c| c.resources.is_some()),
         completions: capabilities.is_some_and(|c| c.completions.is_some()),
+        resource_subscriptions: capabilities
+            .and_then(|c| c.resources.as_ref())
+            .and_then(|r| r.subscribe)
+            == Some(true)
+            && info
+                .as_ref()
+                .is_some_and(|i| i.protocol_version < ProtocolVersion::V_2026_07_28),
     };
     let stop = catalog.closed().clone().drop_guard();
     Ok(Connection {

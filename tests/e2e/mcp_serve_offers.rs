@@ -322,7 +322,7 @@ fn upstream_names_serve_a_server_under_its_own_names_and_refuse_a_clash() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     for part in [
-        "tools would be named \"grow\"",
+        "tools would be named \"touch\"",
         "MCP server \"one\"",
         "MCP server \"two\"",
         "--only",

@@ -40,6 +40,34 @@ impl EventSink for Collect {
     }
 }
 
+/// A runtime whose `claude` is `script` (in a temporary directory, kept while it lives), in
+/// `mode`; the script appends what it reads from rho to the returned `answers` file.
+fn stand_in(
+    script: &str,
+    mode: PermissionMode,
+) -> (tempfile::TempDir, std::path::PathBuf, ClaudeRuntime) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let command = dir.path().join("claude");
+    std::fs::write(&command, script).unwrap();
+    std::fs::set_permissions(&command, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let answers = dir.path().join("answers.jsonl");
+    let settings = ClaudeSettings {
+        command,
+        workspace: dir.path().to_path_buf(),
+        permission_mode: mode,
+        model: None,
+        extra_roots: Vec::new(),
+        hidden_env: Vec::new(),
+    };
+    let env = [
+        ("PATH".into(), "/bin:/usr/bin".into()),
+        ("ANSWERS".into(), answers.clone().into_os_string()),
+    ];
+    let claude = ClaudeRuntime::new(settings, env).unwrap();
+    (dir, answers, claude)
+}
+
 const FAKE_CLAUDE: &str = r#"#!/bin/sh
 read -r prompt
 echo '{"type":"system","subtype":"init","session_id":"s1","model":"m"}'
@@ -58,25 +86,7 @@ read -r more
 
 #[tokio::test]
 async fn approvals_are_remembered_withdrawn_requests_dropped_and_others_refused() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("claude");
-    std::fs::write(&script, FAKE_CLAUDE).unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let answers = dir.path().join("answers.jsonl");
-    let settings = ClaudeSettings {
-        command: script,
-        workspace: dir.path().to_path_buf(),
-        permission_mode: PermissionMode::Ask,
-        model: None,
-        extra_roots: Vec::new(),
-        hidden_env: Vec::new(),
-    };
-    let env = [
-        ("PATH".into(), "/bin:/usr/bin".into()),
-        ("ANSWERS".into(), answers.clone().into_os_string()),
-    ];
-    let mut claude = ClaudeRuntime::new(settings, env).unwrap();
+    let (_dir, answers, mut claude) = stand_in(FAKE_CLAUDE, PermissionMode::Ask);
     let approver = Scripted(Mutex::new((
         VecDeque::from([ApprovalDecision::ApproveForSession]),
         Vec::new(),
@@ -186,25 +196,7 @@ read -r more
 /// after the prompt starts; the turn, the record, and the lines the script read after the
 /// prompt.
 async fn steered(script: &str) -> (TurnResult, Vec<ChatMessage>, Vec<serde_json::Value>) {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let command = dir.path().join("claude");
-    std::fs::write(&command, script).unwrap();
-    std::fs::set_permissions(&command, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let answers = dir.path().join("answers.jsonl");
-    let settings = ClaudeSettings {
-        command,
-        workspace: dir.path().to_path_buf(),
-        permission_mode: PermissionMode::AllowAll,
-        model: None,
-        extra_roots: Vec::new(),
-        hidden_env: Vec::new(),
-    };
-    let env = [
-        ("PATH".into(), "/bin:/usr/bin".into()),
-        ("ANSWERS".into(), answers.clone().into_os_string()),
-    ];
-    let mut claude = ClaudeRuntime::new(settings, env).unwrap();
+    let (_dir, answers, mut claude) = stand_in(script, PermissionMode::AllowAll);
     let approver = Scripted(Mutex::new((VecDeque::new(), Vec::new())));
     let sink = Collect::default();
     let steering = SteeringQueue::default();

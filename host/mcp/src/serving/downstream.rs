@@ -132,26 +132,27 @@ impl Downstream {
             route: Route::InputRequests(asked),
         }
     }
+}
 
-    /// Puts one input request to the client of a 2026-07-28 call; `None` when the call is gone.
-    async fn input_request(
-        asked: &mpsc::Sender<Asked>,
-        key: Option<String>,
-        method: &str,
-        params: Value,
-    ) -> Option<Value> {
-        let (answer, response) = oneshot::channel();
-        let request = json!({ "method": method, "params": params });
-        asked
-            .send(Asked {
-                key,
-                request,
-                answer,
-            })
-            .await
-            .ok()?;
-        response.await.ok()
-    }
+/// Puts one input request (`method`, `params`, the upstream's `key`) to the client of a
+/// 2026-07-28 call through `asked`; its response, or `None` when the call is gone.
+pub(super) async fn input_request(
+    asked: &mpsc::Sender<Asked>,
+    key: Option<String>,
+    method: &str,
+    params: Value,
+) -> Option<Value> {
+    let (answer, response) = oneshot::channel();
+    let request = json!({ "method": method, "params": params });
+    asked
+        .send(Asked {
+            key,
+            request,
+            answer,
+        })
+        .await
+        .ok()?;
+    response.await.ok()
 }
 
 /// Whether `response` is a well-formed answer to an input request of `method` (a response
@@ -209,7 +210,7 @@ impl Asker for Downstream {
                     }
                 }
                 Route::InputRequests(asked) => {
-                    let response = Self::input_request(asked, key, ELICITATION, request).await;
+                    let response = input_request(asked, key, ELICITATION, request).await;
                     match response.map(serde_json::from_value::<ElicitResult>) {
                         Some(Ok(result)) => result,
                         _ => return QuestionAnswer::Decline,
@@ -253,7 +254,7 @@ impl Asker for Downstream {
                         .map(|result| serde_json::to_value(result).unwrap_or_default())
                         .map_err(|e| e.to_string())
                 }
-                Route::InputRequests(asked) => Self::input_request(asked, key, SAMPLING, request)
+                Route::InputRequests(asked) => input_request(asked, key, SAMPLING, request)
                     .await
                     .ok_or_else(|| "the call ended".to_owned()),
             };

@@ -330,25 +330,16 @@ mod tests {
     use super::*;
     use rho_component::ToolOutput;
     use serde_json::json;
-    use tokio::sync::oneshot;
 
     /// A call whose task asks one form, then finishes with the answer's action as its text.
     fn asking_call(tool: &str) -> Call {
         let (to_call, asked) = mpsc::channel(4);
         let cancel = CancelSignal::new();
         let task = tokio::spawn(async move {
-            let (answer, response) = oneshot::channel();
-            let request = json!({"method": "elicitation/create", "params": {"message": "name?"}});
             let key = Some("name".to_owned());
-            to_call
-                .send(Asked {
-                    key,
-                    request,
-                    answer,
-                })
-                .await
-                .ok()?;
-            let response = response.await.ok()?;
+            let params = json!({"message": "name?"});
+            let response =
+                downstream::input_request(&to_call, key, "elicitation/create", params).await?;
             let action = response["action"].as_str().unwrap_or_default().to_owned();
             Some(PassedOutput::Rendered(ToolOutput::text(action)))
         });

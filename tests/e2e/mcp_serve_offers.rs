@@ -233,6 +233,40 @@ fn a_subscribed_resources_updates_reach_the_client_in_both_revisions() {
     assert_eq!(report["updated"], json!([]), "{report:#}");
 }
 
+#[test]
+fn a_resource_templates_arguments_are_completed_by_its_server() {
+    let sandbox = upstream_sandbox(&["up"]);
+    let template = "test://template/{id}/data";
+    for mode in ["legacy", "auto"] {
+        let report = python_with(
+            &sandbox,
+            &[
+                "--mode",
+                mode,
+                "--complete-template",
+                template,
+                "id",
+                "4",
+                "--complete-template",
+                "test://nothing/{id}",
+                "id",
+                "",
+            ],
+            &[],
+        );
+        assert_eq!(report["completed"][0], json!(["42", "420"]), "{report:#}");
+        // A template nothing serves: invalid params, naming it.
+        let unknown = &report["completed"][1]["error"];
+        assert_eq!(unknown["code"], -32602, "{report:#}");
+        assert!(
+            unknown["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("test://nothing/{id}")),
+            "{report:#}"
+        );
+    }
+}
+
 /// A sandbox with `tests/peers/conformance_upstream.mjs` as each of `servers`.
 fn upstream_sandbox(servers: &[&str]) -> Sandbox {
     let upstream = repo_root().join("tests/peers/conformance_upstream.mjs");

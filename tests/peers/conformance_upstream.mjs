@@ -65,7 +65,11 @@ server.registerResource(
 
 server.registerResource(
   'template',
-  new ResourceTemplate('test://template/{id}/data', { list: undefined }),
+  // Its `id` is completed from a short list (`completion/complete` with a resource reference).
+  new ResourceTemplate('test://template/{id}/data', {
+    list: undefined,
+    complete: { id: (value) => ['1', '2', '42', '420'].filter((id) => id.startsWith(value)) },
+  }),
   { title: 'Data by id', description: 'A resource template', mimeType: 'application/json' },
   async (uri, { id }) => ({
     contents: [

@@ -21,7 +21,9 @@ METHOD). With `--listen` (2026-07-28 only) the changes come from a `subscription
 opened before the calls, for all three lists, and count the same way. `--subscribe URI`
 (repeatable) subscribes to a resource before the calls (`resources/subscribe`, or on the
 `--listen` stream); `updated` lists the URIs of `notifications/resources/updated` received, and
-`--wait-for notifications/resources/updated` waits for one. With `--answer-forms JSON` the client
+`--wait-for notifications/resources/updated` waits for one. `--complete-template URI ARGUMENT
+VALUE` asks for completions of a resource template's argument (`completed`: the values, or the
+error). With `--answer-forms JSON` the client
 declares elicitation and accepts every form with that content; with `--answer-sampling TEXT` it
 declares sampling and answers with that text; `forms` and `samplings` record what it was asked.
 """
@@ -53,6 +55,7 @@ async def main() -> int:
     parser.add_argument("--read", action="append", default=[], metavar="URI")
     parser.add_argument("--listen", action="store_true")
     parser.add_argument("--subscribe", action="append", default=[], metavar="URI")
+    parser.add_argument("--complete-template", nargs=3, action="append", default=[], metavar=("URI", "ARGUMENT", "VALUE"))
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -227,6 +230,17 @@ async def main() -> int:
                 except MCPError as error:
                     report["reads"].append({"error": {"code": error.code, "message": error.message}})
                     report["bodies"].append({"error": {"code": error.code, "message": error.message}})
+        if args.complete_template:
+            report["completed"] = []
+            for uri, argument, value in args.complete_template:
+                try:
+                    got = await client.complete(
+                        types.ResourceTemplateReference(type="ref/resource", uri=uri),
+                        {"name": argument, "value": value},
+                    )
+                    report["completed"].append(got.completion.values)
+                except MCPError as error:
+                    report["completed"].append({"error": {"code": error.code, "message": error.message}})
         if args.relist:
             relisted = await client.list_tools(cache_mode="bypass")
             report["toolsAfter"] = [tool.name for tool in relisted.tools]

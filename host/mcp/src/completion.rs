@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use rmcp::model::CompletionContext;
+use rmcp::model::{ArgumentInfo, CompleteRequestParams, CompletionContext, Reference};
 
 use crate::connection::Connection;
 
@@ -80,19 +80,53 @@ impl Connection {
         value: &str,
         context: BTreeMap<String, String>,
     ) -> Vec<String> {
+        let reference = Reference::for_prompt(prompt);
+        let named = format!("prompt:{prompt}");
+        self.complete_argument(reference, named, argument, value, context)
+            .await
+    }
+
+    /// Suggestions for `argument` of the resource template `uri_template`, as
+    /// [`Connection::complete`] gives them for a prompt's.
+    pub async fn complete_template(
+        &self,
+        uri_template: &str,
+        argument: &str,
+        value: &str,
+        context: BTreeMap<String, String>,
+    ) -> Vec<String> {
+        let reference = Reference::for_resource(uri_template);
+        let named = format!("resource:{uri_template}");
+        self.complete_argument(reference, named, argument, value, context)
+            .await
+    }
+
+    /// Asks for suggestions of `argument` of `reference` (cached under `named`, which keeps
+    /// prompts and templates apart: a prompt may be named like a template's URI).
+    async fn complete_argument(
+        &self,
+        reference: Reference,
+        named: String,
+        argument: &str,
+        value: &str,
+        context: BTreeMap<String, String>,
+    ) -> Vec<String> {
         if !self.summary.completions {
             return Vec::new();
         }
-        let key: Key = (prompt.into(), argument.into(), value.into(), context);
+        let key: Key = (named, argument.into(), value.into(), context);
         let context = (!key.3.is_empty())
             .then(|| CompletionContext::with_arguments(key.3.clone().into_iter().collect()));
         let server = self.spec.id.as_str();
         let ask = || async move {
-            let asked = self
-                .service
-                .complete_prompt_argument(prompt, argument, value, context);
+            let request = CompleteRequestParams::new(reference, ArgumentInfo::new(argument, value));
+            let request = match context {
+                Some(context) => request.with_context(context),
+                None => request,
+            };
+            let asked = self.service.complete(request);
             match tokio::time::timeout(COMPLETION_TIMEOUT, asked).await {
-                Ok(Ok(info)) => Some(info.values),
+                Ok(Ok(result)) => Some(result.completion.values),
                 Ok(Err(e)) => {
                     tracing::debug!(target: "rho::mcp", server, "completion/complete failed: {e}");
                     None

@@ -57,17 +57,26 @@ pub type ServedSearch<'a> = Pin<Box<dyn Future<Output = (ToolOutput, Vec<String>
 /// The future of any other served answer.
 pub type ServedFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What a client asks to complete: an argument of a served prompt.
+/// What a client asks to complete: an argument of a served prompt or resource template.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PromptCompletion {
-    /// The prompt's served name.
-    pub prompt: String,
+pub struct ArgumentCompletion {
+    /// Whose argument it is.
+    pub of: Completing,
     /// The argument's name.
     pub argument: String,
     /// What is typed so far.
     pub value: String,
     /// The other arguments already filled in.
     pub context: std::collections::BTreeMap<String, String>,
+}
+
+/// What has the argument a client asks to complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Completing {
+    /// The prompt served under this name.
+    Prompt(String),
+    /// The resource template with this URI template.
+    ResourceTemplate(String),
 }
 
 /// An expanded prompt as the gateway passes it on.
@@ -126,9 +135,9 @@ pub trait Served: Send + Sync + 'static {
         arguments: std::collections::BTreeMap<String, String>,
     ) -> ServedFuture<'a, Result<ServedPrompt, ServedRefusal>>;
 
-    /// Suggestions for one argument of a served prompt: `None` when no prompt is served under
-    /// that name.
-    fn complete(&self, asked: PromptCompletion) -> ServedFuture<'_, Option<Vec<String>>>;
+    /// Suggestions for one argument of a served prompt or resource template: `None` when none
+    /// is served under that name or URI template.
+    fn complete(&self, asked: ArgumentCompletion) -> ServedFuture<'_, Option<Vec<String>>>;
 
     /// The resources, under their served URIs.
     fn resources(&self) -> ServedFuture<'_, Vec<ServerResource>>;
@@ -564,9 +573,17 @@ impl ServerHandler for Gateway {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, rmcp::ErrorData> {
-        // A resource template's argument has no upstream completion rho passes on yet.
-        let Reference::Prompt(prompt) = &request.r#ref else {
-            return Ok(CompleteResult::default());
+        let (of, unknown) = match &request.r#ref {
+            Reference::Prompt(prompt) => (
+                Completing::Prompt(prompt.name.clone()),
+                format!("no prompt named {:?}", prompt.name),
+            ),
+            Reference::Resource(template) => (
+                Completing::ResourceTemplate(template.uri.clone()),
+                format!("no resource template {:?}", template.uri),
+            ),
+            // A kind of reference a later revision adds: nothing to suggest.
+            _ => return Ok(CompleteResult::default()),
         };
         let context = request
             .context
@@ -574,15 +591,17 @@ impl ServerHandler for Gateway {
             .unwrap_or_default()
             .into_iter()
             .collect();
-        let asked = PromptCompletion {
-            prompt: prompt.name.clone(),
+        let asked = ArgumentCompletion {
+            of,
             argument: request.argument.name,
             value: request.argument.value,
             context,
         };
-        let values = self.served.complete(asked).await.ok_or_else(|| {
-            rmcp::ErrorData::invalid_params(format!("no prompt named {:?}", prompt.name), None)
-        })?;
+        let values = self
+            .served
+            .complete(asked)
+            .await
+            .ok_or_else(|| rmcp::ErrorData::invalid_params(unknown, None))?;
         Ok(CompleteResult::new(completion(values)))
     }
 

@@ -24,8 +24,8 @@ use rho_component::{
     PromptMessage, PromptRole, ResourceBody, ServerPrompt, ServerResource, SkillMeta, SkillSource,
 };
 use rho_mcp::serving::{
-    PromptCompletion, ServeInfo, Served, ServedCall, ServedChanges, ServedFuture, ServedList,
-    ServedPrompt, ServedRefusal, ServedSearch,
+    ArgumentCompletion, Completing, ServeInfo, Served, ServedCall, ServedChanges, ServedFuture,
+    ServedList, ServedPrompt, ServedRefusal, ServedSearch,
 };
 
 use super::Registry;
@@ -608,37 +608,54 @@ impl Served for ServedTools {
         })
     }
 
-    fn complete(&self, asked: PromptCompletion) -> ServedFuture<'_, Option<Vec<String>>> {
+    fn complete(&self, asked: ArgumentCompletion) -> ServedFuture<'_, Option<Vec<String>>> {
         Box::pin(async move {
-            let PromptCompletion {
-                prompt,
+            let ArgumentCompletion {
+                of,
                 argument,
                 value,
                 context,
             } = asked;
-            // A skill's prompt takes no arguments: nothing to suggest.
-            if self
-                .offered_skills()
-                .any(|s| prompt.strip_prefix(SKILL_PROMPT_PREFIX) == Some(s.name.as_str()))
-            {
-                return Some(Vec::new());
-            }
-            let (server, upstream) = self
-                .served_prompts()
-                .await
-                .into_iter()
-                .find(|(served, _, _)| *served == prompt)
-                .map(|(_, server, upstream)| (server, upstream.name))?;
+            let (server, upstream) = match &of {
+                Completing::Prompt(prompt) => {
+                    // A skill's prompt takes no arguments: nothing to suggest.
+                    if self
+                        .offered_skills()
+                        .any(|s| prompt.strip_prefix(SKILL_PROMPT_PREFIX) == Some(s.name.as_str()))
+                    {
+                        return Some(Vec::new());
+                    }
+                    self.served_prompts()
+                        .await
+                        .into_iter()
+                        .find(|(served, _, _)| served == prompt)
+                        .map(|(_, server, upstream)| (server, upstream.name))?
+                }
+                // Templates pass through under their own URI templates.
+                Completing::ResourceTemplate(template) => self
+                    .served_resources(true)
+                    .await
+                    .into_iter()
+                    .find(|(_, t)| t.uri == *template)
+                    .map(|(server, t)| (server, t.uri))?,
+            };
             // A server that cannot be started suggests nothing, as a quiet one does.
             let connection = self
                 .connection(&server, || ServedRefusal::Unknown(String::new()))
                 .await
                 .ok()?;
-            Some(
-                connection
-                    .complete(&upstream, &argument, &value, context)
-                    .await,
-            )
+            Some(match of {
+                Completing::Prompt(_) => {
+                    connection
+                        .complete(&upstream, &argument, &value, context)
+                        .await
+                }
+                Completing::ResourceTemplate(_) => {
+                    connection
+                        .complete_template(&upstream, &argument, &value, context)
+                        .await
+                }
+            })
         })
     }
 

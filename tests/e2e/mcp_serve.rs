@@ -525,15 +525,23 @@ fn a_2026_client_answers_what_a_2026_upstream_asks_under_its_keys() {
         &sandbox,
         &[
             "--answer-forms",
-            r#"{"name": "Ada", "color": "teal"}"#,
+            r#"{"name": "Ada", "color": "teal", "context": "tea"}"#,
             "--call",
             "mcp__asker__ask_twice",
+            "{}",
+            "--prompt",
+            "asker:test_input_required_result_prompt",
             "{}",
         ],
         &[],
     );
     assert_eq!(report["protocolVersion"], "2026-07-28", "{report:#}");
     assert_eq!(text_of(&report, 0), "Ada likes teal", "{report:#}");
+    // A prompt's question reaches the client the same way.
+    assert_eq!(
+        report["prompted"][0][0]["text"], "Use this context: tea",
+        "{report:#}"
+    );
     let mut asked: Vec<&str> = report["forms"]
         .as_array()
         .unwrap()
@@ -543,7 +551,11 @@ fn a_2026_client_answers_what_a_2026_upstream_asks_under_its_keys() {
     asked.sort_unstable();
     assert_eq!(
         asked,
-        ["asker asks: Your color?", "asker asks: Your name?"],
+        [
+            "asker asks: What context should the prompt use?",
+            "asker asks: Your color?",
+            "asker asks: Your name?"
+        ],
         "{report:#}"
     );
 }

@@ -1,9 +1,9 @@
 // A stdio MCP server on the TypeScript SDK's 2026-07-28 server package that asks for input the
 // 2026-07-28 way (SEP-2322: it answers a call with an InputRequiredResult and reads the
-// answers from the retry), with the tools of the official conformance suite's
+// answers from the retry), with the tools and the prompt of the official conformance suite's
 // `input-required-result-*` scenarios that a gateway can pass on
 // (tests/e2e/mcp_serve_conformance.rs, behind `rho mcp serve --upstream-names`), and
-// `ask_twice` for tests/e2e/mcp_serve_input.rs.
+// `ask_twice` for tests/e2e/mcp_serve.rs.
 //
 // Usage: node mrtr_upstream.mjs
 
@@ -144,6 +144,21 @@ serveStdio(() => {
         });
       }
       return text(`${name.name} likes ${color.color}`);
+    },
+  );
+  server.registerPrompt(
+    'test_input_required_result_prompt',
+    { description: 'Asks for the context, then prompts with it' },
+    async (ctx) => {
+      const answer = acceptedContent(responses(ctx), 'user_context');
+      if (answer?.context === undefined) {
+        return inputRequired({
+          inputRequests: {
+            user_context: form('What context should the prompt use?', { context: { type: 'string' } }),
+          },
+        });
+      }
+      return { messages: [{ role: 'user', content: { type: 'text', text: `Use this context: ${answer.context}` } }] };
     },
   );
   return server;

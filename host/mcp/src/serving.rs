@@ -13,7 +13,13 @@
 
 mod downstream;
 mod http;
+mod notices;
 mod parked;
+mod to_mcp;
+
+use to_mcp::{
+    call_response, completion, definition, prompt, prompt_response, resource, result, template,
+};
 
 pub use http::{HTTP_PATH, HttpServe, serve_http};
 
@@ -23,19 +29,17 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rho_component::{
-    CancelSignal, PassedOutput, ProgressSink, PromptMessage as RhoPromptMessage, PromptRole,
-    ResourceBody, ResourceContent, RiskLevel, ServerPrompt, ServerResource, ToolOutput,
-    ToolProgress, ToolSpec,
+    CancelSignal, PassedOutput, ProgressSink, PromptMessage as RhoPromptMessage, ResourceBody,
+    ResourceContent, ServerPrompt, ServerResource, ToolOutput, ToolProgress, ToolSpec,
 };
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    Implementation, InitializeResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    Prompt, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Reference, ResourceContents, Role, ServerCapabilities, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Reference, ResourceContents, ServerCapabilities,
 };
 use rmcp::service::{RequestContext, RoleServer, ServiceExt, SubscriptionContext};
 use serde_json::Value;
@@ -128,11 +132,13 @@ pub trait Served: Send + Sync + 'static {
     /// The prompts, under their served names (`ServerPrompt::name`).
     fn prompts(&self) -> ServedFuture<'_, Vec<ServerPrompt>>;
 
-    /// Expands prompt `name` with `arguments`.
+    /// Expands prompt `name` with `arguments`; `asker` puts an upstream server's questions to
+    /// the client.
     fn get_prompt<'a>(
         &'a self,
         name: &'a str,
         arguments: std::collections::BTreeMap<String, String>,
+        asker: Arc<dyn rho_component::Asker>,
     ) -> ServedFuture<'a, Result<ServedPrompt, ServedRefusal>>;
 
     /// Suggestions for one argument of a served prompt or resource template: `None` when none
@@ -359,55 +365,19 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        // From now on, each change of a served list reaches this 2025-11-25 client as that
-        // list's `notifications/*/list_changed`, until it goes.
-        let changes = self.served.changes();
-        let gone = self.gone.clone();
-        let peer = context.peer;
-        // The updates of the resources it subscribed to, as `notifications/resources/updated`.
-        let mut updates = self.served.resource_updates();
-        let (subscribed, updated_peer, stop) = (
+        // From now on this 2025-11-25 client is told of each change of a served list, and of
+        // each update of a resource it subscribed to, until it goes.
+        notices::tell_session(
+            Arc::clone(&self.served),
             Arc::clone(&self.subscribed),
-            peer.clone(),
             self.gone.clone(),
+            context.peer,
         );
-        tokio::spawn(async move {
-            loop {
-                let uri = tokio::select! {
-                    update = updates.recv() => match update {
-                        Ok(uri) => uri,
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-                    },
-                    () = stop.cancelled() => return,
-                };
-                if lock(&subscribed).contains(&uri) {
-                    let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
-                    if updated_peer.notify_resource_updated(param).await.is_err() {
-                        return;
-                    }
-                }
-            }
-        });
-        tokio::spawn(async move {
-            let tell = |list: Moved| {
-                let peer = peer.clone();
-                async move {
-                    match list {
-                        Moved::Tools => peer.notify_tool_list_changed().await,
-                        Moved::Prompts => peer.notify_prompt_list_changed().await,
-                        Moved::Resources => peer.notify_resource_list_changed().await,
-                    }
-                    .is_ok()
-                }
-            };
-            forward_changes(changes, gone.cancelled(), tell).await;
-        });
     }
 
     /// A 2026-07-28 client learns of list changes and resource updates on a
     /// `subscriptions/listen` stream: rho accepts the three list changes and the resources
-    /// asked for (at most [`MAX_LISTEN_RESOURCES`]).
+    /// asked for (at most [`notices::MAX_LISTEN_RESOURCES`]).
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
@@ -416,7 +386,7 @@ impl ServerHandler for Gateway {
             .resource_subscriptions
             .iter()
             .flatten()
-            .take(MAX_LISTEN_RESOURCES)
+            .take(notices::MAX_LISTEN_RESOURCES)
             .cloned()
             .collect::<Vec<_>>();
         Some(
@@ -430,67 +400,7 @@ impl ServerHandler for Gateway {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), rmcp::ErrorData> {
-        let accepted = context.accepted().clone();
-        let sink = context.sink().clone();
-        // The stream's resources are held while it is open; one a server refuses is never
-        // updated (it was acknowledged before rho could ask).
-        let uris: Vec<String> = accepted.resource_subscriptions.clone().unwrap_or_default();
-        let mut held = Vec::new();
-        for uri in &uris {
-            match self.served.subscribe(uri).await {
-                Ok(()) => held.push(uri.clone()),
-                Err(refusal) => {
-                    tracing::info!(target: "rho::serve", uri = uri.as_str(), "a resource subscription was refused: {refusal:?}");
-                }
-            }
-        }
-        let mut updates = self.served.resource_updates();
-        let updated_sink = sink.clone();
-        let forward_updates = async {
-            loop {
-                match updates.recv().await {
-                    Ok(uri) if held.contains(&uri) => {
-                        if updated_sink.notify_resource_updated(uri).await.is_err() {
-                            return;
-                        }
-                    }
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-                }
-            }
-        };
-        let tell = |list: Moved| {
-            let (sink, accepted) = (sink.clone(), accepted.clone());
-            async move {
-                let wanted = match list {
-                    Moved::Tools => accepted.tools_list_changed,
-                    Moved::Prompts => accepted.prompts_list_changed,
-                    Moved::Resources => accepted.resources_list_changed,
-                };
-                if wanted != Some(true) {
-                    return true;
-                }
-                match list {
-                    Moved::Tools => sink.notify_tool_list_changed().await,
-                    Moved::Prompts => sink.notify_prompt_list_changed().await,
-                    Moved::Resources => sink.notify_resource_list_changed().await,
-                }
-                .is_ok()
-            }
-        };
-        let stop = async {
-            tokio::select! {
-                () = context.cancelled() => {}
-                () = self.gone.cancelled() => {}
-            }
-        };
-        tokio::select! {
-            () = forward_changes(self.served.changes(), stop, tell) => {}
-            () = forward_updates => {}
-        }
-        for uri in &held {
-            self.served.unsubscribe(uri).await;
-        }
+        notices::tell_stream(self.served.as_ref(), &self.gone, &context).await;
         Ok(())
     }
 
@@ -535,9 +445,9 @@ impl ServerHandler for Gateway {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, rmcp::ErrorData> {
-        let arguments = request
+        let arguments: std::collections::BTreeMap<String, String> = request
             .arguments
             .unwrap_or_default()
             .into_iter()
@@ -546,26 +456,41 @@ impl ServerHandler for Gateway {
                 other => (key, other.to_string()),
             })
             .collect();
-        let prompt = self
-            .served
-            .get_prompt(&request.name, arguments)
-            .await
-            .map_err(|refusal| refusal.error(rmcp::ErrorData::invalid_params))?;
-        let messages = match prompt {
-            ServedPrompt::AsSent(sent) => return passed_prompt(&request.name, sent),
-            ServedPrompt::Messages(messages) => messages,
-        };
-        let messages = messages
-            .into_iter()
-            .map(|m| {
-                let role = match m.role {
-                    PromptRole::User => Role::User,
-                    PromptRole::Assistant => Role::Assistant,
-                };
-                PromptMessage::new_text(role, m.text)
-            })
-            .collect();
-        Ok(GetPromptResponse::Complete(GetPromptResult::new(messages)))
+        let name = request.name;
+        let (modern, capabilities) = downstream::declared(&context);
+        if modern {
+            // Its questions become input requests, as a call's do.
+            let retry = parked::Retry {
+                state: request.request_state,
+                responses: request.input_responses.map(|r| r.into_iter().collect()),
+            };
+            let (served, prompt) = (Arc::clone(&self.served), name.clone());
+            let start = move |asker, _cancel| {
+                tokio::spawn(async move {
+                    parked::Outcome::Prompt(served.get_prompt(&prompt, arguments, asker).await)
+                })
+            };
+            let asking = parked::Asking::Prompt(name.clone());
+            return match self
+                .asking(asking, retry, capabilities, &context, start)
+                .await?
+            {
+                parked::Reply::Done(parked::Outcome::Prompt(prompt)) => {
+                    prompt_response(&name, prompt)
+                }
+                parked::Reply::Done(parked::Outcome::Tool(_)) => Err(
+                    rmcp::ErrorData::internal_error("a prompt ended as a tool call", None),
+                ),
+                parked::Reply::Asks(asks) => Ok(GetPromptResponse::InputRequired(asks)),
+            };
+        }
+        let asker = Arc::new(downstream::Downstream::new(
+            context.peer.clone(),
+            &context,
+            *self.log_level(),
+        ));
+        let prompt = self.served.get_prompt(&name, arguments, asker).await;
+        prompt_response(&name, prompt)
     }
 
     async fn complete(
@@ -739,9 +664,27 @@ impl ServerHandler for Gateway {
                 state: request.request_state,
                 responses: request.input_responses.map(|r| r.into_iter().collect()),
             };
-            return self
-                .call_asking(&request.name, arguments, retry, capabilities, context)
-                .await;
+            let (served, tool) = (Arc::clone(&self.served), request.name.to_string());
+            let progress = progress_sink(&context);
+            let start = move |asker, cancel| {
+                tokio::spawn(async move {
+                    let called = served.call(&tool, arguments, cancel, progress, asker);
+                    parked::Outcome::Tool(called.await)
+                })
+            };
+            let asking = parked::Asking::Tool(request.name.to_string());
+            return match self
+                .asking(asking, retry, capabilities, &context, start)
+                .await?
+            {
+                parked::Reply::Done(parked::Outcome::Tool(output)) => {
+                    call_response(&request.name, output)
+                }
+                parked::Reply::Done(parked::Outcome::Prompt(_)) => Err(
+                    rmcp::ErrorData::internal_error("a tool call ended as a prompt", None),
+                ),
+                parked::Reply::Asks(asks) => Ok(CallToolResponse::InputRequired(asks)),
+            };
         }
         let cancel = CancelSignal::new();
         let on_cancel = cancel.clone();
@@ -765,49 +708,6 @@ impl ServerHandler for Gateway {
     }
 }
 
-/// The most resources one `subscriptions/listen` stream holds.
-const MAX_LISTEN_RESOURCES: usize = 256;
-
-/// One of the lists a client is told changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Moved {
-    Tools,
-    Prompts,
-    Resources,
-}
-
-/// Tells a client of each served list that moves (through `tell`, which says whether the
-/// client could be told), until `stop` resolves, the set is gone, or the client cannot be told
-/// any more.
-async fn forward_changes<Tell, Told>(
-    mut changes: tokio::sync::watch::Receiver<ServedChanges>,
-    stop: impl Future<Output = ()>,
-    tell: Tell,
-) where
-    Tell: Fn(Moved) -> Told,
-    Told: Future<Output = bool>,
-{
-    tokio::pin!(stop);
-    let mut seen = *changes.borrow_and_update();
-    loop {
-        tokio::select! {
-            changed = changes.changed() => if changed.is_err() { return },
-            () = &mut stop => return,
-        }
-        let now = *changes.borrow_and_update();
-        for (list, moved) in [
-            (Moved::Tools, now.tools != seen.tools),
-            (Moved::Prompts, now.prompts != seen.prompts),
-            (Moved::Resources, now.resources != seen.resources),
-        ] {
-            if moved && !tell(list).await {
-                return;
-            }
-        }
-        seen = now;
-    }
-}
-
 /// Where a call's progress goes when the client asked for it (a progress token): one sender
 /// per call keeps the reports in order, and a full queue drops a report rather than holding
 /// up the tool.
@@ -828,274 +728,4 @@ fn progress_sink(context: &RequestContext<RoleServer>) -> Option<ProgressSink> {
         param.message = p.message;
         let _ = reports.try_send(param);
     }))
-}
-
-/// The response to a served call that finished with `output` (`None`: no such tool).
-fn call_response(
-    name: &str,
-    output: Option<PassedOutput>,
-) -> Result<CallToolResponse, rmcp::ErrorData> {
-    match output {
-        Some(PassedOutput::Rendered(output)) => Ok(CallToolResponse::Complete(result(output))),
-        Some(PassedOutput::AsSent(sent)) => Ok(CallToolResponse::Complete(passed_on(name, sent))),
-        None => Err(rmcp::ErrorData::invalid_params(
-            format!("no tool named {name:?}"),
-            None,
-        )),
-    }
-}
-
-/// `values` as a completion, at most the protocol's 100 (the total says how many there were).
-fn completion(mut values: Vec<String>) -> CompletionInfo {
-    let total = u32::try_from(values.len()).unwrap_or(u32::MAX);
-    let has_more = values.len() > CompletionInfo::MAX_VALUES;
-    values.truncate(CompletionInfo::MAX_VALUES);
-    // Within the cap by now, so this cannot fail; an empty completion if it ever did.
-    CompletionInfo::with_pagination(values, Some(total), has_more).unwrap_or_default()
-}
-
-/// An upstream prompt's result passed on as its server sent it, within
-/// [`MAX_PASSED_RESULT_BYTES`]; a larger or malformed one is an internal error naming the
-/// prompt.
-fn passed_prompt(name: &str, sent: Value) -> Result<GetPromptResponse, rmcp::ErrorData> {
-    let too_large = !within(&sent, MAX_PASSED_RESULT_BYTES);
-    let result = (!too_large)
-        .then(|| serde_json::from_value::<GetPromptResult>(sent).ok())
-        .flatten();
-    match result {
-        Some(mut result) => {
-            // Complete whatever revision the server spoke, as a passed-on tool result is.
-            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-            Ok(GetPromptResponse::Complete(result))
-        }
-        None => Err(rmcp::ErrorData::internal_error(
-            if too_large {
-                format!(
-                    "prompt {name:?}: its server's result is larger than {MAX_PASSED_RESULT_BYTES} bytes"
-                )
-            } else {
-                format!("prompt {name:?}: its server's result is not a prompt result")
-            },
-            None,
-        )),
-    }
-}
-
-/// The MCP definition of a served tool: its exported name, and its risk level as hints.
-fn definition(spec: &ToolSpec) -> Tool {
-    let schema = match &spec.input_schema {
-        Value::Object(map) => map.clone(),
-        _ => JsonObject::from_iter([("type".to_owned(), Value::from("object"))]),
-    };
-    let annotations = match spec.risk {
-        RiskLevel::Read => ToolAnnotations::new().read_only(true),
-        RiskLevel::Write => ToolAnnotations::new().read_only(false).destructive(false),
-        RiskLevel::Destructive => ToolAnnotations::new().read_only(false).destructive(true),
-    };
-    let mut tool = Tool::new(
-        Cow::Owned(spec.name.clone()),
-        Cow::Owned(spec.description.clone()),
-        Arc::new(schema),
-    )
-    .with_annotations(annotations);
-    if let Some(title) = &spec.title {
-        tool = tool.with_title(title.clone());
-    }
-    if let Some(Value::Object(schema)) = &spec.output_schema {
-        tool = tool.with_raw_output_schema(Arc::new(schema.clone()));
-    }
-    tool
-}
-
-/// The MCP declaration of a served prompt.
-fn prompt(served: ServerPrompt) -> Prompt {
-    let arguments = served
-        .arguments
-        .into_iter()
-        .map(|a| {
-            let mut argument = rmcp::model::PromptArgument::new(a.name).with_required(a.required);
-            if let Some(title) = a.title {
-                argument = argument.with_title(title);
-            }
-            if let Some(description) = a.description {
-                argument = argument.with_description(description);
-            }
-            argument
-        })
-        .collect();
-    let mut prompt = Prompt::new(served.name, served.description, Some(arguments));
-    if let Some(title) = served.title {
-        prompt = prompt.with_title(title);
-    }
-    prompt
-}
-
-/// The MCP declaration of a served resource.
-fn resource(served: ServerResource) -> rmcp::model::Resource {
-    let mut resource = rmcp::model::Resource::new(served.uri, served.name);
-    if let Some(title) = served.title {
-        resource = resource.with_title(title);
-    }
-    if let Some(description) = served.description {
-        resource = resource.with_description(description);
-    }
-    if let Some(mime_type) = served.mime_type {
-        resource = resource.with_mime_type(mime_type);
-    }
-    resource
-}
-
-/// The MCP declaration of a served resource template.
-fn template(served: ServerResource) -> rmcp::model::ResourceTemplate {
-    let mut template = rmcp::model::ResourceTemplate::new(served.uri, served.name);
-    if let Some(title) = served.title {
-        template = template.with_title(title);
-    }
-    if let Some(description) = served.description {
-        template = template.with_description(description);
-    }
-    if let Some(mime_type) = served.mime_type {
-        template = template.with_mime_type(mime_type);
-    }
-    template
-}
-
-/// An upstream server's result of tool `name` as it sent it, or an error result naming the
-/// tool when it is larger than [`MAX_PASSED_RESULT_BYTES`] or is no `CallToolResult`.
-fn passed_on(name: &str, sent: Value) -> CallToolResult {
-    if !within(&sent, MAX_PASSED_RESULT_BYTES) {
-        return CallToolResult::error(vec![ContentBlock::text(format!(
-            "the result of tool {name:?} is larger than the {} MiB rho mcp serve passes on",
-            MAX_PASSED_RESULT_BYTES / (1024 * 1024)
-        ))]);
-    }
-    match serde_json::from_value::<CallToolResult>(sent) {
-        Ok(mut result) => {
-            // The call is complete whatever revision the server spoke (rho answered its input
-            // requests); rmcp leaves the field out for a 2025-11-25 client.
-            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-            result
-        }
-        Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
-            "the result of tool {name:?} is not a tool result: {e}"
-        ))]),
-    }
-}
-
-/// Whether `value` serializes to at most `cap` bytes.
-fn within(value: &Value, cap: usize) -> bool {
-    /// Counts bytes, failing past the cap so a huge value is not walked to its end.
-    struct Counter {
-        bytes: usize,
-        cap: usize,
-    }
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.bytes = self.bytes.saturating_add(buf.len());
-            if self.bytes > self.cap {
-                return Err(std::io::Error::other("over the cap"));
-            }
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    serde_json::to_writer(&mut Counter { bytes: 0, cap }, value).is_ok()
-}
-
-/// The MCP result of a served call: its text, its image, its structured content.
-fn result(output: ToolOutput) -> CallToolResult {
-    let mut content = vec![ContentBlock::text(output.text)];
-    if let Some(image) = output.image {
-        content.push(ContentBlock::image(image.data, image.mime_type));
-    }
-    let mut result = if output.is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
-    result.structured_content = output.structured;
-    result
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_upstream_result_is_passed_on_as_sent() {
-        let sent = serde_json::json!({
-            "content": [
-                {"type": "text", "text": "one"},
-                {"type": "text", "text": "two"},
-                {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
-                {"type": "resource", "resource": {"uri": "test://r", "mimeType": "text/plain", "text": "body"}},
-                {"type": "resource_link", "uri": "test://l", "name": "l"},
-            ],
-            "structuredContent": {"n": 1},
-            "isError": true,
-            "_meta": {"example.com/k": "v"},
-        });
-        let passed = serde_json::to_value(passed_on("t", sent.clone())).unwrap();
-        for key in ["content", "structuredContent", "isError", "_meta"] {
-            assert_eq!(passed[key], sent[key], "{key}");
-        }
-    }
-
-    #[test]
-    fn completions_are_capped_at_the_protocols_hundred_with_their_total() {
-        let few = completion(vec!["paris".into(), "park".into()]);
-        assert_eq!(few.values, ["paris", "park"]);
-        assert_eq!((few.total, few.has_more), (Some(2), Some(false)));
-        let many = completion((0..150).map(|n| n.to_string()).collect());
-        assert_eq!(many.values.len(), 100);
-        assert_eq!((many.total, many.has_more), (Some(150), Some(true)));
-    }
-
-    #[test]
-    fn an_upstream_prompt_is_passed_on_as_sent_or_refused_naming_it() {
-        let sent = serde_json::json!({
-            "description": "d",
-            "messages": [
-                {"role": "user", "content": {"type": "image", "data": "iVBO", "mimeType": "image/png"}},
-                {"role": "user", "content": {"type": "resource", "resource": {"uri": "test://r", "text": "body"}}},
-            ],
-        });
-        let Ok(GetPromptResponse::Complete(result)) = passed_prompt("p", sent.clone()) else {
-            panic!("not passed on");
-        };
-        let passed = serde_json::to_value(result).unwrap();
-        assert_eq!(passed["messages"], sent["messages"]);
-        assert_eq!(passed["resultType"], "complete");
-        let malformed = passed_prompt("p", serde_json::json!({"messages": 3})).unwrap_err();
-        assert!(malformed.message.contains("prompt \"p\""), "{malformed:?}");
-        let huge = "x".repeat(MAX_PASSED_RESULT_BYTES);
-        let big = serde_json::json!({"messages": [{"role": "user", "content": {"type": "text", "text": huge}}]});
-        let too_large = passed_prompt("p", big).unwrap_err();
-        assert!(too_large.message.contains("larger than"), "{too_large:?}");
-    }
-
-    #[test]
-    fn a_result_over_the_cap_or_not_a_result_is_an_error_naming_the_tool() {
-        assert!(within(&Value::from("x".repeat(10)), 12));
-        assert!(!within(&Value::from("x".repeat(11)), 12));
-        let huge = serde_json::json!({
-            "content": [{"type": "text", "text": "x".repeat(MAX_PASSED_RESULT_BYTES)}],
-        });
-        let refused = passed_on("big_tool", huge);
-        assert_eq!(refused.is_error, Some(true));
-        let text = serde_json::to_string(&refused.content).unwrap();
-        assert!(
-            text.contains("big_tool") && text.contains("16 MiB"),
-            "{text}"
-        );
-        let odd = passed_on("odd_tool", serde_json::json!({"content": 3}));
-        assert_eq!(odd.is_error, Some(true));
-        assert!(
-            serde_json::to_string(&odd.content)
-                .unwrap()
-                .contains("odd_tool")
-        );
-    }
 }

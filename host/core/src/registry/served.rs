@@ -577,6 +577,7 @@ impl Served for ServedTools {
         &'a self,
         name: &'a str,
         arguments: std::collections::BTreeMap<String, String>,
+        asker: Arc<dyn rho_component::Asker>,
     ) -> ServedFuture<'a, Result<ServedPrompt, ServedRefusal>> {
         Box::pin(async move {
             let unknown = || ServedRefusal::Unknown(format!("no prompt named {name:?}"));
@@ -601,7 +602,7 @@ impl Served for ServedTools {
                 .ok_or_else(unknown)?;
             self.connection(&server, unknown)
                 .await?
-                .get_prompt_as_sent(&prompt, arguments, None)
+                .get_prompt_as_sent(&prompt, arguments, Some(asker))
                 .await
                 .map(ServedPrompt::AsSent)
                 .map_err(|e| ServedRefusal::Failed(e.to_string()))

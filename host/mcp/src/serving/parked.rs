@@ -1,11 +1,12 @@
-//! Served calls of 2026-07-28 clients that stopped to ask (SEP-2322, multi round-trip
-//! requests). Such a client cannot be sent a request, so when an upstream server asks a
-//! question during its call, the call keeps running while rho answers the client with an
-//! `InputRequiredResult`: the question as an input request, and a `requestState` that names
-//! the waiting call. The client retries the call with its answers and that state; rho hands
-//! the answers to the waiting questions and carries on until the call finishes or asks again.
+//! Served calls and prompt expansions of 2026-07-28 clients that stopped to ask (SEP-2322,
+//! multi round-trip requests). Such a client cannot be sent a request, so when an upstream
+//! server asks a question during its call, the call keeps running while rho answers the
+//! client with an `InputRequiredResult`: the question as an input request, and a
+//! `requestState` that names the waiting call. The client retries with its answers and that
+//! state; rho hands the answers to the waiting questions and carries on until the call
+//! finishes or asks again.
 //!
-//! The state is a random token, new each round, valid for one retry of the same tool, for
+//! The state is a random token, new each round, valid for one retry of the same tool or prompt, for
 //! [`PARKED_FOR`] at most; at most [`MAX_PARKED`] calls wait at once (the oldest is cancelled
 //! first). A call that is dropped, expired or pushed out is cancelled, upstream included.
 
@@ -15,15 +16,15 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use rho_component::{CancelSignal, PassedOutput};
-use rmcp::model::{CallToolResponse, ClientCapabilities, InputRequiredResult};
+use rho_component::{Asker, CancelSignal, PassedOutput};
+use rmcp::model::{ClientCapabilities, InputRequiredResult};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::downstream::{self, Asked, answers_request};
-use super::{call_response, progress_sink};
+use super::{ServedPrompt, ServedRefusal};
 
 /// How long a call waits for its client to retry with answers.
 pub(super) const PARKED_FOR: Duration = Duration::from_secs(600);
@@ -34,11 +35,29 @@ pub(super) const MAX_PARKED: usize = 64;
 /// The most questions one call may have open at once (the rest wait their turn).
 const MAX_OPEN: usize = 16;
 
-/// A served call that may stop to ask its client: its task, and its questions.
+/// What a client asked for that may stop to ask it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Asking {
+    /// A call of the tool served under this name.
+    Tool(String),
+    /// An expansion of the prompt served under this name.
+    Prompt(String),
+}
+
+/// How it ended.
+pub(super) enum Outcome {
+    /// The call's result (`None`: the set has no such tool).
+    Tool(Option<PassedOutput>),
+    /// The prompt's messages, or why there are none.
+    Prompt(Result<ServedPrompt, ServedRefusal>),
+}
+
+/// A served call or prompt expansion that may stop to ask its client: its task, and its
+/// questions.
 pub(super) struct Call {
-    /// The tool it calls (a retry must name the same).
-    tool: String,
-    task: JoinHandle<Option<PassedOutput>>,
+    /// What it does (a retry must ask for the same).
+    asking: Asking,
+    task: JoinHandle<Outcome>,
     cancel: CancelSignal,
     asked: mpsc::Receiver<Asked>,
     /// Questions put to the client and not yet answered, by their input request key.
@@ -52,8 +71,8 @@ pub(super) struct Call {
 
 /// What a call did next.
 pub(super) enum Step {
-    /// It finished (`None`: the set has no such tool, or its task failed).
-    Done(Option<PassedOutput>),
+    /// It finished (`None`: its task failed).
+    Done(Option<Outcome>),
     /// It asks: the `inputRequests` of the result.
     Asks(Map<String, Value>),
 }
@@ -61,13 +80,13 @@ pub(super) enum Step {
 impl Call {
     /// A call running as `task` (cancelled by `cancel`), whose questions come on `asked`.
     pub(super) fn new(
-        tool: &str,
-        task: JoinHandle<Option<PassedOutput>>,
+        asking: Asking,
+        task: JoinHandle<Outcome>,
         cancel: CancelSignal,
         asked: mpsc::Receiver<Asked>,
     ) -> Self {
         Self {
-            tool: tool.to_owned(),
+            asking,
             task,
             cancel,
             asked,
@@ -105,9 +124,9 @@ impl Call {
                 asked = self.asked.recv() => match asked {
                     Some(asked) => self.add(asked),
                     // Its asker is gone, so the call has ended.
-                    None => return Step::Done((&mut self.task).await.ok().flatten()),
+                    None => return Step::Done((&mut self.task).await.ok()),
                 },
-                done = &mut self.task => return Step::Done(done.ok().flatten()),
+                done = &mut self.task => return Step::Done(done.ok()),
             }
             // Questions asked together go out together.
             tokio::task::yield_now().await;
@@ -173,8 +192,8 @@ pub(super) struct Parked(Mutex<HashMap<String, (Instant, Call)>>);
 pub(super) enum NotParked {
     /// No call waits under that state: never issued, already used, expired or pushed out.
     Unknown,
-    /// The state belongs to a call of another tool.
-    OtherTool,
+    /// The state belongs to a call of another tool or prompt.
+    OtherRequest,
 }
 
 impl NotParked {
@@ -184,7 +203,7 @@ impl NotParked {
             Self::Unknown => {
                 "requestState is not one rho issued, or its call has ended (used, expired after 10 minutes, or cancelled)"
             }
-            Self::OtherTool => "requestState belongs to a call of another tool",
+            Self::OtherRequest => "requestState belongs to a request for another tool or prompt",
         }
     }
 }
@@ -208,8 +227,8 @@ impl Parked {
         token
     }
 
-    /// Takes the call `state` names, for a retry of `tool`.
-    pub(super) fn take(&self, state: &str, tool: &str) -> Result<Call, NotParked> {
+    /// Takes the call `state` names, for a retry asking for `asking`.
+    pub(super) fn take(&self, state: &str, asking: &Asking) -> Result<Call, NotParked> {
         let mut calls = self.calls();
         match calls.get(state) {
             None => return Err(NotParked::Unknown),
@@ -217,7 +236,7 @@ impl Parked {
                 calls.remove(state);
                 return Err(NotParked::Unknown);
             }
-            Some((_, call)) if call.tool != tool => return Err(NotParked::OtherTool),
+            Some((_, call)) if call.asking != *asking => return Err(NotParked::OtherRequest),
             Some(_) => {}
         }
         calls
@@ -258,22 +277,32 @@ pub(super) struct Retry {
     pub responses: Option<serde_json::Map<String, Value>>,
 }
 
+/// What a 2026-07-28 request that may ask led to.
+pub(super) enum Reply {
+    /// It finished.
+    Done(Outcome),
+    /// It asks: the result for the client.
+    Asks(InputRequiredResult),
+}
+
 impl super::Gateway {
-    /// A call of a 2026-07-28 client: a first call starts it, a retry (`requestState`) takes
-    /// the waiting call and hands it the client's answers; either way it runs until it
-    /// finishes (the result) or asks (an `InputRequiredResult` naming the waiting call).
-    pub(super) async fn call_asking(
+    /// A request of a 2026-07-28 client that may ask it: a first request starts `asking` with
+    /// `start` (given the asker that turns questions into input requests, and the cancel
+    /// signal), a retry (`requestState`) takes the waiting one and hands it the client's
+    /// answers; either way it runs until it finishes or asks (an `InputRequiredResult` naming
+    /// the waiting call).
+    pub(super) async fn asking(
         &self,
-        name: &str,
-        arguments: Value,
+        asking: Asking,
         retry: Retry,
         capabilities: Option<ClientCapabilities>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        context: &RequestContext<RoleServer>,
+        start: impl FnOnce(Arc<dyn Asker>, CancelSignal) -> JoinHandle<Outcome>,
+    ) -> Result<Reply, rmcp::ErrorData> {
         let mut call = match &retry.state {
             Some(state) => self
                 .parked
-                .take(state, name)
+                .take(state, &asking)
                 .map_err(|why| rmcp::ErrorData::invalid_params(why.message(), None))?,
             None => {
                 let cancel = CancelSignal::new();
@@ -285,13 +314,8 @@ impl super::Gateway {
                     &context.peer,
                     log_level,
                 ));
-                let progress = progress_sink(&context);
-                let (served, tool, signal) =
-                    (Arc::clone(&self.served), name.to_owned(), cancel.clone());
-                let task = tokio::spawn(async move {
-                    served.call(&tool, arguments, signal, progress, asker).await
-                });
-                Call::new(name, task, cancel, asked)
+                let task = start(asker, cancel.clone());
+                Call::new(asking.clone(), task, cancel, asked)
             }
         };
         if let Some(responses) = retry.responses {
@@ -301,20 +325,24 @@ impl super::Gateway {
         let step = tokio::select! {
             step = call.step() => step,
             () = context.ct.cancelled() => {
-                return Err(rmcp::ErrorData::internal_error("the call was cancelled", None));
+                return Err(rmcp::ErrorData::internal_error("the request was cancelled", None));
             }
         };
         match step {
-            Step::Done(output) => call_response(name, output),
+            Step::Done(Some(outcome)) => Ok(Reply::Done(outcome)),
+            Step::Done(None) => Err(rmcp::ErrorData::internal_error(
+                format!("{asking:?} ended without a result"),
+                None,
+            )),
             Step::Asks(asks) => {
                 let requests = serde_json::from_value(Value::Object(asks)).map_err(|e| {
                     rmcp::ErrorData::internal_error(
-                        format!("tool {name:?}: a question cannot be passed on: {e}"),
+                        format!("{asking:?}: a question cannot be passed on: {e}"),
                         None,
                     )
                 })?;
                 let state = self.parked.park(call);
-                Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+                Ok(Reply::Asks(InputRequiredResult::new(
                     Some(requests),
                     Some(state),
                 )))
@@ -339,17 +367,21 @@ mod tests {
             let key = Some("name".to_owned());
             let params = json!({"message": "name?"});
             let response =
-                downstream::input_request(&to_call, key, "elicitation/create", params).await?;
-            let action = response["action"].as_str().unwrap_or_default().to_owned();
-            Some(PassedOutput::Rendered(ToolOutput::text(action)))
+                downstream::input_request(&to_call, key, "elicitation/create", params).await;
+            let action = response
+                .as_ref()
+                .and_then(|r| r["action"].as_str())
+                .unwrap_or_default()
+                .to_owned();
+            Outcome::Tool(Some(PassedOutput::Rendered(ToolOutput::text(action))))
         });
-        Call::new(tool, task, cancel, asked)
+        Call::new(Asking::Tool(tool.to_owned()), task, cancel, asked)
     }
 
     fn text(step: Step) -> String {
         match step {
-            Step::Done(Some(PassedOutput::Rendered(output))) => output.text,
-            Step::Done(other) => panic!("no text: {other:?}"),
+            Step::Done(Some(Outcome::Tool(Some(PassedOutput::Rendered(output))))) => output.text,
+            Step::Done(_) => panic!("no text"),
             Step::Asks(asks) => panic!("asks: {asks:?}"),
         }
     }
@@ -364,16 +396,17 @@ mod tests {
         assert_eq!(asks["name"]["method"], "elicitation/create");
         let state = parked.park(call);
         assert_eq!(state.len(), 32);
+        let t = Asking::Tool("t".to_owned());
         assert_eq!(
-            parked.take(&state, "other").err(),
-            Some(NotParked::OtherTool)
+            parked.take(&state, &Asking::Prompt("t".to_owned())).err(),
+            Some(NotParked::OtherRequest)
         );
         assert_eq!(
-            parked.take(&format!("{state}-TAMPERED"), "t").err(),
+            parked.take(&format!("{state}-TAMPERED"), &t).err(),
             Some(NotParked::Unknown)
         );
-        let mut call = parked.take(&state, "t").unwrap();
-        assert_eq!(parked.take(&state, "t").err(), Some(NotParked::Unknown));
+        let mut call = parked.take(&state, &t).unwrap();
+        assert_eq!(parked.take(&state, &t).err(), Some(NotParked::Unknown));
         // A key rho did not ask and a malformed answer leave the question open.
         call.answer(
             [
@@ -423,7 +456,9 @@ mod tests {
         assert!(signals[0].is_cancelled(), "the oldest was pushed out");
         assert!(!signals[1].is_cancelled());
         assert_eq!(
-            parked.take(first.as_deref().unwrap(), "t").err(),
+            parked
+                .take(first.as_deref().unwrap(), &Asking::Tool("t".to_owned()))
+                .err(),
             Some(NotParked::Unknown)
         );
     }

@@ -12,10 +12,8 @@ use serde_json::json;
 const FAKE_MCP: &str = env!("CARGO_BIN_EXE_fake-mcp");
 const FAKE_MODEL: &str = env!("CARGO_BIN_EXE_fake-model");
 
-/// A server `fake` listing `slow` (task required), `quick` (tasks optional) and `plain`,
-/// recording what it receives; returns the record file.
-fn task_server(sandbox: &Sandbox, extra_config: &str) -> PathBuf {
-    let dir = sandbox.outside("tasks");
+/// The tool list of [`task_server`], in a file of `dir`.
+fn task_tools(dir: &Path) -> PathBuf {
     let tools = dir.join("tools.json");
     let schema = json!({"type": "object", "properties": {}});
     let listed = json!([
@@ -26,6 +24,14 @@ fn task_server(sandbox: &Sandbox, extra_config: &str) -> PathBuf {
         {"name": "plain", "description": "Runs at once.", "inputSchema": schema},
     ]);
     std::fs::write(&tools, serde_json::to_vec(&listed).unwrap()).unwrap();
+    tools
+}
+
+/// A server `fake` listing `slow` (task required), `quick` (tasks optional) and `plain`,
+/// recording what it receives; returns the record file.
+fn task_server(sandbox: &Sandbox, extra_config: &str) -> PathBuf {
+    let dir = sandbox.outside("tasks");
+    let tools = task_tools(&dir);
     let record = dir.join("record.txt");
     sandbox.write_config(&format!(
         "{extra_config}[mcp.servers.fake]\ncommand = {}\nargs = [\"--tools-file\", {}, \"--record\", {}]\n",
@@ -47,6 +53,36 @@ fn calls_received(record: &Path) -> Vec<String> {
 
 fn exported(tool: &str) -> String {
     ExportedNames::default().assign("fake", tool)
+}
+
+#[test]
+fn a_streamable_http_server_answering_in_plain_json_has_its_task_tools_marked() {
+    // fake-mcp over HTTP answers every request with one JSON body (no event stream), which
+    // rmcp decodes without `execution`: rho reads that listing again, raw.
+    let sandbox = Sandbox::new();
+    let dir = sandbox.outside("tasks");
+    let tools = task_tools(&dir);
+    let port = rho_e2e::free_port();
+    let server = std::process::Command::new(FAKE_MCP)
+        .args(["--http", &port.to_string(), "--tools-file"])
+        .arg(&tools)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _server = rho_e2e::KillOnDrop(server);
+    rho_e2e::wait_for_port(port, 10, "fake-mcp --http");
+    sandbox.write_config(&format!(
+        "[mcp.servers.fake]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+    ));
+    let shown = sandbox
+        .rho(&["mcp", "show", "fake", "--connect", "--json"])
+        .ok()
+        .json();
+    let tools = shown["tools"].as_array().unwrap();
+    let tool = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap();
+    assert_eq!(tool("slow")["needs_tasks"], true, "{shown:#}");
+    assert!(tool("quick").get("needs_tasks").is_none(), "{shown:#}");
 }
 
 #[test]

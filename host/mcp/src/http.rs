@@ -194,6 +194,14 @@ impl StreamableHttpClient for HttpClient {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let session_attached = session_id.is_some();
+        // Kept for a listing read again (below).
+        let again = lists_tools(&message).then(|| Repost {
+            uri: uri.clone(),
+            session: session_id.clone(),
+            auth: auth_header.clone(),
+            headers: custom_headers.clone(),
+            max_bytes: limits.max_json_response_size,
+        });
         let response = self
             .client
             .post_message_with_response_limits(
@@ -208,10 +216,10 @@ impl StreamableHttpClient for HttpClient {
         if opens_session(&message, &response) {
             self.standalone.expect();
         }
-        let response = match response {
+        let response = match (response, again) {
             // A listing's events are read for the tools that need tasks before rmcp decodes
-            // them. (A plain JSON answer reaches rho decoded, without `execution`.)
-            StreamableHttpPostResponse::Sse(stream, session) if lists_tools(&message) => {
+            // them.
+            (StreamableHttpPostResponse::Sse(stream, session), Some(_)) => {
                 let flags = self.task_flags.clone();
                 let stream: SseStream = Box::pin(ScannedEvents {
                     inner: stream,
@@ -219,7 +227,16 @@ impl StreamableHttpClient for HttpClient {
                 });
                 StreamableHttpPostResponse::Sse(stream, session)
             }
-            other => other,
+            // A plain JSON answer reaches rho decoded, without `execution`: the page is asked
+            // for once more and its raw answer read for them.
+            (
+                response @ StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Response(_), _),
+                Some(again),
+            ) => {
+                self.read_task_flags(&message, again).await;
+                response
+            }
+            (other, _) => other,
         };
         Self::correlate(&message, session_attached, response)
     }
@@ -288,6 +305,106 @@ impl StreamableHttpClient for HttpClient {
         }
         stream
     }
+}
+
+/// What a `tools/list` was posted with, to post it once more.
+struct Repost {
+    uri: Arc<str>,
+    session: Option<Arc<str>>,
+    auth: Option<String>,
+    headers: HashMap<HeaderName, HeaderValue>,
+    /// The most bytes read of the answer.
+    max_bytes: usize,
+}
+
+/// How long the second reading of a listing may take.
+const REPOST_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl HttpClient {
+    /// Posts the `tools/list` page `message` once more (under an id of its own) and reads the
+    /// raw answer, JSON or an event stream, for the tools that need tasks
+    /// ([`TaskFlags::scan`]): rmcp's decoding of a JSON answer drops `execution`. A failure
+    /// leaves the flags as they were (logged at debug).
+    async fn read_task_flags(&self, message: &ClientJsonRpcMessage, again: Repost) {
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return;
+        };
+        let mut request = request.clone();
+        request.id = rmcp::model::RequestId::String(Arc::from("rho-task-support"));
+        let mut post = self
+            .client
+            .post(again.uri.as_ref())
+            .header(
+                reqwest::header::ACCEPT,
+                "application/json, text/event-stream",
+            )
+            .timeout(REPOST_WAIT);
+        if let Some(token) = &again.auth {
+            post = post.bearer_auth(token);
+        }
+        for (name, value) in &again.headers {
+            post = post.header(name, value);
+        }
+        if let Some(session) = &again.session {
+            post = post.header("mcp-session-id", session.as_ref());
+        }
+        let read = async {
+            let mut response = post
+                .json(&ClientJsonRpcMessage::Request(request))
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            if !response.status().is_success() {
+                return Err(format!("HTTP {}", response.status()));
+            }
+            let events = response
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|t| t.starts_with("text/event-stream"));
+            let mut body = Vec::new();
+            while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+                if body.len() + chunk.len() > again.max_bytes {
+                    return Err(format!("the answer is over {} bytes", again.max_bytes));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok((events, body))
+        };
+        match read.await {
+            Ok((false, body)) => self.task_flags.scan(&body),
+            Ok((true, body)) => {
+                for data in event_data(&body) {
+                    self.task_flags.scan(&data);
+                }
+            }
+            Err(why) => {
+                tracing::debug!(target: "rho::mcp", "reading tools/list again for task support failed: {why}");
+            }
+        }
+    }
+}
+
+/// The `data` of each event of an event stream's `body` (its `data:` lines joined by
+/// newlines, as the format says).
+fn event_data(body: &[u8]) -> Vec<Vec<u8>> {
+    let mut events = Vec::new();
+    let mut data: Option<Vec<u8>> = None;
+    for line in body.split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            events.extend(data.take());
+        } else if let Some(value) = line.strip_prefix(b"data:") {
+            let value = value.strip_prefix(b" ").unwrap_or(value);
+            let joined = data.get_or_insert_with(Vec::new);
+            if !joined.is_empty() {
+                joined.push(b'\n');
+            }
+            joined.extend_from_slice(value);
+        }
+    }
+    events.extend(data);
+    events
 }
 
 /// Whether `message` asks for a page of tools.
@@ -410,5 +527,19 @@ mod tests {
         // Without a session attached there is nothing to re-initialize.
         let result = HttpClient::correlate(&ping(1), false, uncorrelated(message));
         assert!(result.is_ok());
+    }
+
+    #[test]
+    fn an_event_streams_data_lines_make_one_payload_per_event() {
+        let body = b"event: message\ndata: {\"a\":\ndata: 1}\n\n: comment\r\ndata:{\"b\":2}\r\n\r\ndata: last";
+        let events = event_data(body);
+        assert_eq!(
+            events,
+            [
+                b"{\"a\":\n1}".to_vec(),
+                b"{\"b\":2}".to_vec(),
+                b"last".to_vec()
+            ]
+        );
     }
 }

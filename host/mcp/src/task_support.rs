@@ -1,6 +1,7 @@
 //! Tools that need MCP tasks (`execution.taskSupport: "required"`, 2025-11-25 and later): rmcp's
 //! tool model has no `execution`, so each `tools/list` answer is read for it as it arrives, before
-//! rmcp decodes it (a stdio server's lines, the events of an HTTP answer's stream).
+//! rmcp decodes it (a stdio server's lines, the events of an HTTP answer's stream; a plain JSON
+//! HTTP answer is asked for once more and read raw, `http.rs`).
 
 use std::collections::HashSet;
 use std::io;

@@ -179,6 +179,9 @@ pub struct ToolCard {
     pub question: Option<FormView>,
     /// The result's image, when the terminal draws images and the result had one.
     pub image: Option<ImageState>,
+    /// Made for a permission prompt about a call the session never showed (a Claude
+    /// subagent's): no result will come, so an approved one ends as approved with the turn.
+    pub unshown: bool,
 }
 
 impl ToolCard {
@@ -198,6 +201,7 @@ impl ToolCard {
             expanded: false,
             question: None,
             image: None,
+            unshown: false,
         }
     }
 

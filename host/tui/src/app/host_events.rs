@@ -84,18 +84,24 @@ impl App {
             SessionEvent::ApprovalRequest {
                 call_id,
                 tool,
+                display_name,
                 arguments,
                 risk,
-                ..
             } => {
                 if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
                     card.state = CardState::AwaitingApproval { risk };
                     self.approval = Some(card.call_id.clone());
                 } else {
-                    // No card to ask on (should not happen): ask on a new one.
-                    let mut card = ToolCard::new("", &tool, &arguments, self.tools.get(&tool));
+                    // A call with no card yet (a Claude subagent's, whose own calls are not
+                    // relayed): the question gets a card of its own, under the call's id.
+                    let spec = self.tools.get(&tool);
+                    let mut card = ToolCard::new(&call_id, &tool, &arguments, spec);
+                    if spec.is_none() {
+                        card.label = display_name;
+                    }
                     card.state = CardState::AwaitingApproval { risk };
-                    self.approval = Some(String::new());
+                    card.unshown = true;
+                    self.approval = Some(call_id);
                     self.transcript.push(Cell::Tool(Box::new(card)));
                 }
                 self.transcript.scroll_to_bottom();
@@ -404,6 +410,15 @@ impl App {
             if !card.is_finished() {
                 card.state = match end {
                     TurnEnd::Finished if redirected => CardState::Redirected,
+                    // Approved, and its result went where the call came from.
+                    TurnEnd::Finished
+                        if card.unshown && matches!(card.state, CardState::Running { .. }) =>
+                    {
+                        CardState::Done {
+                            is_error: false,
+                            output: "approved; its result went to Claude's subagent".to_owned(),
+                        }
+                    }
                     _ => CardState::Cancelled { output: None },
                 };
             }

@@ -25,6 +25,43 @@ fn claudes_tool_calls_are_cards_named_as_claudes_tools() {
     assert!(screen.contains("claude › Read"), "{screen}");
 }
 
+/// A Claude subagent's call has no card (its own messages are not relayed): its permission
+/// prompt gets a card of its own, named as Claude's tool; approved, it ends as approved (its
+/// result went to the subagent), and a denial lands on it.
+#[test]
+fn a_subagents_permission_prompt_gets_a_card_of_its_own() {
+    let ask = |h: &mut Harness, call_id: &str| {
+        h.session(SessionEvent::ApprovalRequest {
+            call_id: call_id.into(),
+            tool: "Bash".into(),
+            display_name: "claude › Bash".into(),
+            arguments: r#"{"command":"rm -r build"}"#.into(),
+            risk: rho_component::RiskLevel::Destructive,
+        });
+    };
+    let mut h = Harness::started();
+    h.prompt("ask a subagent to clean up");
+    ask(&mut h, "toolu_sub_7");
+    let asked = h.screen(80, 20);
+    insta::assert_snapshot!("claude_runtime_subagent_approval", asked);
+    assert!(asked.contains("claude › Bash"), "{asked}");
+    h.key(crossterm::event::KeyCode::Char('y'));
+    ask(&mut h, "toolu_sub_8");
+    h.session(SessionEvent::ToolDenied {
+        call_id: "toolu_sub_8".into(),
+        name: "Bash".into(),
+        display_name: "claude › Bash".into(),
+    });
+    h.end_turn(rho_core::provider::FinishReason::Stop);
+    let ended = h.screen(80, 24);
+    insta::assert_snapshot!("claude_runtime_subagent_calls_ended", ended);
+    assert!(
+        ended.contains("approved; its result went to Claude's subagent"),
+        "{ended}"
+    );
+    assert!(ended.contains("denied"), "{ended}");
+}
+
 #[test]
 fn mcp_lists_configured_servers_as_not_loaded_under_the_claude_runtime() {
     let mut extensions = support::extensions();

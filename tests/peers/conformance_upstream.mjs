@@ -192,6 +192,61 @@ server.registerTool(
   },
 );
 
+const elicitingTool = (name, description, requestedSchema) =>
+  server.registerTool(name, { description, inputSchema: {} }, async () => {
+    const answer = await server.server.elicitInput({ message: description, requestedSchema });
+    return {
+      content: [
+        {
+          type: 'text',
+          text: `Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`,
+        },
+      ],
+    };
+  });
+
+elicitingTool('test_elicitation_sep1034_defaults', 'Asks with a default for every primitive type', {
+  type: 'object',
+  properties: {
+    name: { type: 'string', default: 'John Doe' },
+    age: { type: 'integer', default: 30 },
+    score: { type: 'number', default: 95.5 },
+    status: { type: 'string', enum: ['active', 'inactive', 'pending'], default: 'active' },
+    verified: { type: 'boolean', default: true },
+  },
+});
+
+elicitingTool('test_elicitation_sep1330_enums', 'Asks with every kind of enum', {
+  type: 'object',
+  properties: {
+    untitledSingle: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+    titledSingle: {
+      type: 'string',
+      oneOf: [
+        { const: 'value1', title: 'First Option' },
+        { const: 'value2', title: 'Second Option' },
+        { const: 'value3', title: 'Third Option' },
+      ],
+    },
+    legacyEnum: {
+      type: 'string',
+      enum: ['opt1', 'opt2', 'opt3'],
+      enumNames: ['Option One', 'Option Two', 'Option Three'],
+    },
+    untitledMulti: { type: 'array', items: { type: 'string', enum: ['option1', 'option2', 'option3'] } },
+    titledMulti: {
+      type: 'array',
+      items: {
+        anyOf: [
+          { const: 'value1', title: 'First Choice' },
+          { const: 'value2', title: 'Second Choice' },
+          { const: 'value3', title: 'Third Choice' },
+        ],
+      },
+    },
+  },
+});
+
 server.registerPrompt('test_simple_prompt', { description: 'A simple prompt' }, () => ({
   messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
 }));

@@ -83,6 +83,10 @@ pub struct Form {
     /// The server's name for this question when it came as a 2026-07-28 input request (a
     /// gateway passes the question on under the same key); `None` for a 2025-11-25 request.
     pub key: Option<String>,
+    /// The server's `requestedSchema` as it sent it, when the form came from one: a gateway
+    /// passes it on as is, so its client shows what the server meant (titles, defaults,
+    /// every enum form); `fields` is rho's reading of it.
+    pub schema: Option<serde_json::Value>,
 }
 
 /// How the user answered a server's question: a form (elicitation) or a request to spend

@@ -97,6 +97,7 @@ pub(crate) fn plan(
             message: message.to_owned(),
             fields,
             key: None,
+            schema: None,
         },
         typing,
     })

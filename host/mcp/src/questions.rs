@@ -203,6 +203,7 @@ impl Questions {
         let _open = flight.budget.question();
         let mut form = plan.form.clone();
         form.key = key.map(str::to_owned);
+        form.schema = Some(schema.clone());
         let answer = tokio::select! {
             answer = tokio::time::timeout(flight.budget.limit(), asker.ask_form(server, form)) => answer.ok(),
             () = flight.cancel.cancelled() => None,

@@ -272,8 +272,13 @@ impl Asker for Downstream {
     }
 }
 
-/// The `elicitation/create` params of `form` (the server's message, prefixed with who asks).
+/// The `elicitation/create` params of `form`: the server's message, prefixed with who asks, and
+/// its schema as it sent it (or, for a form rho built, the schema of its fields).
 fn form_request(server: &str, form: &Form) -> Value {
+    let message = format!("{server} asks: {}", form.message);
+    if let Some(schema) = &form.schema {
+        return json!({"mode": "form", "message": message, "requestedSchema": schema});
+    }
     let mut properties = Map::new();
     let mut required = Vec::new();
     for field in &form.fields {
@@ -303,7 +308,7 @@ fn form_request(server: &str, form: &Form) -> Value {
     }
     json!({
         "mode": "form",
-        "message": format!("{server} asks: {}", form.message),
+        "message": message,
         "requestedSchema": {"type": "object", "properties": properties, "required": required},
     })
 }
@@ -411,6 +416,7 @@ mod tests {
             message: "Pick".into(),
             fields: vec![color, count],
             key: None,
+            schema: None,
         };
         let request = form_request("paint", &form);
         assert_eq!(request["message"], "paint asks: Pick");
@@ -426,6 +432,21 @@ mod tests {
         assert_eq!(answered["count"], "4");
         assert_eq!(answered["tags"], "a,b");
         assert!(answers(None).is_empty());
+    }
+
+    #[test]
+    fn a_forms_own_schema_is_passed_on_as_the_server_sent_it() {
+        let schema = json!({"type": "object", "properties": {"pick": {"type": "string",
+            "oneOf": [{"const": "a", "title": "First"}]}}});
+        let form = Form {
+            message: "Pick".into(),
+            fields: vec![field("pick", FieldKind::Choice)],
+            key: None,
+            schema: Some(schema.clone()),
+        };
+        let request = form_request("paint", &form);
+        assert_eq!(request["requestedSchema"], schema);
+        assert_eq!(request["message"], "paint asks: Pick");
     }
 
     #[test]

@@ -7,7 +7,13 @@
 //
 // Usage: node mrtr_upstream.mjs
 
-import { McpServer, acceptedContent, inputRequired, inputResponse } from '@modelcontextprotocol/server';
+import {
+  McpServer,
+  acceptedContent,
+  fromJsonSchema,
+  inputRequired,
+  inputResponse,
+} from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 
 
@@ -160,6 +166,39 @@ serveStdio(() => {
       }
       return { messages: [{ role: 'user', content: { type: 'text', text: `Use this context: ${answer.context}` } }] };
     },
+  );
+  // A raw JSON Schema 2020-12 input schema (the conformance suite's json-schema-2020-12),
+  // which the gateway must pass on keyword for keyword.
+  const schema = 'https://json-schema.org/draft/2020-12/schema';
+  server.registerTool(
+    'json_schema_2020_12_tool',
+    {
+      description: 'Tool with JSON Schema 2020-12 features',
+      inputSchema: fromJsonSchema({
+        $schema: schema,
+        type: 'object',
+        $defs: {
+          address: {
+            $anchor: 'addressDef',
+            type: 'object',
+            properties: { street: { type: 'string' }, city: { type: 'string' } },
+          },
+        },
+        properties: {
+          name: { type: 'string' },
+          address: { $ref: '#/$defs/address' },
+          contactMethod: { type: 'string', enum: ['phone', 'email'] },
+          phone: { type: 'string' },
+          email: { type: 'string' },
+        },
+        allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+        if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+        then: { required: ['phone'] },
+        else: { required: ['email'] },
+        additionalProperties: false,
+      }),
+    },
+    async () => text('ok'),
   );
   return server;
 });

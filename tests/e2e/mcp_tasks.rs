@@ -75,20 +75,11 @@ fn a_streamable_http_server_answering_in_plain_json_has_its_task_tools_marked() 
     sandbox.write_config(&format!(
         "[mcp.servers.fake]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
     ));
-    let shown = sandbox
-        .rho(&["mcp", "show", "fake", "--connect", "--json"])
-        .ok()
-        .json();
-    let tools = shown["tools"].as_array().unwrap();
-    let tool = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap();
-    assert_eq!(tool("slow")["needs_tasks"], true, "{shown:#}");
-    assert!(tool("quick").get("needs_tasks").is_none(), "{shown:#}");
+    assert_show_marks_only_slow(&sandbox);
 }
 
-#[test]
-fn show_connect_marks_a_tool_that_needs_tasks() {
-    let sandbox = Sandbox::new();
-    task_server(&sandbox, "");
+/// `rho mcp show fake --connect --json` marks `slow` as needing tasks, and only it.
+fn assert_show_marks_only_slow(sandbox: &Sandbox) {
     let shown = sandbox
         .rho(&["mcp", "show", "fake", "--connect", "--json"])
         .ok()
@@ -98,6 +89,13 @@ fn show_connect_marks_a_tool_that_needs_tasks() {
     assert_eq!(tool("slow")["needs_tasks"], true, "{shown:#}");
     assert!(tool("quick").get("needs_tasks").is_none(), "{shown:#}");
     assert!(tool("plain").get("needs_tasks").is_none(), "{shown:#}");
+}
+
+#[test]
+fn show_connect_marks_a_tool_that_needs_tasks() {
+    let sandbox = Sandbox::new();
+    task_server(&sandbox, "");
+    assert_show_marks_only_slow(&sandbox);
 
     let human = sandbox.rho(&["mcp", "show", "fake", "--connect"]).ok();
     let line = |name: &str| {

@@ -251,6 +251,10 @@ async fn next_line(process: &mut ClaudeProcess) -> Result<Vec<u8>, ClaudeError> 
     }
 }
 
+/// How long rho waits, after Claude answered with steering still untaken, for the turn that
+/// takes it to begin.
+const FOLLOW_UP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What the turn's loop takes next: a line of Claude's, or steering to pass on.
 enum Next {
     Line(Vec<u8>),
@@ -614,10 +618,16 @@ impl ClaudeRuntime {
         process.send(&message.to_string()).await?;
         let mut turn = Turn::default();
         let mut spent = Usage::default();
+        // An answer given while steering waited: Claude runs the steering as a turn of its
+        // own next, which this prompt reads too, unless it does not start at once.
+        let mut answered: Option<(String, FinishReason)> = None;
         loop {
             match turn.ending.take() {
                 // Claude answers steering it had not taken with a turn of its own: read on.
-                Some(Ok((_, usage, _))) if relay.steering_waits() => spent.add(&usage),
+                Some(Ok((reply, usage, finish_reason))) if relay.steering_waits() => {
+                    spent.add(&usage);
+                    answered = Some((reply, finish_reason));
+                }
                 Some(Ok((reply, usage, finish_reason))) => {
                     spent.add(&usage);
                     return Ok((reply, spent, finish_reason));
@@ -657,10 +667,24 @@ impl ClaudeRuntime {
                 process.send(&control::encode_answer(&ask, &answer)).await?;
                 continue;
             }
-            let next = tokio::select! {
-                biased;
-                line = next_line(process) => Next::Line(line?),
-                batch = steering.next_batch() => Next::Steering(batch),
+            let next = match answered.take() {
+                // The turn that takes the steering starts right after the answer; when nothing
+                // comes, Claude did not take it as rho thought, and the answer stands (the
+                // steering goes back to the queue).
+                Some((reply, finish_reason)) => {
+                    match tokio::time::timeout(FOLLOW_UP_WAIT, next_line(process)).await {
+                        Ok(line) => Next::Line(line?),
+                        Err(_) => {
+                            tracing::warn!(target: "rho::claude", "claude took no turn for the steering it was sent");
+                            return Ok((reply, spent, finish_reason));
+                        }
+                    }
+                }
+                None => tokio::select! {
+                    biased;
+                    line = next_line(process) => Next::Line(line?),
+                    batch = steering.next_batch() => Next::Steering(batch),
+                },
             };
             match next {
                 Next::Line(line) => {

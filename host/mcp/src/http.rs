@@ -330,7 +330,9 @@ impl HttpClient {
             return;
         };
         let mut request = request.clone();
-        request.id = rmcp::model::RequestId::String(Arc::from("rho-task-support"));
+        static REPOSTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = REPOSTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        request.id = rmcp::model::RequestId::String(Arc::from(format!("rho-task-support-{n}")));
         let mut post = self
             .client
             .post(again.uri.as_ref())

@@ -6,6 +6,7 @@
 //! server's [`QuestionGate`]: one open at a time.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,6 +24,8 @@ pub(crate) struct InFlight {
     pub asker: Option<Arc<dyn Asker>>,
     pub budget: Arc<Budget>,
     pub cancel: CancellationToken,
+    /// Its questions open outside the server's gate (an asker with a person per call).
+    open_elsewhere: AtomicUsize,
     /// Cancelled when the request leaves the call table: its questions, open or waiting, get
     /// their answer at once instead of at the end of the budget.
     ended: CancellationToken,
@@ -39,6 +42,7 @@ impl InFlight {
             asker,
             budget: Budget::start(limit),
             cancel,
+            open_elsewhere: AtomicUsize::new(0),
             ended: CancellationToken::new(),
         }
     }
@@ -276,16 +280,53 @@ impl Questions {
 impl Questions {
     /// A question's turn: through the server's gate when its asker puts questions to one
     /// person, at once (`None`) when every call has a person of its own.
-    async fn turn(
+    async fn turn<'a>(
         &self,
         asker: &dyn Asker,
-        flight: &InFlight,
+        flight: &'a InFlight,
         request_cancel: &CancellationToken,
-    ) -> Result<Option<crate::question_gate::OpenQuestion>, NotOpened> {
-        if !asker.asks_one_person() {
-            return Ok(None);
+    ) -> Result<Turn<'a>, NotOpened> {
+        if asker.asks_one_person() {
+            return self
+                .gate
+                .open(flight.stops(request_cancel))
+                .await
+                .map(|open| Turn::Gate { _open: open });
         }
-        self.gate.open(flight.stops(request_cancel)).await.map(Some)
+        // A client of its own per call, but still a bound: a server cannot open questions
+        // without end.
+        let open = flight.open_elsewhere.fetch_add(1, Ordering::SeqCst);
+        let turn = Turn::Elsewhere {
+            _open: OpenElsewhere(&flight.open_elsewhere),
+        };
+        if open >= MAX_OPEN_ELSEWHERE {
+            return Err(NotOpened::Ended(
+                "the call has the most questions open at once already",
+            ));
+        }
+        Ok(turn)
+    }
+}
+
+/// The most questions one call may have open at once when they skip the server's gate.
+const MAX_OPEN_ELSEWHERE: usize = 16;
+
+/// A question's turn, held while it is open.
+enum Turn<'a> {
+    /// Through the server's gate.
+    Gate {
+        _open: crate::question_gate::OpenQuestion,
+    },
+    /// Counted on its call, for an asker with a person per call.
+    Elsewhere { _open: OpenElsewhere<'a> },
+}
+
+/// One of a call's questions open outside the gate; dropping it closes it.
+struct OpenElsewhere<'a>(&'a AtomicUsize);
+
+impl Drop for OpenElsewhere<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

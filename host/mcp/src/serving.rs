@@ -605,15 +605,29 @@ impl ServerHandler for Gateway {
         request: rmcp::model::SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), rmcp::ErrorData> {
-        // Once per client and URI: a repeat holds nothing more.
-        if lock(&self.subscribed).contains(&request.uri) {
-            return Ok(());
+        // Once per client and URI (a repeat holds nothing more), and at most
+        // `notices::MAX_LISTEN_RESOURCES` per client; recorded before the request, so two at
+        // once take one hold.
+        {
+            let mut subscribed = lock(&self.subscribed);
+            if subscribed.contains(&request.uri) {
+                return Ok(());
+            }
+            if subscribed.len() >= notices::MAX_LISTEN_RESOURCES {
+                return Err(rmcp::ErrorData::invalid_params(
+                    format!(
+                        "a client may hold at most {} resource subscriptions",
+                        notices::MAX_LISTEN_RESOURCES
+                    ),
+                    None,
+                ));
+            }
+            subscribed.insert(request.uri.clone());
         }
-        self.served
-            .subscribe(&request.uri)
-            .await
-            .map_err(|refusal| refusal.error(rmcp::ErrorData::invalid_params))?;
-        lock(&self.subscribed).insert(request.uri);
+        if let Err(refusal) = self.served.subscribe(&request.uri).await {
+            lock(&self.subscribed).remove(&request.uri);
+            return Err(refusal.error(rmcp::ErrorData::invalid_params));
+        }
         Ok(())
     }
 

@@ -28,18 +28,19 @@ impl ClaudeRuntime {
             });
         }
         if let Some(process) = self.process.as_mut() {
+            // An id of its own each time: a late answer to an earlier switch is not this one's.
+            static SWITCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = SWITCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let id = format!("rho-set-model-{n}");
             let request = serde_json::json!({
                 "type": "control_request",
-                "request_id": "rho-set-model",
+                "request_id": id,
                 "request": {"subtype": "set_model", "model": model},
             });
             process.send(&request.to_string()).await?;
-            let answered =
-                tokio::time::timeout(CONTROL_WAIT, control_answer(process, "rho-set-model"))
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(format!("no answer within {} s", CONTROL_WAIT.as_secs()))
-                    });
+            let answered = tokio::time::timeout(CONTROL_WAIT, control_answer(process, &id))
+                .await
+                .unwrap_or_else(|_| Err(format!("no answer within {} s", CONTROL_WAIT.as_secs())));
             if let Err(message) = answered {
                 return Err(self.hide_secrets(ClaudeError::Refused {
                     doing: "switching models",

@@ -192,6 +192,16 @@ echo '{"type":"result","subtype":"success","is_error":false,"result":"banana","s
 read -r more
 "#;
 
+/// A stand-in that answers and never takes the steering it was sent.
+const STEERING_NEVER_TAKEN: &str = r#"#!/bin/sh
+read -r prompt
+echo '{"type":"system","subtype":"init","session_id":"s1","model":"m"}'
+echo '{"type":"assistant","message":{"content":[{"type":"text","text":"first"}]}}'
+read -r steer; echo "$steer" >> "$ANSWERS"
+echo '{"type":"result","subtype":"success","is_error":false,"result":"first","session_id":"s1"}'
+read -r more
+"#;
+
 /// Runs `script` as `claude` in allow-all mode, pushing "also say banana" as steering a moment
 /// after the prompt starts; the turn, the record, and the lines the script read after the
 /// prompt.
@@ -213,7 +223,15 @@ async fn steered(script: &str) -> (TurnResult, Vec<ChatMessage>, Vec<serde_json:
     .unwrap()
     .unwrap();
     push.await.unwrap();
-    assert!(steering.is_empty(), "the steering was passed on");
+    let taken = steering.is_empty();
+    if script != STEERING_NEVER_TAKEN {
+        assert!(taken, "the steering was passed on");
+    } else {
+        assert!(
+            !taken,
+            "steering Claude never took waits for the next prompt"
+        );
+    }
     let record = claude.take_record().messages;
     claude.shutdown().await;
     let lines = std::fs::read_to_string(&answers)
@@ -246,6 +264,21 @@ async fn steering_reaches_claude_mid_turn_and_is_recorded_where_claude_took_it()
         ],
         "{record:#?}"
     );
+}
+
+#[tokio::test]
+async fn an_answer_stands_when_claude_never_takes_the_steering_it_was_sent() {
+    let started = std::time::Instant::now();
+    let (turn, record, lines) = steered(STEERING_NEVER_TAKEN).await;
+    assert_eq!(lines.len(), 1, "it was sent: {lines:?}");
+    assert_eq!(turn.reply, "first");
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    let users: Vec<&str> = record
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(users, ["go"], "not recorded as taken: {record:#?}");
 }
 
 #[tokio::test]

@@ -249,12 +249,12 @@ impl Relay {
         // A user message Claude echoes as it takes it: steering rho sent joins the record
         // where Claude took it. (The prompt's own echo is recorded already.)
         if value.get("isReplay").and_then(Value::as_bool) == Some(true) {
-            if self
+            let echoed = message_text(value);
+            let taken = self
                 .steering
-                .front()
-                .is_some_and(|sent| *sent == message_text(value))
-                && let Some(text) = self.steering.pop_front()
-            {
+                .iter()
+                .position(|sent| sent.trim() == echoed.trim());
+            if let Some(text) = taken.and_then(|at| self.steering.remove(at)) {
                 self.end_assistant_message();
                 self.transcript.push(ChatMessage::user(text));
             }

@@ -698,6 +698,7 @@ impl Served for ServedTools {
 
     fn subscribe<'a>(&'a self, uri: &'a str) -> ServedFuture<'a, Result<(), ServedRefusal>> {
         Box::pin(async move {
+            let _turn = self.subscriptions.changing().await;
             if self.subscriptions.hold_again(uri) {
                 return Ok(());
             }
@@ -720,6 +721,7 @@ impl Served for ServedTools {
 
     fn unsubscribe<'a>(&'a self, uri: &'a str) -> ServedFuture<'a, ()> {
         Box::pin(async move {
+            let _turn = self.subscriptions.changing().await;
             let Some(server) = self.subscriptions.release(uri) else {
                 return;
             };

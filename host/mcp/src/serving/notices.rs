@@ -128,7 +128,8 @@ pub(super) async fn tell_stream(
     }
 }
 
-/// The most resources one `subscriptions/listen` stream holds.
+/// The most resources one client subscribes to: on one `subscriptions/listen` stream, or in
+/// one 2025-11-25 session.
 pub(super) const MAX_LISTEN_RESOURCES: usize = 256;
 
 /// One of the lists a client is told changed.

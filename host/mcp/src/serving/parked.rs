@@ -57,7 +57,8 @@ pub(super) enum Outcome {
 pub(super) struct Call {
     /// What it does (a retry must ask for the same).
     asking: Asking,
-    task: JoinHandle<Outcome>,
+    /// `None` once it has been awaited to its end.
+    task: Option<JoinHandle<Outcome>>,
     cancel: CancelSignal,
     asked: mpsc::Receiver<Asked>,
     /// Questions put to the client and not yet answered, by their input request key.
@@ -87,7 +88,7 @@ impl Call {
     ) -> Self {
         Self {
             asking,
-            task,
+            task: Some(task),
             cancel,
             asked,
             open: BTreeMap::new(),
@@ -118,15 +119,36 @@ impl Call {
     /// Runs the call until it finishes or has questions for the client. Open questions the
     /// client left unanswered are asked again at once.
     pub(super) async fn step(&mut self) -> Step {
+        // A question no longer waits once its call's budget ran out (it was declined): it is
+        // not asked again.
+        self.open.retain(|_, asked| !asked.answer.is_closed());
         while self.open.is_empty() {
-            tokio::select! {
+            let Some(task) = self.task.as_mut() else {
+                return Step::Done(None);
+            };
+            let done = tokio::select! {
                 biased;
                 asked = self.asked.recv() => match asked {
-                    Some(asked) => self.add(asked),
+                    Some(asked) => {
+                        self.add(asked);
+                        None
+                    }
                     // Its asker is gone, so the call has ended.
-                    None => return Step::Done((&mut self.task).await.ok()),
+                    None => Some(None),
                 },
-                done = &mut self.task => return Step::Done(done.ok()),
+                done = &mut *task => Some(Some(done.ok())),
+            };
+            let done = match done {
+                Some(None) => match self.task.as_mut() {
+                    Some(task) => Some(task.await.ok()),
+                    None => Some(None),
+                },
+                Some(Some(done)) => Some(done),
+                None => None,
+            };
+            if let Some(done) = done {
+                self.task = None;
+                return Step::Done(done);
             }
             // Questions asked together go out together.
             tokio::task::yield_now().await;
@@ -148,10 +170,15 @@ impl Call {
     /// Opens `asked` under the upstream server's key (or `input-<n>` when it gave none or that
     /// key is open already), unless the client answered that key early.
     fn add(&mut self, asked: Asked) {
-        self.count += 1;
         let key = match &asked.key {
             Some(key) if !self.open.contains_key(key) => key.clone(),
-            _ => format!("input-{}", self.count),
+            _ => loop {
+                self.count += 1;
+                let key = format!("input-{}", self.count);
+                if !self.open.contains_key(&key) {
+                    break key;
+                }
+            },
         };
         let asked = match self.early.remove(&key) {
             Some(response) => match settle(asked, response) {
@@ -176,10 +203,32 @@ fn settle(asked: Asked, response: Value) -> Result<(), Asked> {
     Ok(())
 }
 
+/// How long a dropped call may take to end after its cancellation (telling its server so)
+/// before it is aborted.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
 impl Drop for Call {
     fn drop(&mut self) {
+        // The cancellation makes the call tell its upstream server (`notifications/cancelled`)
+        // and end; it is aborted only if it has not ended a moment later.
         self.cancel.cancel();
-        self.task.abort();
+        let Some(task) = self.task.take() else {
+            return;
+        };
+        if task.is_finished() {
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let abort = task.abort_handle();
+                    if tokio::time::timeout(CANCEL_GRACE, task).await.is_err() {
+                        abort.abort();
+                    }
+                });
+            }
+            Err(_) => task.abort(),
+        }
     }
 }
 
@@ -209,9 +258,10 @@ impl NotParked {
 }
 
 impl Parked {
-    /// Keeps `call` until its client retries; returns the `requestState` that names it.
-    pub(super) fn park(&self, call: Call) -> String {
-        let token = token();
+    /// Keeps `call` until its client retries; returns the `requestState` that names it, or
+    /// `None` (the call dropped, so cancelled) when the system has no randomness to make one.
+    pub(super) fn park(&self, call: Call) -> Option<String> {
+        let token = token()?;
         let mut calls = self.calls();
         let now = Instant::now();
         calls.retain(|_, (since, _)| now.duration_since(*since) < PARKED_FOR);
@@ -224,12 +274,14 @@ impl Parked {
             calls.remove(&oldest);
         }
         calls.insert(token.clone(), (now, call));
-        token
+        Some(token)
     }
 
     /// Takes the call `state` names, for a retry asking for `asking`.
     pub(super) fn take(&self, state: &str, asking: &Asking) -> Result<Call, NotParked> {
         let mut calls = self.calls();
+        let now = Instant::now();
+        calls.retain(|_, (since, _)| now.duration_since(*since) < PARKED_FOR);
         match calls.get(state) {
             None => return Err(NotParked::Unknown),
             Some((since, _)) if since.elapsed() >= PARKED_FOR => {
@@ -252,21 +304,14 @@ impl Parked {
     }
 }
 
-/// 128 random bits as hex; a time-and-counter value if the system has no randomness to give.
-fn token() -> String {
+/// 128 random bits as hex: an unguessable name for a waiting call. `None` when the system
+/// has no randomness to give (a guessable name would let another client take the call).
+fn token() -> Option<String> {
     let mut bytes = [0u8; 16];
-    if rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty())
+    let filled = rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty());
+    filled
         .is_ok_and(|n| n == bytes.len())
-    {
-        return bytes.iter().map(|b| format!("{b:02x}")).collect();
-    }
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("{nanos:x}-{n:x}")
+        .then(|| bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// What a 2026-07-28 client's retry of a call carries.
@@ -341,7 +386,12 @@ impl super::Gateway {
                         None,
                     )
                 })?;
-                let state = self.parked.park(call);
+                let state = self.parked.park(call).ok_or_else(|| {
+                    rmcp::ErrorData::internal_error(
+                        "the system gave no randomness to name the waiting call",
+                        None,
+                    )
+                })?;
                 Ok(Reply::Asks(InputRequiredResult::new(
                     Some(requests),
                     Some(state),
@@ -394,7 +444,7 @@ mod tests {
             panic!("it should ask")
         };
         assert_eq!(asks["name"]["method"], "elicitation/create");
-        let state = parked.park(call);
+        let state = parked.park(call).unwrap();
         assert_eq!(state.len(), 32);
         let t = Asking::Tool("t".to_owned());
         assert_eq!(
@@ -429,6 +479,32 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_dropped_call_is_cancelled_and_left_to_end_rather_than_aborted() {
+        let (_to_call, asked) = mpsc::channel(1);
+        let cancel = CancelSignal::new();
+        let (signal, ended) = (
+            cancel.clone(),
+            Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        );
+        let seen = Arc::clone(&ended);
+        let task = tokio::spawn(async move {
+            // What a call does on cancellation: tell its server, then end.
+            signal.cancelled().await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            seen.store(true, std::sync::atomic::Ordering::SeqCst);
+            Outcome::Tool(None)
+        });
+        drop(Call::new(Asking::Tool("t".to_owned()), task, cancel, asked));
+        for _ in 0..100 {
+            if ended.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the call was aborted before it could end");
+    }
+
+    #[tokio::test]
     async fn a_response_sent_before_the_question_answers_it() {
         let mut call = asking_call("t");
         call.answer(
@@ -450,7 +526,7 @@ mod tests {
             let Step::Asks(_) = call.step().await else {
                 panic!("it should ask")
             };
-            let state = parked.park(call);
+            let state = parked.park(call).unwrap();
             first.get_or_insert(state);
         }
         assert!(signals[0].is_cancelled(), "the oldest was pushed out");

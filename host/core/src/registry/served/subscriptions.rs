@@ -20,6 +20,9 @@ pub(super) struct Subscriptions {
     /// Servers whose updates are forwarded now.
     forwarding: Arc<Mutex<BTreeSet<String>>>,
     updates: broadcast::Sender<String>,
+    /// One subscribe or release at a time, upstream request included: a first hold and a
+    /// last release of one URI never cross.
+    changing: tokio::sync::Mutex<()>,
 }
 
 struct Held {
@@ -33,11 +36,17 @@ impl Default for Subscriptions {
             held: Arc::default(),
             forwarding: Arc::default(),
             updates: broadcast::channel(UPDATE_BACKLOG).0,
+            changing: tokio::sync::Mutex::new(()),
         }
     }
 }
 
 impl Subscriptions {
+    /// Waits for its turn to subscribe or release (held until the upstream request is done).
+    pub(super) async fn changing(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.changing.lock().await
+    }
+
     /// The updates of held URIs, from now on.
     pub(super) fn updates(&self) -> broadcast::Receiver<String> {
         self.updates.subscribe()

@@ -697,46 +697,11 @@ impl Served for ServedTools {
     }
 
     fn subscribe<'a>(&'a self, uri: &'a str) -> ServedFuture<'a, Result<(), ServedRefusal>> {
-        Box::pin(async move {
-            let _turn = self.subscriptions.changing().await;
-            if self.subscriptions.hold_again(uri) {
-                return Ok(());
-            }
-            let Some(server) = self.resource_server(uri).await else {
-                self.subscriptions.hold(uri, None);
-                return Ok(());
-            };
-            let unknown = || ServedRefusal::Unknown(format!("no resource at {uri:?}"));
-            let connection = self.connection(&server, unknown).await?;
-            connection
-                .subscribe_resource(uri)
-                .await
-                .map_err(|e| ServedRefusal::Failed(e.to_string()))?;
-            self.subscriptions
-                .forward(&server, connection.resource_updates());
-            self.subscriptions.hold(uri, Some(server));
-            Ok(())
-        })
+        Box::pin(self.hold_subscription(uri))
     }
 
     fn unsubscribe<'a>(&'a self, uri: &'a str) -> ServedFuture<'a, ()> {
-        Box::pin(async move {
-            let _turn = self.subscriptions.changing().await;
-            let Some(server) = self.subscriptions.release(uri) else {
-                return;
-            };
-            let unknown = || ServedRefusal::Unknown(String::new());
-            let released = match self.connection(&server, unknown).await {
-                Ok(connection) => connection
-                    .unsubscribe_resource(uri)
-                    .await
-                    .map_err(|e| e.to_string()),
-                Err(refusal) => Err(format!("{refusal:?}")),
-            };
-            if let Err(why) = released {
-                tracing::warn!(target: "rho::serve", server = server.as_str(), "unsubscribing from a resource failed: {why}");
-            }
-        })
+        Box::pin(self.release_subscription(uri))
     }
 
     fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<String> {

@@ -8,7 +8,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use rho_mcp::serving::ServedRefusal;
 use tokio::sync::broadcast;
+
+use super::ServedTools;
 
 /// Updates a slow client may fall behind by before it misses some.
 const UPDATE_BACKLOG: usize = 256;
@@ -115,6 +118,50 @@ impl Subscriptions {
             }
             lock(&forwarding).remove(&server);
         });
+    }
+}
+
+impl ServedTools {
+    /// A client's subscription to `uri` ([`rho_mcp::serving::Served::subscribe`]): one more
+    /// hold, or the first, subscribed at the server that offers it.
+    pub(super) async fn hold_subscription(&self, uri: &str) -> Result<(), ServedRefusal> {
+        let _turn = self.subscriptions.changing().await;
+        if self.subscriptions.hold_again(uri) {
+            return Ok(());
+        }
+        let Some(server) = self.resource_server(uri).await else {
+            self.subscriptions.hold(uri, None);
+            return Ok(());
+        };
+        let unknown = || ServedRefusal::Unknown(format!("no resource at {uri:?}"));
+        let connection = self.connection(&server, unknown).await?;
+        connection
+            .subscribe_resource(uri)
+            .await
+            .map_err(|e| ServedRefusal::Failed(e.to_string()))?;
+        self.subscriptions
+            .forward(&server, connection.resource_updates());
+        self.subscriptions.hold(uri, Some(server));
+        Ok(())
+    }
+
+    /// Releases one hold on `uri`; the last unsubscribes at its server (a failure is logged).
+    pub(super) async fn release_subscription(&self, uri: &str) {
+        let _turn = self.subscriptions.changing().await;
+        let Some(server) = self.subscriptions.release(uri) else {
+            return;
+        };
+        let unknown = || ServedRefusal::Unknown(String::new());
+        let released = match self.connection(&server, unknown).await {
+            Ok(connection) => connection
+                .unsubscribe_resource(uri)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(refusal) => Err(format!("{refusal:?}")),
+        };
+        if let Err(why) = released {
+            tracing::warn!(target: "rho::serve", server = server.as_str(), "unsubscribing from a resource failed: {why}");
+        }
     }
 }
 

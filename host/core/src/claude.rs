@@ -532,9 +532,15 @@ impl ClaudeRuntime {
         if let Some(model) = relay.model.take() {
             self.model = Some(model);
         }
-        // Steering a stopped Claude never took waits for the next prompt.
+        // Steering a stopped Claude never took waits for the next prompt, and a process stopped
+        // for it is let go (the next prompt resumes the session in a new one).
         for text in relay.take_untaken_steering() {
             steering.push(text);
+        }
+        if self.process.as_ref().is_some_and(ClaudeProcess::was_killed)
+            && let Some(process) = self.process.take()
+        {
+            process.stop().await;
         }
         let mut messages: Vec<ChatMessage> = opening
             .before
@@ -667,16 +673,20 @@ impl ClaudeRuntime {
                 process.send(&control::encode_answer(&ask, &answer)).await?;
                 continue;
             }
-            let next = match answered.take() {
-                // The turn that takes the steering starts right after the answer; when nothing
-                // comes, Claude did not take it as rho thought, and the answer stands (the
-                // steering goes back to the queue).
+            let guarded = answered.take();
+            let next = match &guarded {
+                // The turn that takes the steering starts right after the answer; while it has
+                // not taken it, each line must come within the wait. When none comes, Claude did
+                // not take it as rho thought: the answer stands, the process is stopped (so it
+                // cannot answer the steering into the next prompt; that prompt resumes the
+                // Claude session) and the steering goes back to the queue.
                 Some((reply, finish_reason)) => {
                     match tokio::time::timeout(FOLLOW_UP_WAIT, next_line(process)).await {
                         Ok(line) => Next::Line(line?),
                         Err(_) => {
-                            tracing::warn!(target: "rho::claude", "claude took no turn for the steering it was sent");
-                            return Ok((reply, spent, finish_reason));
+                            tracing::warn!(target: "rho::claude", "claude took no turn for the steering it was sent; stopping it");
+                            process.kill();
+                            return Ok((reply.clone(), spent, finish_reason.clone()));
                         }
                     }
                 }
@@ -698,6 +708,9 @@ impl ClaudeRuntime {
                         relay.steered(text);
                     }
                 }
+            }
+            if relay.steering_waits() && turn.ending.is_none() {
+                answered = answered.or(guarded);
             }
         }
     }

@@ -6,7 +6,6 @@
 //! server's [`QuestionGate`]: one open at a time.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -24,8 +23,9 @@ pub(crate) struct InFlight {
     pub asker: Option<Arc<dyn Asker>>,
     pub budget: Arc<Budget>,
     pub cancel: CancellationToken,
-    /// Its questions open outside the server's gate (an asker with a person per call).
-    open_elsewhere: AtomicUsize,
+    /// Turns of its questions outside the server's gate (an asker with a person per call):
+    /// at most [`MAX_OPEN_ELSEWHERE`] open at once, the rest wait.
+    open_elsewhere: tokio::sync::Semaphore,
     /// Cancelled when the request leaves the call table: its questions, open or waiting, get
     /// their answer at once instead of at the end of the budget.
     ended: CancellationToken,
@@ -42,7 +42,7 @@ impl InFlight {
             asker,
             budget: Budget::start(limit),
             cancel,
-            open_elsewhere: AtomicUsize::new(0),
+            open_elsewhere: tokio::sync::Semaphore::new(MAX_OPEN_ELSEWHERE),
             ended: CancellationToken::new(),
         }
     }
@@ -294,17 +294,14 @@ impl Questions {
                 .map(|open| Turn::Gate { _open: open });
         }
         // A client of its own per call, but still a bound: a server cannot open questions
-        // without end.
-        let open = flight.open_elsewhere.fetch_add(1, Ordering::SeqCst);
-        let turn = Turn::Elsewhere {
-            _open: OpenElsewhere(&flight.open_elsewhere),
-        };
-        if open >= MAX_OPEN_ELSEWHERE {
-            return Err(NotOpened::Ended(
-                "the call has the most questions open at once already",
-            ));
+        // without end; the rest wait their turn, as long as the call does.
+        tokio::select! {
+            permit = flight.open_elsewhere.acquire() => match permit {
+                Ok(permit) => Ok(Turn::Elsewhere { _open: permit }),
+                Err(_) => Err(NotOpened::Ended("the call ended")),
+            },
+            why = flight.stops(request_cancel) => Err(NotOpened::Ended(why)),
         }
-        Ok(turn)
     }
 }
 
@@ -317,17 +314,10 @@ enum Turn<'a> {
     Gate {
         _open: crate::question_gate::OpenQuestion,
     },
-    /// Counted on its call, for an asker with a person per call.
-    Elsewhere { _open: OpenElsewhere<'a> },
-}
-
-/// One of a call's questions open outside the gate; dropping it closes it.
-struct OpenElsewhere<'a>(&'a AtomicUsize);
-
-impl Drop for OpenElsewhere<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
+    /// One of its call's own turns, for an asker with a person per call.
+    Elsewhere {
+        _open: tokio::sync::SemaphorePermit<'a>,
+    },
 }
 
 #[cfg(test)]
@@ -348,6 +338,72 @@ mod tests {
 
         fn sample<'a>(&'a self, _: &'a str, _: SamplingRequest) -> AskFuture<'a, SamplingAnswer> {
             Box::pin(std::future::pending())
+        }
+    }
+
+    /// A client of its own per call that never answers, counting what it was asked.
+    #[derive(Default)]
+    struct OwnClient(std::sync::atomic::AtomicUsize);
+
+    impl Asker for OwnClient {
+        fn ask_form<'a>(&'a self, _: &'a str, _: Form) -> AskFuture<'a, QuestionAnswer> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(std::future::pending())
+        }
+
+        fn sample<'a>(&'a self, _: &'a str, _: SamplingRequest) -> AskFuture<'a, SamplingAnswer> {
+            Box::pin(std::future::pending())
+        }
+
+        fn asks_one_person(&self) -> bool {
+            false
+        }
+    }
+
+    #[tokio::test]
+    async fn a_calls_questions_past_the_cap_wait_their_turn_outside_the_gate() {
+        let questions = questions();
+        let calls = Calls::default();
+        let asker = Arc::new(OwnClient::default());
+        let flight = Arc::new(InFlight::new(
+            Some(asker.clone()),
+            Duration::from_secs(3600),
+            CancellationToken::new(),
+        ));
+        let entered = calls.enter(Arc::clone(&flight));
+        let form = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {"a": {"type": "string"}}}});
+        let mut asked = Vec::new();
+        for _ in 0..=MAX_OPEN_ELSEWHERE {
+            let (questions, calls, form) = (questions.clone(), calls.clone(), form.clone());
+            asked.push(tokio::spawn(async move {
+                let flight = calls.single();
+                questions
+                    .elicit(
+                        flight.as_deref().map_err(|w| *w),
+                        &form,
+                        None,
+                        None,
+                        &CancellationToken::new(),
+                    )
+                    .await
+            }));
+        }
+        for _ in 0..50 {
+            tokio::task::yield_now().await;
+        }
+        // The gate is not used, and one question waits rather than being declined.
+        assert_eq!(
+            asker.0.load(std::sync::atomic::Ordering::SeqCst),
+            MAX_OPEN_ELSEWHERE
+        );
+        assert!(asked.iter().all(|q| !q.is_finished()));
+        drop(entered);
+        for question in asked {
+            let answer = tokio::time::timeout(Duration::from_secs(5), question)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(answer.unwrap(), decline());
         }
     }
 

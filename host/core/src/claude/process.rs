@@ -164,6 +164,11 @@ impl ClaudeProcess {
         (status, String::from_utf8_lossy(&tail).trim().to_owned())
     }
 
+    /// Whether [`ClaudeProcess::kill`] stopped it (its input is closed).
+    pub(crate) fn was_killed(&self) -> bool {
+        self.stdin.is_none()
+    }
+
     /// Kills the process group now (an abort, an error, the end of the session).
     pub(crate) fn kill(&mut self) {
         self.stdin = None;

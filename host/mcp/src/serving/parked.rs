@@ -170,6 +170,10 @@ impl Call {
     /// Opens `asked` under the upstream server's key (or `input-<n>` when it gave none or that
     /// key is open already), unless the client answered that key early.
     fn add(&mut self, asked: Asked) {
+        // Its call's budget ran out while it waited to be passed on: it was declined.
+        if asked.answer.is_closed() {
+            return;
+        }
         let key = match &asked.key {
             Some(key) if !self.open.contains_key(key) => key.clone(),
             _ => loop {

@@ -23,9 +23,9 @@ pub(super) struct Subscriptions {
     /// Servers whose updates are forwarded now.
     forwarding: Arc<Mutex<BTreeSet<String>>>,
     updates: broadcast::Sender<String>,
-    /// One subscribe or release at a time, upstream request included: a first hold and a
-    /// last release of one URI never cross.
-    changing: tokio::sync::Mutex<()>,
+    /// One subscribe or release of a URI at a time, upstream request included: a first hold
+    /// and a last release of one URI never cross (other URIs do not wait).
+    changing: Mutex<BTreeMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 struct Held {
@@ -39,15 +39,21 @@ impl Default for Subscriptions {
             held: Arc::default(),
             forwarding: Arc::default(),
             updates: broadcast::channel(UPDATE_BACKLOG).0,
-            changing: tokio::sync::Mutex::new(()),
+            changing: Mutex::default(),
         }
     }
 }
 
 impl Subscriptions {
-    /// Waits for its turn to subscribe or release (held until the upstream request is done).
-    pub(super) async fn changing(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.changing.lock().await
+    /// Waits for `uri`'s turn to subscribe or release (held until the upstream request is
+    /// done). A URI's lock goes when nothing holds or waits for it.
+    pub(super) async fn changing(&self, uri: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let turn = {
+            let mut changing = lock(&self.changing);
+            changing.retain(|held, turn| held == uri || Arc::strong_count(turn) > 1);
+            Arc::clone(changing.entry(uri.to_owned()).or_default())
+        };
+        turn.lock_owned().await
     }
 
     /// The updates of held URIs, from now on.
@@ -125,7 +131,7 @@ impl ServedTools {
     /// A client's subscription to `uri` ([`rho_mcp::serving::Served::subscribe`]): one more
     /// hold, or the first, subscribed at the server that offers it.
     pub(super) async fn hold_subscription(&self, uri: &str) -> Result<(), ServedRefusal> {
-        let _turn = self.subscriptions.changing().await;
+        let _turn = self.subscriptions.changing(uri).await;
         if self.subscriptions.hold_again(uri) {
             return Ok(());
         }
@@ -147,7 +153,7 @@ impl ServedTools {
 
     /// Releases one hold on `uri`; the last unsubscribes at its server (a failure is logged).
     pub(super) async fn release_subscription(&self, uri: &str) {
-        let _turn = self.subscriptions.changing().await;
+        let _turn = self.subscriptions.changing(uri).await;
         let Some(server) = self.subscriptions.release(uri) else {
             return;
         };

@@ -679,11 +679,15 @@ impl ServerHandler for Gateway {
                 responses: request.input_responses.map(|r| r.into_iter().collect()),
             };
             let (served, tool) = (Arc::clone(&self.served), request.name.to_string());
-            let progress = progress_sink(&context);
+            let reports = progress_reports(&context);
             let start = move |asker, cancel| {
                 tokio::spawn(async move {
-                    let called = served.call(&tool, arguments, cancel, progress, asker);
-                    parked::Outcome::Tool(called.await)
+                    let progress = reports.as_ref().map(|r| Arc::clone(&r.sink));
+                    let called = served.call(&tool, arguments, cancel, progress, asker).await;
+                    if let Some(reports) = &reports {
+                        reports.flushed().await;
+                    }
+                    parked::Outcome::Tool(called)
                 })
             };
             let asking = parked::Asking::Tool(request.name.to_string());
@@ -707,7 +711,8 @@ impl ServerHandler for Gateway {
             ct.cancelled().await;
             on_cancel.cancel();
         });
-        let progress = progress_sink(&context);
+        let reports = progress_reports(&context);
+        let progress = reports.as_ref().map(|r| Arc::clone(&r.sink));
         let asker = Arc::new(downstream::Downstream::new(
             context.peer.clone(),
             &context,
@@ -718,28 +723,70 @@ impl ServerHandler for Gateway {
             .call(&request.name, arguments, cancel, progress, asker)
             .await;
         watch.abort();
+        if let Some(reports) = &reports {
+            reports.flushed().await;
+        }
         call_response(&request.name, output)
     }
 }
 
 /// Where a call's progress goes when the client asked for it (a progress token): one sender
-/// per call keeps the reports in order, and a full queue drops a report rather than holding
-/// up the tool.
-fn progress_sink(context: &RequestContext<RoleServer>) -> Option<ProgressSink> {
+/// per call keeps the reports in order, a full queue drops a report rather than holding up
+/// the tool, and the call's result waits for the reports made before it
+/// ([`ProgressReports::flushed`]).
+fn progress_reports(context: &RequestContext<RoleServer>) -> Option<ProgressReports> {
     let token = context.meta.get_progress_token()?;
-    let (reports, mut to_send) = tokio::sync::mpsc::channel::<ProgressNotificationParam>(64);
+    let (queue, mut to_send) = tokio::sync::mpsc::channel::<Report>(64);
     let peer = context.peer.clone();
     tokio::spawn(async move {
-        while let Some(param) = to_send.recv().await {
-            if peer.notify_progress(param).await.is_err() {
-                return;
+        while let Some(report) = to_send.recv().await {
+            match report {
+                Report::Progress(param) => {
+                    if peer.notify_progress(param).await.is_err() {
+                        return;
+                    }
+                }
+                Report::Flush(done) => {
+                    let _ = done.send(());
+                }
             }
         }
     });
-    Some(Arc::new(move |p: ToolProgress| {
+    let reports = queue.clone();
+    let sink: ProgressSink = Arc::new(move |p: ToolProgress| {
         let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
         param.total = p.total;
         param.message = p.message;
-        let _ = reports.try_send(param);
-    }))
+        let _ = reports.try_send(Report::Progress(param));
+    });
+    Some(ProgressReports { sink, queue })
+}
+
+/// A call's progress reports on their way to the client, in order.
+struct ProgressReports {
+    /// What the call reports to.
+    sink: ProgressSink,
+    queue: tokio::sync::mpsc::Sender<Report>,
+}
+
+/// One item of a call's progress queue.
+enum Report {
+    /// A report to send.
+    Progress(ProgressNotificationParam),
+    /// Answered once every report before it was sent.
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+/// How long a call's result waits for its last progress reports to be sent.
+const PROGRESS_FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl ProgressReports {
+    /// Waits until every report made so far was sent (at most [`PROGRESS_FLUSH_WAIT`]): a
+    /// client gets no progress after a call's result.
+    async fn flushed(&self) {
+        let (done, sent) = tokio::sync::oneshot::channel();
+        if self.queue.send(Report::Flush(done)).await.is_ok() {
+            let _ = tokio::time::timeout(PROGRESS_FLUSH_WAIT, sent).await;
+        }
+    }
 }

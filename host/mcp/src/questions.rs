@@ -372,22 +372,9 @@ mod tests {
         ));
         let entered = calls.enter(Arc::clone(&flight));
         let form = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {"a": {"type": "string"}}}});
-        let mut asked = Vec::new();
-        for _ in 0..=MAX_OPEN_ELSEWHERE {
-            let (questions, calls, form) = (questions.clone(), calls.clone(), form.clone());
-            asked.push(tokio::spawn(async move {
-                let flight = calls.single();
-                questions
-                    .elicit(
-                        flight.as_deref().map_err(|w| *w),
-                        &form,
-                        None,
-                        None,
-                        &CancellationToken::new(),
-                    )
-                    .await
-            }));
-        }
+        let asked: Vec<_> = (0..=MAX_OPEN_ELSEWHERE)
+            .map(|_| ask_form(&questions, &calls, &form))
+            .collect();
         for _ in 0..50 {
             tokio::task::yield_now().await;
         }
@@ -405,6 +392,28 @@ mod tests {
                 .unwrap();
             assert_eq!(answer.unwrap(), decline());
         }
+    }
+
+    /// Puts `form` (elicitation params) to the one call in flight in `calls`, in a task of its
+    /// own.
+    fn ask_form(
+        questions: &Questions,
+        calls: &Calls,
+        form: &Value,
+    ) -> tokio::task::JoinHandle<Result<Value, Rejected>> {
+        let (questions, calls, form) = (questions.clone(), calls.clone(), form.clone());
+        tokio::spawn(async move {
+            let flight = calls.single();
+            questions
+                .elicit(
+                    flight.as_deref().map_err(|w| *w),
+                    &form,
+                    None,
+                    None,
+                    &CancellationToken::new(),
+                )
+                .await
+        })
     }
 
     fn questions() -> Questions {
@@ -447,21 +456,7 @@ mod tests {
             }));
             tokio::task::yield_now().await;
         }
-        let elicitation = {
-            let (questions, calls) = (questions.clone(), calls.clone());
-            tokio::spawn(async move {
-                let flight = calls.single();
-                questions
-                    .elicit(
-                        flight.as_deref().map_err(|w| *w),
-                        &form,
-                        None,
-                        None,
-                        &CancellationToken::new(),
-                    )
-                    .await
-            })
-        };
+        let elicitation = ask_form(&questions, &calls, &form);
         for _ in 0..20 {
             tokio::task::yield_now().await;
         }

@@ -385,68 +385,46 @@ mod tests {
 
     #[test]
     fn malformed_lines_get_the_right_codes_and_ids() {
-        let cases: &[(&str, i64, serde_json::Value)] = &[
-            ("{bad json", -32700, serde_json::Value::Null),
-            ("1", -32600, serde_json::Value::Null),
-            ("\"x\"", -32600, serde_json::Value::Null),
-            ("null", -32600, serde_json::Value::Null),
-            ("[]", -32600, serde_json::Value::Null),
-            ("[1,2]", -32600, serde_json::Value::Null),
+        let null = serde_json::Value::Null;
+        let mut cases: Vec<(&str, i64, serde_json::Value)> = vec![
+            ("{bad json", -32700, null.clone()),
             (r#"{"jsonrpc":"1.0","method":"x","id":1}"#, -32600, 1.into()),
             (r#"{"method":"x","id":"a"}"#, -32600, "a".into()),
             (r#"{"jsonrpc":"2.0","method":5,"id":2}"#, -32600, 2.into()),
             (r#"{"jsonrpc":"2.0","id":3}"#, -32600, 3.into()),
-            (
-                r#"{"jsonrpc":"2.0","method":"x","id":{}}"#,
-                -32600,
-                serde_json::Value::Null,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","method":"x","id":[1]}"#,
-                -32600,
-                serde_json::Value::Null,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","method":"x","id":true}"#,
-                -32600,
-                serde_json::Value::Null,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","method":"x","id":1.5}"#,
-                -32600,
-                serde_json::Value::Null,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","method":"x","id":5e-1}"#,
-                -32600,
-                serde_json::Value::Null,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","method":"x","id":1e3}"#,
-                -32600,
-                serde_json::Value::Null,
-            ),
-            (
-                // Found by the rpc_line fuzz target: out of every float's range.
-                r#"{"jsonrpc":"2.0","method":"x","id":2e22222223}"#,
-                -32600,
-                serde_json::Value::Null,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","method":"x","id":null}"#,
-                -32600,
-                serde_json::Value::Null,
-            ),
             (
                 r#"{"jsonrpc":"2.0","method":"x","params":5,"id":4}"#,
                 -32600,
                 4.into(),
             ),
         ];
+        // Not a request, or an id that is no string or integer: invalid, answered with a
+        // null id.
+        let ids = ["{}", "[1]", "true", "1.5", "5e-1", "1e3", "null"];
+        let lines: Vec<String> = ids
+            .iter()
+            .map(|id| format!(r#"{{"jsonrpc":"2.0","method":"x","id":{id}}}"#))
+            .collect();
+        let not_requests = [
+            "1",
+            "\"x\"",
+            "null",
+            "[]",
+            "[1,2]",
+            // Found by the rpc_line fuzz target: out of every float's range.
+            r#"{"jsonrpc":"2.0","method":"x","id":2e22222223}"#,
+        ];
+        cases.extend(
+            lines
+                .iter()
+                .map(String::as_str)
+                .chain(not_requests)
+                .map(|line| (line, -32600, null.clone())),
+        );
         for (line, code, id) in cases {
             let error = error_of(line);
-            assert_eq!(error["error"]["code"], *code, "{line}");
-            assert_eq!(error["id"], *id, "{line}");
+            assert_eq!(error["error"]["code"], code, "{line}");
+            assert_eq!(error["id"], id, "{line}");
         }
         let invalid_utf8 = parse_line(b"{\"a\":\"\xff\"}").unwrap_err();
         assert_eq!(invalid_utf8.code, ErrorCode::Parse);

@@ -136,6 +136,42 @@ serveStdio(() => {
   );
 
   server.registerTool(
+    'test_input_required_result_list_roots',
+    { description: 'Asks for the client roots' },
+    async (ctx) => {
+      const roots = inputResponse(responses(ctx), 'client_roots');
+      if (roots.kind !== 'roots') {
+        return inputRequired({ inputRequests: { client_roots: inputRequired.listRoots() } });
+      }
+      return text(`roots: ${roots.roots.map((r) => r.uri).join(', ')}`);
+    },
+  );
+
+  server.registerTool(
+    'test_input_required_result_multiple_inputs',
+    { description: 'Asks for a form, the model and the roots in one round' },
+    async (ctx) => {
+      const named = acceptedContent(responses(ctx), 'user_name');
+      const greeting = inputResponse(responses(ctx), 'greeting');
+      const roots = inputResponse(responses(ctx), 'client_roots');
+      if (named === undefined || greeting.kind !== 'sampling' || roots.kind !== 'roots') {
+        return inputRequired({
+          inputRequests: {
+            user_name: form('What is your name?', { name: { type: 'string' } }),
+            greeting: inputRequired.createMessage({
+              messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }],
+              maxTokens: 50,
+            }),
+            client_roots: inputRequired.listRoots(),
+          },
+          requestState: 'all-three',
+        });
+      }
+      return text(`${named.name}, with ${roots.roots.length} roots`);
+    },
+  );
+
+  server.registerTool(
     'ask_twice',
     { description: 'Asks for a name and a color in one round, then says both' },
     async (ctx) => {

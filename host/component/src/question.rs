@@ -197,6 +197,13 @@ pub trait Asker: Send + Sync {
     /// default it stays in rho's own log, where every server log message goes.
     fn pass_log(&self, _server: &str, _log: &ServerLog) {}
 
+    /// The roots to tell `server` when it asks (`roots/list`) during this call, as the
+    /// `ListRootsResult` JSON (`{"roots": [...]}`), when whoever made the call has its own (a
+    /// gateway's client that declared roots); `None` (the default) for rho's workspace.
+    fn list_roots<'a>(&'a self, _server: &'a str) -> AskFuture<'a, Option<serde_json::Value>> {
+        Box::pin(std::future::ready(None))
+    }
+
     /// Asks the user whether `server` may use the model for `request`, then runs it.
     fn sample<'a>(
         &'a self,

@@ -111,8 +111,10 @@ impl ClientHandler for RhoClient {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        serde_json::from_value(self.questions.declared.roots_answer())
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        // A legacy request names no call: the one in flight, if any, may have roots of its own.
+        let routed = self.calls.single();
+        let roots = self.questions.roots(routed.as_deref().ok()).await;
+        serde_json::from_value(roots).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     async fn create_elicitation(

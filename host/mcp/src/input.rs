@@ -31,7 +31,7 @@ pub(crate) async fn answer(
                 .await
                 .map_err(|rejected| rejected.message().to_owned())
         }
-        InputRequest::ListRoots(_) => Ok(questions.declared.roots_answer()),
+        InputRequest::ListRoots(_) => Ok(questions.roots(Some(flight)).await),
         InputRequest::CreateMessage(create) => {
             let params = serde_json::to_value(&create.params).unwrap_or_default();
             questions

@@ -278,6 +278,28 @@ impl Questions {
 }
 
 impl Questions {
+    /// The answer to `roots/list`: the roots of whoever made the call `flight` when it has its
+    /// own (a gateway's client), within the call's budget; otherwise rho's workspace, as
+    /// declared. Roots are no question to a person: no gate.
+    pub(crate) async fn roots(&self, flight: Option<&InFlight>) -> Value {
+        if let Some(flight) = flight
+            && let Some(asker) = &flight.asker
+        {
+            let asked = tokio::select! {
+                roots = asker.list_roots(&self.server) => roots,
+                () = flight.cancel.cancelled() => None,
+                () = flight.ended.cancelled() => None,
+                () = flight.budget.expired() => None,
+            };
+            if let Some(roots) = asked {
+                return roots;
+            }
+        }
+        self.declared.roots_answer()
+    }
+}
+
+impl Questions {
     /// A question's turn: through the server's gate when its asker puts questions to one
     /// person, at once (`None`) when every call has a person of its own.
     async fn turn<'a>(

@@ -227,10 +227,12 @@ impl Connection {
                 () = flight.budget.expired() => Outcome::TimedOut,
                 () = flight.cancel.cancelled() => Outcome::Cancelled,
             };
-            // rmcp hands each notification to a spawned task, so a report the server sent just
-            // before its result may still be on its way: let queued tasks run once before the
-            // route closes. Progress arriving after that is late and dropped.
-            if matches!(outcome, Outcome::Done(_)) && progress.is_some() {
+            // rmcp hands each notification to a spawned task, so a report or log message the
+            // server sent just before its result may still be on its way: let queued tasks run
+            // once before the route closes (and the call leaves the table log messages are
+            // routed by). What arrives after that is late and not passed on.
+            if matches!(outcome, Outcome::Done(_)) && (progress.is_some() || flight.asker.is_some())
+            {
                 for _ in 0..3 {
                     tokio::task::yield_now().await;
                 }

@@ -713,11 +713,12 @@ impl ServerHandler for Gateway {
         });
         let reports = progress_reports(&context);
         let progress = reports.as_ref().map(|r| Arc::clone(&r.sink));
-        let asker = Arc::new(downstream::Downstream::new(
+        let downstream = Arc::new(downstream::Downstream::new(
             context.peer.clone(),
             &context,
             *self.log_level(),
         ));
+        let asker = Arc::clone(&downstream);
         let output = self
             .served
             .call(&request.name, arguments, cancel, progress, asker)
@@ -726,6 +727,7 @@ impl ServerHandler for Gateway {
         if let Some(reports) = &reports {
             reports.flushed().await;
         }
+        downstream.logs_flushed().await;
         call_response(&request.name, output)
     }
 }

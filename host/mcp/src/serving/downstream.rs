@@ -24,6 +24,8 @@ use tokio::sync::{mpsc, oneshot};
 pub(super) const ELICITATION: &str = "elicitation/create";
 /// The method of an input request that asks for the model.
 pub(super) const SAMPLING: &str = "sampling/createMessage";
+/// The method of an input request that asks for the client's roots.
+pub(super) const ROOTS: &str = "roots/list";
 
 /// A question of a served call put to a 2026-07-28 client: the input request (`method` and
 /// `params`) and where its response goes.
@@ -50,9 +52,11 @@ pub(super) struct Downstream {
     route: Route,
     forms: bool,
     sampling: bool,
+    /// The client declared roots: a server's `roots/list` during the call gets the client's.
+    roots: bool,
     /// Where the call's log messages go, in order, and the least severe one the client wants;
     /// `None` when it asked for none.
-    logs: Option<(mpsc::Sender<LoggingMessageNotificationParam>, LogLevel)>,
+    logs: Option<(mpsc::Sender<LogItem>, LogLevel)>,
 }
 
 /// Log messages waiting to reach a client, at most: more are dropped rather than hold up
@@ -64,19 +68,37 @@ const LOG_QUEUE: usize = 64;
 fn log_forwarder(
     peer: &Peer<RoleServer>,
     level: Option<LogLevel>,
-) -> Option<(mpsc::Sender<LoggingMessageNotificationParam>, LogLevel)> {
+) -> Option<(mpsc::Sender<LogItem>, LogLevel)> {
     let level = level?;
-    let (logs, mut to_send) = mpsc::channel::<LoggingMessageNotificationParam>(LOG_QUEUE);
+    let (logs, mut to_send) = mpsc::channel::<LogItem>(LOG_QUEUE);
     let peer = peer.clone();
     tokio::spawn(async move {
-        while let Some(log) = to_send.recv().await {
-            if peer.notify_logging_message(log).await.is_err() {
-                return;
+        while let Some(item) = to_send.recv().await {
+            match item {
+                LogItem::Message(log) => {
+                    if peer.notify_logging_message(log).await.is_err() {
+                        return;
+                    }
+                }
+                LogItem::Flush(done) => {
+                    let _ = done.send(());
+                }
             }
         }
     });
     Some((logs, level))
 }
+
+/// One item of a call's log queue.
+enum LogItem {
+    /// A message to send.
+    Message(LoggingMessageNotificationParam),
+    /// Answered once every message before it was sent.
+    Flush(oneshot::Sender<()>),
+}
+
+/// How long a call's result waits for its last log messages to be sent.
+const LOG_FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Whether the client of a request speaks 2026-07-28 (or later), and what it declared it can
 /// answer: a 2026-07-28 request names both in its `_meta`, a 2025-11-25 client said them in
@@ -111,6 +133,7 @@ impl Downstream {
                 .as_ref()
                 .is_some_and(|c| c.elicitation.is_some()),
             sampling: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
+            roots: capabilities.as_ref().is_some_and(|c| c.roots.is_some()),
             logs: log_forwarder(&peer, log_level),
             route: Route::Requests(peer),
         }
@@ -128,8 +151,23 @@ impl Downstream {
         Self {
             forms: capabilities.is_some_and(|c| c.elicitation.is_some()),
             sampling: capabilities.is_some_and(|c| c.sampling.is_some()),
+            roots: capabilities.is_some_and(|c| c.roots.is_some()),
             logs: log_forwarder(peer, log_level),
             route: Route::InputRequests(asked),
+        }
+    }
+}
+
+impl Downstream {
+    /// Waits until every log message passed so far was sent (at most [`LOG_FLUSH_WAIT`]): a
+    /// client gets no log message of a call after its result.
+    pub(super) async fn logs_flushed(&self) {
+        let Some((logs, _)) = &self.logs else {
+            return;
+        };
+        let (done, sent) = oneshot::channel();
+        if logs.send(LogItem::Flush(done)).await.is_ok() {
+            let _ = tokio::time::timeout(LOG_FLUSH_WAIT, sent).await;
         }
     }
 }
@@ -161,6 +199,7 @@ pub(super) fn answers_request(method: &str, response: &Value) -> bool {
     match method {
         ELICITATION => serde_json::from_value::<ElicitResult>(response.clone()).is_ok(),
         SAMPLING => serde_json::from_value::<CreateMessageResult>(response.clone()).is_ok(),
+        ROOTS => serde_json::from_value::<rmcp::model::ListRootsResult>(response.clone()).is_ok(),
         _ => false,
     }
 }
@@ -169,6 +208,24 @@ impl Asker for Downstream {
     /// Each served call's questions go to its own client.
     fn asks_one_person(&self) -> bool {
         false
+    }
+
+    fn list_roots<'a>(&'a self, _server: &'a str) -> AskFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            if !self.roots {
+                return None;
+            }
+            match &self.route {
+                Route::Requests(peer) => match peer.list_roots().await {
+                    Ok(roots) => serde_json::to_value(roots).ok(),
+                    Err(e) => {
+                        tracing::debug!(target: "rho::serve", "the client could not list its roots: {e}");
+                        None
+                    }
+                },
+                Route::InputRequests(asked) => input_request(asked, None, ROOTS, json!({})).await,
+            }
+        })
     }
 
     fn pass_log(&self, server: &str, log: &ServerLog) {
@@ -186,7 +243,7 @@ impl Asker for Downstream {
             None => server.to_owned(),
         });
         // A full queue drops the message rather than hold up the server's connection.
-        let _ = logs.try_send(param);
+        let _ = logs.try_send(LogItem::Message(param));
     }
 
     fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer> {

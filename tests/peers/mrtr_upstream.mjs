@@ -21,6 +21,13 @@ const text = (value) => ({ content: [{ type: 'text', text: value }] });
 const form = (message, properties, required = Object.keys(properties)) =>
   inputRequired.elicit({ message, requestedSchema: { type: 'object', properties, required } });
 const responses = (ctx) => ctx.mcpReq.inputResponses;
+// The two questions several tools ask.
+const askName = () => form('What is your name?', { name: { type: 'string' } });
+const askGreeting = () =>
+  inputRequired.createMessage({
+    messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }],
+    maxTokens: 50,
+  });
 const state = (ctx) =>
   typeof ctx.mcpReq.requestState === 'function' ? ctx.mcpReq.requestState() : ctx.mcpReq.requestState;
 
@@ -34,9 +41,7 @@ serveStdio(() => {
     async (ctx) => {
       const answer = acceptedContent(responses(ctx), 'user_name');
       if (answer?.name === undefined) {
-        return inputRequired({
-          inputRequests: { user_name: form('What is your name?', { name: { type: 'string' } }) },
-        });
+        return inputRequired({ inputRequests: { user_name: askName() } });
       }
       return text(`Hello, ${answer.name}!`);
     },
@@ -121,15 +126,7 @@ serveStdio(() => {
       const named = acceptedContent(responses(ctx), 'user_name');
       const sampled = inputResponse(responses(ctx), 'greeting');
       if (named === undefined && sampled.kind === 'missing') {
-        return inputRequired({
-          inputRequests: {
-            user_name: form('What is your name?', { name: { type: 'string' } }),
-            greeting: inputRequired.createMessage({
-              messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }],
-              maxTokens: 50,
-            }),
-          },
-        });
+        return inputRequired({ inputRequests: { user_name: askName(), greeting: askGreeting() } });
       }
       return text('answered');
     },
@@ -156,14 +153,7 @@ serveStdio(() => {
       const roots = inputResponse(responses(ctx), 'client_roots');
       if (named === undefined || greeting.kind !== 'sampling' || roots.kind !== 'roots') {
         return inputRequired({
-          inputRequests: {
-            user_name: form('What is your name?', { name: { type: 'string' } }),
-            greeting: inputRequired.createMessage({
-              messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }],
-              maxTokens: 50,
-            }),
-            client_roots: inputRequired.listRoots(),
-          },
+          inputRequests: { user_name: askName(), greeting: askGreeting(), client_roots: inputRequired.listRoots() },
           requestState: 'all-three',
         });
       }

@@ -25,8 +25,8 @@ use rho_component::{CancelSignal, Gate, PermissionMode};
 
 use crate::provider::{ChatMessage, FinishReason, Usage};
 use crate::session::{
-    ApprovalDecision, Approver, EventSink, LoopState, Notice, SessionEvent, SteeringQueue,
-    TurnResult,
+    ApprovalAsked, ApprovalDecision, Approver, EventSink, LoopState, Notice, SessionEvent,
+    SteeringQueue, TurnResult, UsageReport,
 };
 
 pub use process::MAX_LINE_BYTES as MAX_CLAUDE_LINE_BYTES;
@@ -176,11 +176,11 @@ impl Turn {
                 usage,
                 finish_reason,
             }) => {
-                sink.send(SessionEvent::Usage {
+                sink.send(SessionEvent::Usage(UsageReport {
                     iteration: iterations.max(1),
                     usage,
                     context: crate::session::ContextSnapshot::default(),
-                })
+                }))
                 .await;
                 self.ending = Some(Ok((reply, usage, finish_reason)));
             }
@@ -209,13 +209,13 @@ async fn ask_person(
         .await;
     // The approver opens the slot its answer goes to before the request is shown.
     let mut decision = approver.decide(&ask.tool_name, &arguments, risk);
-    sink.send(SessionEvent::ApprovalRequest {
+    sink.send(SessionEvent::ApprovalRequest(ApprovalAsked {
         call_id: ask.tool_use_id.clone(),
         tool: ask.tool_name.clone(),
         display_name: stream::display_name(&ask.tool_name),
         arguments: arguments.clone(),
         risk,
-    })
+    }))
     .await;
     let decision = loop {
         tokio::select! {

@@ -39,9 +39,10 @@ pub use deferral::{
     ASSUMED_CONTEXT_WINDOW, ContextBudget, OwnerBudget, TOOL_SEARCH, ToolBudget, definition_tokens,
 };
 pub use events::{
-    ApprovalDecision, ApprovalFuture, Approver, CallOutcome, CallRecord, ContextSnapshot, DenyAll,
-    Discard, EventSink, LoopState, Notice, QuestionAnswer, QuestionKind, QuestionRequest,
-    SessionEvent, SinkFuture, ToolsChanged, TurnResult,
+    ApprovalAsked, ApprovalDecision, ApprovalFuture, Approver, CallDenied, CallFinished,
+    CallOutcome, CallProgress, CallRecord, CallStarted, ContextSnapshot, DenyAll, Discard,
+    EventSink, LoopState, Notice, QuestionAnswer, QuestionKind, QuestionRequest, SessionEvent,
+    SinkFuture, ToolsChanged, TurnResult, UsageReport,
 };
 pub use history::repair_history;
 pub use store::{

@@ -17,7 +17,7 @@ use rho_core::provider::{
     ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, ProviderFuture, StreamEvent,
     ToolCall, Usage,
 };
-use rho_core::session::{ApprovalDecision, SessionEvent};
+use rho_core::session::{ApprovalDecision, CallDenied, CallFinished, SessionEvent};
 use rho_core::{ConfigSource, MountOptions, PathsEnv, ProviderFlags, Registry, RhoPaths};
 use tokio::sync::mpsc;
 
@@ -430,7 +430,7 @@ async fn a_slow_reader_slows_the_host_and_loses_nothing_but_delta_boundaries() {
         .map(|e| match e {
             SessionEvent::AgentStart => "start",
             SessionEvent::StateChange(_) => "state",
-            SessionEvent::Usage { .. } => "usage",
+            SessionEvent::Usage(_) => "usage",
             SessionEvent::AgentEnd(_) => "end",
             _ => "other",
         })
@@ -467,7 +467,7 @@ async fn awaiting_approval_in(turns: impl IntoIterator<Item = Turn>) -> Front {
     let mut front = start(Scripted::new(turns)).await;
     front.send(1, prompt("run it")).await;
     front
-        .until(|e| matches!(e, SessionEvent::ApprovalRequest { .. }))
+        .until(|e| matches!(e, SessionEvent::ApprovalRequest(_)))
         .await;
     front
 }
@@ -478,7 +478,7 @@ async fn closing_the_input_denies_a_pending_approval_and_finishes_the_turn() {
     let rest = front.close().await;
     let denied = rest
         .iter()
-        .any(|e| matches!(e, HostEvent::Session(SessionEvent::ToolDenied { name, .. }) if name == "run_command"));
+        .any(|e| matches!(e, HostEvent::Session(SessionEvent::ToolDenied(CallDenied { name, .. })) if name == "run_command"));
     assert!(denied, "the call was denied once nobody could answer");
     let reply = rest.iter().find_map(|e| match e {
         HostEvent::Reply { id: 1, result } => Some(result.clone()),
@@ -499,7 +499,7 @@ async fn an_approval_answered_mid_turn_runs_the_call() {
     let (events, _) = front.reply(2).await;
     let (more, reply) = front.reply(1).await;
     let output = events.iter().chain(&more).find_map(|e| match e {
-        SessionEvent::ToolResult { output, .. } => Some(output.clone()),
+        SessionEvent::ToolResult(CallFinished { output, .. }) => Some(output.clone()),
         _ => None,
     });
     assert!(output.unwrap_or_default().contains("approved-run"));
@@ -545,11 +545,11 @@ async fn approving_for_the_session_stops_asking_for_that_tool() {
     assert!(
         !events
             .iter()
-            .any(|e| matches!(e, SessionEvent::ApprovalRequest { .. })),
+            .any(|e| matches!(e, SessionEvent::ApprovalRequest(_))),
         "asked again: {events:?}"
     );
     let output = events.iter().find_map(|e| match e {
-        SessionEvent::ToolResult { output, .. } => Some(output.clone()),
+        SessionEvent::ToolResult(CallFinished { output, .. }) => Some(output.clone()),
         _ => None,
     });
     assert!(output.unwrap_or_default().contains("second-run"));

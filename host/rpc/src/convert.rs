@@ -8,11 +8,10 @@ use rho_core::session::{CallOutcome, CallRecord, SessionEvent, SessionStats, Tur
 use crate::jsonrpc::notification_line;
 use crate::methods::Notification;
 use crate::wire::{
-    AgentEndParams, AgentErrorParams, ApprovalRequestParams, CallRecordWire, DeltaParams,
-    DiagnosticWire, DoctorResult, ExtensionsResult, MessageWire, ModelsResult, OutcomeWire,
-    PluginWire, ProviderProblem, ProviderWire, ProvidersResult, ServerToolWire, ServerWire,
-    SkillWire, StateChangeParams, StatsResult, ToolCallParams, ToolDeniedParams,
-    ToolProgressParams, ToolResultParams, ToolWire, UsageByPurposeWire, UsageParams,
+    AgentEndParams, AgentErrorParams, CallRecordWire, DeltaParams, DiagnosticWire, DoctorResult,
+    ExtensionsResult, MessageWire, ModelsResult, OutcomeWire, PluginWire, ProviderProblem,
+    ProviderWire, ProvidersResult, ServerToolWire, ServerWire, SkillWire, StateChangeParams,
+    StatsResult, ToolWire, UsageByPurposeWire,
 };
 
 pub(crate) fn message(m: &ChatMessage) -> MessageWire {
@@ -83,91 +82,22 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
                 delta: delta.clone(),
             }),
         ),
-        SessionEvent::ToolCall {
-            call_id,
-            name,
-            display_name,
-            arguments,
-        } => notification_line(
-            Notification::ToolCall.name(),
-            Some(&ToolCallParams {
-                call_id: call_id.clone(),
-                name: name.clone(),
-                display_name: display_name.clone(),
-                arguments: arguments.clone(),
-            }),
-        ),
-        SessionEvent::ApprovalRequest {
-            call_id,
-            tool,
-            display_name,
-            arguments,
-            risk,
-        } => notification_line(
-            Notification::ApprovalRequest.name(),
-            Some(&ApprovalRequestParams {
-                call_id: call_id.clone(),
-                tool: tool.clone(),
-                display_name: display_name.clone(),
-                arguments: arguments.clone(),
-                risk: *risk,
-            }),
-        ),
-        SessionEvent::ToolDenied {
-            call_id,
-            name,
-            display_name,
-        } => notification_line(
-            Notification::ToolDenied.name(),
-            Some(&ToolDeniedParams {
-                call_id: call_id.clone(),
-                name: name.clone(),
-                display_name: display_name.clone(),
-            }),
-        ),
-        SessionEvent::ToolProgress {
-            call_id,
-            name,
-            progress,
-            total,
-            message,
-        } => notification_line(
-            Notification::ToolProgress.name(),
-            Some(&ToolProgressParams {
-                call_id: call_id.clone(),
-                name: name.clone(),
-                progress: *progress,
-                total: *total,
-                message: message.clone(),
-            }),
-        ),
-        SessionEvent::ToolResult {
-            call_id,
-            name,
-            is_error,
-            output,
-            ..
-        } => notification_line(
-            Notification::ToolResult.name(),
-            Some(&ToolResultParams {
-                call_id: call_id.clone(),
-                name: name.clone(),
-                is_error: *is_error,
-                output: output.clone(),
-            }),
-        ),
-        SessionEvent::Usage {
-            iteration,
-            usage: u,
-            context: c,
-        } => notification_line(
-            Notification::Usage.name(),
-            Some(&UsageParams {
-                iteration: *iteration,
-                usage: *u,
-                context: *c,
-            }),
-        ),
+        SessionEvent::ToolCall(call) => {
+            notification_line(Notification::ToolCall.name(), Some(call))
+        }
+        SessionEvent::ApprovalRequest(ask) => {
+            notification_line(Notification::ApprovalRequest.name(), Some(ask))
+        }
+        SessionEvent::ToolDenied(denial) => {
+            notification_line(Notification::ToolDenied.name(), Some(denial))
+        }
+        SessionEvent::ToolProgress(progress) => {
+            notification_line(Notification::ToolProgress.name(), Some(progress))
+        }
+        SessionEvent::ToolResult(result) => {
+            notification_line(Notification::ToolResult.name(), Some(result))
+        }
+        SessionEvent::Usage(report) => notification_line(Notification::Usage.name(), Some(report)),
         SessionEvent::AgentEnd(turn) => {
             notification_line(Notification::AgentEnd.name(), Some(&agent_end(turn)))
         }

@@ -5,7 +5,10 @@
 //! entries, so a method cannot exist in one place and be missing in another.
 
 use rho_core::host::{HostState, Operation, PromptCommand, Response, SessionInfo};
-use rho_core::session::{ApprovalDecision, Notice, QuestionAnswer, QuestionRequest, ToolsChanged};
+use rho_core::session::{
+    ApprovalAsked, ApprovalDecision, CallDenied, CallFinished, CallProgress, CallStarted, Notice,
+    QuestionAnswer, QuestionRequest, ToolsChanged, UsageReport,
+};
 use rho_core::{ServerRestart, ServerToolset, ToolsetChanged};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -14,12 +17,11 @@ use serde_json::Value;
 use crate::convert;
 use crate::jsonrpc::{ParamsError, Request};
 use crate::wire::{
-    AgentEndParams, AgentErrorParams, ApprovalRequestParams, ApprovalResponseParams, CompactResult,
-    CompleteParams, CompleteResult, DeltaParams, DoctorResult, Empty, ExtensionsResult,
-    MessagesResult, ModelsResult, NoParams, PromptAnswer, PromptParams, PromptResult,
-    ProvidersResult, QuestionResponseParams, ResourceEntry, ResumeSessionParams, SessionsResult,
-    SetModelParams, SetModelResult, StateChangeParams, StatsResult, ToolCallParams,
-    ToolDeniedParams, ToolProgressParams, ToolResultParams, ToolsResult, UsageParams,
+    AgentEndParams, AgentErrorParams, ApprovalResponseParams, CompactResult, CompleteParams,
+    CompleteResult, DeltaParams, DoctorResult, Empty, ExtensionsResult, MessagesResult,
+    ModelsResult, NoParams, PromptAnswer, PromptParams, PromptResult, ProvidersResult,
+    QuestionResponseParams, ResourceEntry, ResumeSessionParams, SessionsResult, SetModelParams,
+    SetModelResult, StateChangeParams, StatsResult, ToolsResult,
 };
 
 /// A method's params: how they are read from a request.
@@ -410,20 +412,20 @@ notifications! {
         params: DeltaParams,
     }
     /// The model asked for a call.
-    ToolCall = "tool/call" { summary: "Model requested a tool call", params: ToolCallParams }
+    ToolCall = "tool/call" { summary: "Model requested a tool call", params: CallStarted }
     /// A call reported progress.
     ToolProgress = "tool/progress" {
         summary: "A running tool reported progress (rho's addition; the latest report wins when the reader falls behind)",
-        params: ToolProgressParams,
+        params: CallProgress,
     }
     /// A call finished.
-    ToolResult = "tool/result" { summary: "Tool finished executing", params: ToolResultParams }
+    ToolResult = "tool/result" { summary: "Tool finished executing", params: CallFinished }
     /// A call was refused.
-    ToolDenied = "tool/denied" { summary: "Tool call denied by approval gate", params: ToolDeniedParams }
+    ToolDenied = "tool/denied" { summary: "Tool call denied by approval gate", params: CallDenied }
     /// The gate needs the user.
     ApprovalRequest = "approval/request" {
         summary: "Approval required — send approvalResponse",
-        params: ApprovalRequestParams,
+        params: ApprovalAsked,
     }
     /// A server asks the user.
     QuestionRequest = "question/request" {
@@ -463,6 +465,6 @@ notifications! {
     /// One model request's usage.
     Usage = "usage" {
         summary: "Per-iteration token/cost delta and live context snapshot",
-        params: UsageParams,
+        params: UsageReport,
     }
 }

@@ -18,8 +18,9 @@ use rho_core::host::{
 };
 use rho_core::provider::{ChatMessage, FinishReason, ToolCall, Usage};
 use rho_core::session::{
-    CallOutcome, CallRecord, ContextBudget, ContextSnapshot, LoopState, Notice, QuestionKind,
-    QuestionRequest, SessionEvent, SessionStats, SessionSummary, ToolsChanged, TurnResult,
+    ApprovalAsked, CallDenied, CallFinished, CallOutcome, CallProgress, CallRecord, CallStarted,
+    ContextBudget, ContextSnapshot, LoopState, Notice, QuestionKind, QuestionRequest, SessionEvent,
+    SessionStats, SessionSummary, ToolsChanged, TurnResult, UsageReport,
 };
 use rho_core::{
     PluginStatus, PluginSummary, ProviderSource, ServerRestart, ServerToolset, ToolsetChanged,
@@ -94,56 +95,56 @@ fn events() -> Vec<SessionEvent> {
         SessionEvent::StateChange(LoopState::ExecutingTool),
         SessionEvent::MessageDelta("Hel".to_owned()),
         SessionEvent::ReasoningDelta("hmm".to_owned()),
-        SessionEvent::ToolCall {
+        SessionEvent::ToolCall(CallStarted {
             call_id: "c1".to_owned(),
             name: "mcp__everything__echo".to_owned(),
             display_name: "everything › echo".to_owned(),
             arguments: r#"{"message":"hi"}"#.to_owned(),
-        },
-        SessionEvent::ApprovalRequest {
+        }),
+        SessionEvent::ApprovalRequest(ApprovalAsked {
             call_id: "c1".to_owned(),
             tool: "write_file".to_owned(),
             display_name: "write_file".to_owned(),
             arguments: "{}".to_owned(),
             risk: RiskLevel::Write,
-        },
-        SessionEvent::ToolDenied {
+        }),
+        SessionEvent::ToolDenied(CallDenied {
             call_id: "c1".to_owned(),
             name: "write_file".to_owned(),
             display_name: "write_file".to_owned(),
-        },
-        SessionEvent::ToolProgress {
+        }),
+        SessionEvent::ToolProgress(CallProgress {
             call_id: "c1".to_owned(),
             name: "slow".to_owned(),
             progress: 1.0,
             total: Some(4.0),
             message: Some("one".to_owned()),
-        },
-        SessionEvent::ToolProgress {
+        }),
+        SessionEvent::ToolProgress(CallProgress {
             call_id: "c1".to_owned(),
             name: "slow".to_owned(),
             progress: 2.5,
             total: None,
             message: None,
-        },
-        SessionEvent::ToolResult {
+        }),
+        SessionEvent::ToolResult(CallFinished {
             call_id: "c1".to_owned(),
             name: "slow".to_owned(),
             is_error: false,
             outcome: CallOutcome::Success,
             output: "ok".to_owned(),
             image: None,
-        },
-        SessionEvent::Usage {
+        }),
+        SessionEvent::Usage(UsageReport {
             iteration: 1,
             usage: usage(5),
             context: context(),
-        },
-        SessionEvent::Usage {
+        }),
+        SessionEvent::Usage(UsageReport {
             iteration: 2,
             usage: usage(5),
             context: ContextSnapshot::default(),
-        },
+        }),
         SessionEvent::AgentEnd(turn()),
         SessionEvent::AgentError("unreachable".to_owned()),
         SessionEvent::Question(QuestionRequest {

@@ -22,8 +22,9 @@ use rho_core::host::{
 };
 use rho_core::provider::{ChatMessage, FinishReason, Role as ChatRole};
 use rho_core::session::{
-    ApprovalDecision, CallOutcome, ContextSnapshot, LoopState, QuestionAnswer, SessionEvent,
-    SessionSummary,
+    ApprovalAsked, ApprovalDecision, CallDenied, CallFinished, CallOutcome, CallProgress,
+    CallStarted, ContextSnapshot, LoopState, QuestionAnswer, SessionEvent, SessionSummary,
+    UsageReport,
 };
 
 use crate::arguments::{ArgumentsView, ViewKey};

@@ -16,7 +16,10 @@ use rho_component::{RiskLevel, ToolImage};
 use rho_core::doctor::{Check, CheckKind, CheckStatus};
 use rho_core::host::{Extensions, HostError, Operation, Response};
 use rho_core::provider::FinishReason;
-use rho_core::session::{ApprovalDecision, CallOutcome, QuestionAnswer, SessionEvent};
+use rho_core::session::{
+    ApprovalDecision, CallDenied, CallFinished, CallOutcome, CallProgress, QuestionAnswer,
+    SessionEvent,
+};
 use rho_tui::images::{Graphics, Protocols};
 use support::{Harness, ctrl, plain, rows_above};
 
@@ -161,13 +164,13 @@ fn card_running_with_progress() {
         "mcp__everything__longRunningOperation",
         r#"{"duration":10,"steps":5}"#,
     );
-    h.session(SessionEvent::ToolProgress {
+    h.session(SessionEvent::ToolProgress(CallProgress {
         call_id: "call_1".to_owned(),
         name: "mcp__everything__longRunningOperation".to_owned(),
         progress: 3.0,
         total: Some(5.0),
         message: Some("step 3 of 5".to_owned()),
-    });
+    }));
     insta::assert_snapshot!("card_running_with_progress", h.screen(80, 12));
 }
 
@@ -209,11 +212,11 @@ fn card_failed() {
 fn card_denied() {
     let mut h = awaiting_bash();
     h.key(KeyCode::Char('n'));
-    h.session(SessionEvent::ToolDenied {
+    h.session(SessionEvent::ToolDenied(CallDenied {
         call_id: "call_1".to_owned(),
         name: "bash".to_owned(),
         display_name: "bash".to_owned(),
-    });
+    }));
     h.session(SessionEvent::StateChange(
         rho_core::session::LoopState::Thinking,
     ));
@@ -226,11 +229,11 @@ fn a_denial_lands_on_its_own_call_when_two_calls_look_the_same() {
     h.tool_call("call_1", "bash", BASH_ARGS);
     h.tool_call("call_2", "bash", BASH_ARGS);
     // The second of two identical calls is refused; the first one runs.
-    h.session(SessionEvent::ToolDenied {
+    h.session(SessionEvent::ToolDenied(CallDenied {
         call_id: "call_2".to_owned(),
         name: "bash".to_owned(),
         display_name: "bash".to_owned(),
-    });
+    }));
     h.tool_result("call_1", "bash", false, "ran once");
     let screen = h.screen(80, 20);
     let first = screen.find("ran once").expect("the first call's result");
@@ -474,14 +477,14 @@ fn the_view_closes_when_the_turn_stops() {
 #[test]
 fn a_call_stopped_while_it_ran_says_so_and_keeps_its_output() {
     let mut h = running("bash", r#"{"command":"sleep 60"}"#);
-    h.session(SessionEvent::ToolResult {
+    h.session(SessionEvent::ToolResult(CallFinished {
         call_id: "call_1".into(),
         name: "bash".into(),
         is_error: true,
         outcome: CallOutcome::Cancelled,
         output: "command was cancelled; its process group was killed".into(),
         image: None,
-    });
+    }));
     let screen = h.screen(80, 12);
     assert!(screen.contains("⊘ bash  cancelled"), "{screen}");
     assert!(
@@ -1626,7 +1629,7 @@ fn image_result(protocol: Option<Protocols>, data: &str) -> Harness {
     let mut h = running("everything__get-tiny-image", "{}");
     h.app
         .set_graphics(protocol.map(|p| Graphics::new(p, ratatui::layout::Size::new(10, 20))));
-    h.session(SessionEvent::ToolResult {
+    h.session(SessionEvent::ToolResult(CallFinished {
         call_id: "call_1".into(),
         name: "everything__get-tiny-image".into(),
         is_error: false,
@@ -1636,7 +1639,7 @@ fn image_result(protocol: Option<Protocols>, data: &str) -> Harness {
             mime_type: "image/png".into(),
             data: data.into(),
         }),
-    });
+    }));
     h
 }
 

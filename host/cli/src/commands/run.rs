@@ -11,7 +11,10 @@ use std::process::ExitCode;
 use rho_component::{PermissionMode, RiskLevel};
 use rho_core::host::{HostEvent, Operation, PromptReply, Response, SessionHost};
 use rho_core::provider::FinishReason;
-use rho_core::session::{ApprovalDecision, CallOutcome, SessionEvent};
+use rho_core::session::{
+    ApprovalAsked, ApprovalDecision, CallDenied, CallFinished, CallOutcome, CallStarted,
+    SessionEvent,
+};
 
 use super::rpc::host_options;
 use crate::cli::{Approve, RunArgs};
@@ -203,7 +206,7 @@ impl Narrator {
 
     /// The answer to an approval request, for `event`s that are one.
     fn decide(&mut self, event: &SessionEvent) -> Option<ApprovalDecision> {
-        let SessionEvent::ApprovalRequest { call_id, risk, .. } = event else {
+        let SessionEvent::ApprovalRequest(ApprovalAsked { call_id, risk, .. }) = event else {
             return None;
         };
         let approved = match self.approve {
@@ -221,21 +224,21 @@ impl Narrator {
     /// The stderr line for `event`, when a person reading along should see one.
     fn narrate(&mut self, event: &SessionEvent) -> Option<String> {
         match event {
-            SessionEvent::ToolCall {
+            SessionEvent::ToolCall(CallStarted {
                 display_name,
                 arguments,
                 ..
-            } => Some(format!(
+            }) => Some(format!(
                 "→ {} {}",
                 clean(display_name),
                 clean(&first_line(arguments, ARGUMENTS_SHOWN))
             )),
-            SessionEvent::ToolResult {
+            SessionEvent::ToolResult(CallFinished {
                 name,
                 outcome,
                 output,
                 ..
-            } => match outcome {
+            }) => match outcome {
                 CallOutcome::Success => Some(format!("✓ {}", clean(name))),
                 // A refusal was told by `ToolDenied`.
                 CallOutcome::Denied | CallOutcome::Redirected => None,
@@ -245,11 +248,11 @@ impl Narrator {
                     clean(&first_line(output, ARGUMENTS_SHOWN))
                 )),
             },
-            SessionEvent::ToolDenied {
+            SessionEvent::ToolDenied(CallDenied {
                 call_id,
                 display_name,
                 ..
-            } => {
+            }) => {
                 let why = if self.refused.contains(call_id) {
                     "it needs approval, and `rho run` has no one to ask (`--approve all` runs it)"
                 } else if self.approve == Approve::Read {

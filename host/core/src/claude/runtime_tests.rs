@@ -129,13 +129,13 @@ async fn approvals_are_remembered_withdrawn_requests_dropped_and_others_refused(
     let asked: Vec<_> = events
         .iter()
         .filter_map(|event| match event {
-            SessionEvent::ApprovalRequest {
+            SessionEvent::ApprovalRequest(ApprovalAsked {
                 call_id,
                 display_name,
                 arguments,
                 risk,
                 ..
-            } => Some((
+            }) => Some((
                 call_id.as_str(),
                 display_name.as_str(),
                 arguments.as_str(),

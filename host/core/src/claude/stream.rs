@@ -13,7 +13,9 @@ use serde_json::Value;
 use super::ClaudeError;
 use super::control::{self, Control};
 use crate::provider::{ChatMessage, FinishReason, ToolCall, Usage};
-use crate::session::{CallOutcome, CallRecord, LoopState, SessionEvent};
+use crate::session::{
+    CallDenied, CallFinished, CallOutcome, CallRecord, CallStarted, LoopState, SessionEvent,
+};
 
 /// The owner shown before Claude's tool names (`claude › Bash`).
 pub const CLAUDE_TOOL_OWNER: &str = "claude";
@@ -228,12 +230,12 @@ impl Relay {
                         id.to_owned(),
                         (name.to_owned(), arguments.clone(), Instant::now()),
                     );
-                    out.push(Relayed::Event(SessionEvent::ToolCall {
+                    out.push(Relayed::Event(SessionEvent::ToolCall(CallStarted {
                         call_id: id.to_owned(),
                         name: name.to_owned(),
                         display_name: display_name(name),
                         arguments,
-                    }));
+                    })));
                     out.push(Relayed::Event(SessionEvent::StateChange(
                         LoopState::ExecutingTool,
                     )));
@@ -291,11 +293,11 @@ impl Relay {
                     outcome: CallOutcome::Denied,
                     duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 });
-                out.push(Relayed::Event(SessionEvent::ToolDenied {
+                out.push(Relayed::Event(SessionEvent::ToolDenied(CallDenied {
                     call_id: id,
                     display_name: display_name(&name),
                     name,
-                }));
+                })));
                 continue;
             }
             let outcome = if is_error {
@@ -315,14 +317,14 @@ impl Relay {
                 outcome: outcome.clone(),
                 duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             });
-            out.push(Relayed::Event(SessionEvent::ToolResult {
+            out.push(Relayed::Event(SessionEvent::ToolResult(CallFinished {
                 call_id: id,
                 name,
                 is_error,
                 outcome,
                 output,
                 image: None,
-            }));
+            })));
         }
         out
     }

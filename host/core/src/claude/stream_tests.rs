@@ -35,21 +35,21 @@ fn a_turn_with_a_tool_call_becomes_the_usual_events() {
     let thinking = Relayed::Event(SessionEvent::StateChange(LoopState::Thinking));
     let mut expected = vec![
         thinking.clone(),
-        Relayed::Event(SessionEvent::ToolCall {
+        Relayed::Event(SessionEvent::ToolCall(CallStarted {
             call_id: "toolu_01".into(),
             name: "Read".into(),
             display_name: "claude › Read".into(),
             arguments: r#"{"file_path":"/p/note.txt"}"#.into(),
-        }),
+        })),
         Relayed::Event(SessionEvent::StateChange(LoopState::ExecutingTool)),
-        Relayed::Event(SessionEvent::ToolResult {
+        Relayed::Event(SessionEvent::ToolResult(CallFinished {
             call_id: "toolu_01".into(),
             name: "Read".into(),
             is_error: false,
             outcome: CallOutcome::Success,
             output: "1\tdone\n".into(),
             image: None,
-        }),
+        })),
         thinking,
         Relayed::Delta(SessionEvent::MessageDelta("The fi".into())),
         Relayed::Delta(SessionEvent::MessageDelta("le says: done.".into())),
@@ -85,9 +85,9 @@ fn text_that_was_not_streamed_arrives_whole_and_errors_are_results() {
         relayed[0],
         Relayed::Delta(SessionEvent::MessageDelta("whole".into()))
     );
-    let Relayed::Event(SessionEvent::ToolResult {
+    let Relayed::Event(SessionEvent::ToolResult(CallFinished {
         is_error, outcome, ..
-    }) = &relayed[3]
+    })) = &relayed[3]
     else {
         panic!("{relayed:?}")
     };
@@ -165,11 +165,11 @@ fn permission_prompts_are_relayed_and_a_denied_calls_result_is_a_denial() {
     );
     assert_eq!(
         relayed,
-        [Relayed::Event(SessionEvent::ToolDenied {
+        [Relayed::Event(SessionEvent::ToolDenied(CallDenied {
             call_id: "toolu_1".into(),
             name: "Bash".into(),
             display_name: "claude › Bash".into(),
-        })]
+        }))]
     );
     assert_eq!(relay.tool_calls[0].outcome, CallOutcome::Denied);
 }

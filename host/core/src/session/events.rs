@@ -105,82 +105,21 @@ pub enum SessionEvent {
     MessageDelta(String),
     /// Reasoning text streamed in.
     ReasoningDelta(String),
-    /// The model asked for a tool call.
-    ToolCall {
-        /// The model's id for this call (pairs it with its progress and result).
-        call_id: String,
-        /// The exported tool name.
-        name: String,
-        /// The name a person reads (`everything › get-env`: `ToolSpec::display_name`); the
-        /// exported name when the session has no such tool.
-        display_name: String,
-        /// The arguments as the model wrote them.
-        arguments: String,
-    },
-    /// The approval gate needs the user.
-    ApprovalRequest {
-        /// The model's id for the call asked about (the one of its [`SessionEvent::ToolCall`]).
-        call_id: String,
-        /// The exported tool name.
-        tool: String,
-        /// The name a person reads (`ToolSpec::display_name`).
-        display_name: String,
-        /// The arguments as the model wrote them.
-        arguments: String,
-        /// The tool's risk level.
-        risk: RiskLevel,
-    },
-    /// A tool call was refused (by the mode or by the user).
-    ToolDenied {
-        /// The model's id for the call refused.
-        call_id: String,
-        /// The exported tool name.
-        name: String,
-        /// The name a person reads (`ToolSpec::display_name`); the exported name when the
-        /// session has no such tool.
-        display_name: String,
-    },
+    /// The model asked for a tool call (`tool/call`).
+    ToolCall(CallStarted),
+    /// The approval gate needs the user (`approval/request`).
+    ApprovalRequest(ApprovalAsked),
+    /// A tool call was refused, by the mode or by the user (`tool/denied`).
+    ToolDenied(CallDenied),
     /// A running tool reported progress (MCP progress notifications, WASM `report-progress`):
     /// at most [`PROGRESS_REPORTS_PER_CALL`](crate::session::PROGRESS_REPORTS_PER_CALL) per
     /// call, messages cut to 1 KiB, so a chatty tool cannot grow a front end's queue without
-    /// end.
-    ToolProgress {
-        /// The model's id for the call.
-        call_id: String,
-        /// The exported tool name.
-        name: String,
-        /// How far along (the tool's own units).
-        progress: f64,
-        /// The total, when known.
-        total: Option<f64>,
-        /// A short message, when there is one.
-        message: Option<String>,
-    },
-    /// A tool call finished.
-    ToolResult {
-        /// The model's id for the call.
-        call_id: String,
-        /// The exported tool name.
-        name: String,
-        /// Whether it failed.
-        is_error: bool,
-        /// How it ended: a failure while the turn was being stopped is `Cancelled`.
-        outcome: CallOutcome,
-        /// What the model reads.
-        output: String,
-        /// The first image the result carried (within its budget), for a front-end to draw;
-        /// the model reads its descriptor in `output`.
-        image: Option<ToolImage>,
-    },
-    /// One model request's usage and the context after it.
-    Usage {
-        /// The request's number within the prompt (1-based).
-        iteration: u32,
-        /// That request's tokens.
-        usage: Usage,
-        /// The context after it.
-        context: ContextSnapshot,
-    },
+    /// end (`tool/progress`).
+    ToolProgress(CallProgress),
+    /// A tool call finished (`tool/result`).
+    ToolResult(CallFinished),
+    /// One model request's usage and the context after it (`usage`).
+    Usage(UsageReport),
     /// The prompt finished.
     AgentEnd(TurnResult),
     /// The loop failed (the model could not be reached, ...).
@@ -206,6 +145,101 @@ pub enum SessionEvent {
     /// Something rho itself tells the user about the turn, never part of the model's reply
     /// or the session file (`notice`): a Claude runtime session that could not be resumed.
     Notice(Notice),
+}
+
+/// `tool/call`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct CallStarted {
+    /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
+    /// (rho's addition: `docs/rpc.md`, "Notification sequences").
+    pub call_id: String,
+    /// The exported tool name.
+    pub name: String,
+    /// What a person reads (`everything › get-env`; `docs/mcp.md`, "What people see"); the
+    /// exported name when the session has no such tool.
+    pub display_name: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub arguments: String,
+}
+
+/// `approval/request`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ApprovalAsked {
+    /// The model's id for the call asked about (as in its `tool/call`; rho's addition).
+    pub call_id: String,
+    /// The exported tool name.
+    pub tool: String,
+    /// What a person reads (`docs/mcp.md`, "What people see").
+    pub display_name: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub arguments: String,
+    /// `read`, `write` or `destructive`.
+    pub risk: RiskLevel,
+}
+
+/// `tool/denied`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct CallDenied {
+    /// The model's id for the call (as in its `tool/call`; rho's addition).
+    pub call_id: String,
+    /// The exported tool name.
+    pub name: String,
+    /// What a person reads (`docs/mcp.md`, "What people see").
+    pub display_name: String,
+}
+
+/// `tool/progress` (rho's own notification: `docs/rpc.md`, "Notification sequences"): a
+/// running tool's progress.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct CallProgress {
+    /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
+    /// (rho's addition: `docs/rpc.md`, "Notification sequences").
+    pub call_id: String,
+    /// The exported tool name.
+    pub name: String,
+    /// How far along, in the tool's own units.
+    pub progress: f64,
+    /// The total, when the tool knows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// A short message, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// `tool/result`.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct CallFinished {
+    /// The model's id for the call: pairs `tool/call`, `tool/progress` and `tool/result`
+    /// (rho's addition: `docs/rpc.md`, "Notification sequences").
+    pub call_id: String,
+    /// The exported tool name.
+    pub name: String,
+    /// Whether the call failed.
+    pub is_error: bool,
+    /// How it ended: a failure while the turn was being stopped is `Cancelled` (reported in
+    /// `agent/end`, not here).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub outcome: CallOutcome,
+    /// What the model reads.
+    pub output: String,
+    /// The first image the result carried (within its budget), for a front-end to draw; the
+    /// model reads its descriptor in `output` (not on the wire).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub image: Option<ToolImage>,
+}
+
+/// `usage`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct UsageReport {
+    /// The model request's number within the prompt.
+    pub iteration: u32,
+    /// Its tokens.
+    pub usage: Usage,
+    /// The context after it.
+    pub context: ContextSnapshot,
 }
 
 /// A note from rho to the user (`notice`).
@@ -235,9 +269,7 @@ impl SessionEvent {
         match (self, later) {
             (Self::MessageDelta(_), Self::MessageDelta(_))
             | (Self::ReasoningDelta(_), Self::ReasoningDelta(_)) => true,
-            (Self::ToolProgress { call_id: a, .. }, Self::ToolProgress { call_id: b, .. }) => {
-                a == b
-            }
+            (Self::ToolProgress(a), Self::ToolProgress(b)) => a.call_id == b.call_id,
             _ => false,
         }
     }

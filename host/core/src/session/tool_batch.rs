@@ -109,12 +109,12 @@ impl Session {
         cancel: &CancelSignal,
     ) -> Result<(), SessionError> {
         for call in &calls {
-            sink.send(SessionEvent::ToolCall {
+            sink.send(SessionEvent::ToolCall(CallStarted {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 display_name: self.display_name(&call.name),
                 arguments: call.arguments.clone(),
-            })
+            }))
             .await;
         }
         let mut verdicts: Vec<Verdict> = Vec::with_capacity(calls.len());
@@ -150,13 +150,13 @@ impl Session {
                     // The approver opens the slot its answer goes to before the request is
                     // shown, so an answer can never arrive before rho is ready for it.
                     let decision = approver.decide(&call.name, &call.arguments, risk);
-                    sink.send(SessionEvent::ApprovalRequest {
+                    sink.send(SessionEvent::ApprovalRequest(ApprovalAsked {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
                         display_name: tool.spec().display_name(),
                         arguments: call.arguments.clone(),
                         risk,
-                    })
+                    }))
                     .await;
                     let decision = tokio::select! {
                         decision = decision => decision,
@@ -204,11 +204,11 @@ impl Session {
         for ((call, verdict), (output, duration_ms)) in calls.iter().zip(&verdicts).zip(outputs) {
             let outcome = match verdict {
                 Verdict::Deny(_) => {
-                    sink.send(SessionEvent::ToolDenied {
+                    sink.send(SessionEvent::ToolDenied(CallDenied {
                         call_id: call.id.clone(),
                         name: call.name.clone(),
                         display_name: self.display_name(&call.name),
-                    })
+                    }))
                     .await;
                     CallOutcome::Denied
                 }
@@ -219,14 +219,14 @@ impl Session {
                 _ => CallOutcome::Success,
             };
             if !matches!(verdict, Verdict::Deny(_)) {
-                sink.send(SessionEvent::ToolResult {
+                sink.send(SessionEvent::ToolResult(CallFinished {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     is_error: output.is_error,
                     outcome: outcome.clone(),
                     output: output.text.clone(),
                     image: output.image.clone(),
-                })
+                }))
                 .await;
             }
             turn.tool_calls.push(CallRecord {
@@ -301,13 +301,13 @@ impl Session {
                 if count.fetch_add(1, Ordering::Relaxed) >= PROGRESS_REPORTS_PER_CALL {
                     continue;
                 }
-                sink.coalesce(SessionEvent::ToolProgress {
+                sink.coalesce(SessionEvent::ToolProgress(CallProgress {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     progress: report.progress,
                     total: report.total,
                     message: report.message.map(|m| cut_message(m, PROGRESS_MESSAGE_MAX)),
-                });
+                }));
             }
         };
         let mut index = 0;

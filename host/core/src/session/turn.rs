@@ -141,11 +141,11 @@ impl Session {
             assistant.reasoning = response.reasoning;
             self.push(assistant)?;
             self.context = self.snapshot(&usage);
-            sink.send(SessionEvent::Usage {
+            sink.send(SessionEvent::Usage(UsageReport {
                 iteration: turn.iterations,
                 usage,
                 context: self.context,
-            })
+            }))
             .await;
             if !response.content.is_empty() {
                 turn.reply = response.content;

@@ -66,12 +66,12 @@ impl App {
                     });
                 }
             }
-            SessionEvent::ToolCall {
+            SessionEvent::ToolCall(CallStarted {
                 call_id,
                 name,
                 display_name,
                 arguments,
-            } => {
+            }) => {
                 let spec = self.tools.get(&name);
                 let mut card = ToolCard::new(&call_id, &name, &arguments, spec);
                 // A tool outside the session's set is named as the session names it (the
@@ -81,13 +81,13 @@ impl App {
                 }
                 self.transcript.push(Cell::Tool(Box::new(card)));
             }
-            SessionEvent::ApprovalRequest {
+            SessionEvent::ApprovalRequest(ApprovalAsked {
                 call_id,
                 tool,
                 display_name,
                 arguments,
                 risk,
-            } => {
+            }) => {
                 if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
                     card.state = CardState::AwaitingApproval { risk };
                     self.approval = Some(card.call_id.clone());
@@ -106,32 +106,32 @@ impl App {
                 }
                 self.transcript.scroll_to_bottom();
             }
-            SessionEvent::ToolDenied { call_id, .. } => {
+            SessionEvent::ToolDenied(CallDenied { call_id, .. }) => {
                 // The call's own card (a denial the user just gave is on it already).
                 if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
                     card.state = CardState::Denied;
                 }
             }
-            SessionEvent::ToolProgress {
+            SessionEvent::ToolProgress(CallProgress {
                 call_id,
                 progress,
                 total,
                 message,
                 ..
-            } => {
+            }) => {
                 if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
                     card.state = CardState::Running {
                         progress: Some((progress, total, message)),
                     };
                 }
             }
-            SessionEvent::ToolResult {
+            SessionEvent::ToolResult(CallFinished {
                 call_id,
                 outcome,
                 output,
                 image,
                 ..
-            } => {
+            }) => {
                 let columns = self.transcript.width().saturating_sub(2 * IMAGE_INDENT);
                 if let Some(card) = self.transcript.card_mut(|c| c.call_id == call_id) {
                     card.question = None;
@@ -149,7 +149,7 @@ impl App {
                     }
                 }
             }
-            SessionEvent::Usage { usage, context, .. } => {
+            SessionEvent::Usage(UsageReport { usage, context, .. }) => {
                 self.tokens += usage.total_tokens;
                 self.cost += usage.total_cost;
                 self.context = Some(context);

@@ -2,7 +2,7 @@
 //! Claude's (`claude › Read`), and `/mcp` listing rho's servers as not loaded.
 
 use rho_core::host::Response;
-use rho_core::session::SessionEvent;
+use rho_core::session::{ApprovalAsked, CallDenied, CallStarted, SessionEvent};
 
 use super::support::{self, Harness};
 
@@ -10,12 +10,12 @@ use super::support::{self, Harness};
 fn claudes_tool_calls_are_cards_named_as_claudes_tools() {
     let mut h = Harness::started();
     h.prompt("what does note.txt say?");
-    h.session(SessionEvent::ToolCall {
+    h.session(SessionEvent::ToolCall(CallStarted {
         call_id: "toolu_01".into(),
         name: "Read".into(),
         display_name: "claude › Read".into(),
         arguments: r#"{"file_path":"/srv/demo/note.txt"}"#.into(),
-    });
+    }));
     h.executing();
     h.tool_result("toolu_01", "Read", false, "1\tdone\n");
     h.stream(&["The note says: ", "done."]);
@@ -31,13 +31,13 @@ fn claudes_tool_calls_are_cards_named_as_claudes_tools() {
 #[test]
 fn a_subagents_permission_prompt_gets_a_card_of_its_own() {
     let ask = |h: &mut Harness, call_id: &str| {
-        h.session(SessionEvent::ApprovalRequest {
+        h.session(SessionEvent::ApprovalRequest(ApprovalAsked {
             call_id: call_id.into(),
             tool: "Bash".into(),
             display_name: "claude › Bash".into(),
             arguments: r#"{"command":"rm -r build"}"#.into(),
             risk: rho_component::RiskLevel::Destructive,
-        });
+        }));
     };
     let mut h = Harness::started();
     h.prompt("ask a subagent to clean up");
@@ -47,11 +47,11 @@ fn a_subagents_permission_prompt_gets_a_card_of_its_own() {
     assert!(asked.contains("claude › Bash"), "{asked}");
     h.key(crossterm::event::KeyCode::Char('y'));
     ask(&mut h, "toolu_sub_8");
-    h.session(SessionEvent::ToolDenied {
+    h.session(SessionEvent::ToolDenied(CallDenied {
         call_id: "toolu_sub_8".into(),
         name: "Bash".into(),
         display_name: "claude › Bash".into(),
-    });
+    }));
     h.end_turn(rho_core::provider::FinishReason::Stop);
     let ended = h.screen(80, 24);
     insta::assert_snapshot!("claude_runtime_subagent_calls_ended", ended);

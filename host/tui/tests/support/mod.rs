@@ -20,8 +20,8 @@ use rho_core::host::{
 };
 use rho_core::provider::{FinishReason, Usage};
 use rho_core::session::{
-    CallOutcome, ContextSnapshot, LoopState, QuestionKind, QuestionRequest, SessionEvent,
-    SessionSummary, TurnResult,
+    ApprovalAsked, CallFinished, CallOutcome, CallStarted, ContextSnapshot, LoopState,
+    QuestionKind, QuestionRequest, SessionEvent, SessionSummary, TurnResult, UsageReport,
 };
 use rho_core::{MountedServer, MountedTool, ServerSource, ServerStatus};
 use rho_tui::app::App;
@@ -298,26 +298,26 @@ impl Harness {
 
     /// The model asks for `name` with `arguments` as call `call_id`.
     pub fn tool_call(&mut self, call_id: &str, name: &str, arguments: &str) {
-        self.session(SessionEvent::ToolCall {
+        self.session(SessionEvent::ToolCall(CallStarted {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
             // The TUI names a card from its tool specs, never from this field.
             display_name: name.to_owned(),
             arguments: arguments.to_owned(),
-        });
+        }));
     }
 
     /// The gate asks about the call `call_id` of `name` with `arguments`.
     pub fn approval(&mut self, call_id: &str, name: &str, arguments: &str, risk: RiskLevel) {
         self.sessions([
             SessionEvent::StateChange(LoopState::AwaitingApproval),
-            SessionEvent::ApprovalRequest {
+            SessionEvent::ApprovalRequest(ApprovalAsked {
                 call_id: call_id.to_owned(),
                 tool: name.to_owned(),
                 display_name: name.to_owned(),
                 arguments: arguments.to_owned(),
                 risk,
-            },
+            }),
         ]);
     }
 
@@ -335,14 +335,14 @@ impl Harness {
         } else {
             CallOutcome::Success
         };
-        self.session(SessionEvent::ToolResult {
+        self.session(SessionEvent::ToolResult(CallFinished {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
             is_error,
             outcome,
             output: output.to_owned(),
             image: None,
-        });
+        }));
     }
 
     /// The frame at `width`×`height`.
@@ -639,7 +639,7 @@ pub fn turn_end(finish_reason: FinishReason) -> SessionEvent {
 
 /// One model request's usage.
 pub fn usage(total_tokens: u64, percent: f64) -> SessionEvent {
-    SessionEvent::Usage {
+    SessionEvent::Usage(UsageReport {
         iteration: 1,
         usage: Usage {
             input_tokens: total_tokens - 200,
@@ -654,7 +654,7 @@ pub fn usage(total_tokens: u64, percent: f64) -> SessionEvent {
             percent: Some(percent),
             messages: 2,
         },
-    }
+    })
 }
 
 /// A form field.

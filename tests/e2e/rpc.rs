@@ -486,6 +486,88 @@ fn a_saved_session_is_resumed_with_continue_and_listed() {
     assert_eq!(std::fs::read_dir(dir).unwrap().count(), 1);
 }
 
+/// A skill directory whose name is not UTF-8 is refused with a diagnostic, and the listing
+/// that carries it is still answered: the path is written as text with U+FFFD (serde alone
+/// fails on such a path, which used to turn the whole `listExtensions`, or `getState` in such
+/// a workspace, into an internal error).
+#[test]
+fn a_diagnostic_about_a_path_that_is_not_utf8_does_not_lose_the_listing() {
+    use std::os::unix::ffi::OsStrExt;
+
+    let sandbox = Sandbox::new();
+    let skills = sandbox.project.join(".agents/skills");
+    rho_e2e::make_skill(&skills, "release-notes", "Write release notes.");
+    let odd = skills.join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::write(
+        odd.join("SKILL.md"),
+        "---\nname: cafe\ndescription: d\n---\nbody\n",
+    )
+    .unwrap();
+    let model = Model::start(&sandbox.dir.path().join("model"), &json!([]));
+    let mut rpc = Rpc::start(&sandbox, &model, &["--ephemeral"]);
+    let extensions = rpc.call(1, "listExtensions", json!({}));
+    assert!(
+        extensions["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "release-notes"),
+        "{extensions:#}"
+    );
+    let refused = extensions["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "skill-invalid")
+        .unwrap_or_else(|| panic!("no skill-invalid diagnostic: {extensions:#}"));
+    assert!(
+        refused["path"].as_str().unwrap().contains("caf\u{fffd}"),
+        "{refused:#}"
+    );
+    // A workspace whose path is not UTF-8: `getState` still answers, with its `cwd` as text.
+    let workspace = sandbox
+        .dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"w\xe9rk"));
+    std::fs::create_dir_all(&workspace).unwrap();
+    let endpoint = model.endpoint();
+    let args = [
+        "rpc",
+        "--ephemeral",
+        "--endpoint",
+        &endpoint,
+        "--model",
+        "m",
+    ];
+    let mut child = sandbox
+        .command_in(&workspace, &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getState\"}\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let state: Value = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|m| m["id"] == 1)
+        .unwrap_or_else(|| panic!("no answer to getState: {stdout}"));
+    assert!(
+        state["result"]["cwd"]
+            .as_str()
+            .is_some_and(|cwd| cwd.ends_with("w\u{fffd}rk")),
+        "{state:#}"
+    );
+}
+
 #[test]
 fn tools_extensions_and_state_are_listed() {
     let sandbox = Sandbox::new();

@@ -186,7 +186,7 @@ impl Sandbox {
     /// Runs rho with `--cwd <dir>`.
     pub fn rho_in(&self, cwd: &Path, args: &[&str]) -> Run {
         let output = self
-            .command_at(&rho_bin(), cwd, args)
+            .command_in(cwd, args)
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
@@ -504,6 +504,11 @@ impl Sandbox {
     /// repository).
     pub fn command_of(&self, bin: &Path, args: &[&str]) -> Command {
         self.command_at(bin, &self.project, args)
+    }
+
+    /// [`Sandbox::command`] with `--cwd <cwd>` instead of the project.
+    pub fn command_in(&self, cwd: &Path, args: &[&str]) -> Command {
+        self.command_at(&rho_bin(), cwd, args)
     }
 
     /// [`Sandbox::command_of`] with `--cwd <cwd>` instead of the project.

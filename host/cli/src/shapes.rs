@@ -10,7 +10,6 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use rho_component::{
     Diagnostic, McpServerSpec, RiskLevel, Scope, ServerPrompt, ServerResource, Transport,
@@ -22,35 +21,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::output::path_str;
-
-/// A diagnostic: `{severity, code, message, path, component}`.
-#[derive(Serialize)]
-pub struct DiagnosticEntry<'a> {
-    severity: rho_component::Severity,
-    code: rho_component::DiagnosticCode,
-    message: &'a str,
-    path: Option<std::borrow::Cow<'a, str>>,
-    component: Option<&'a str>,
-}
-
-impl<'a> From<&'a Diagnostic> for DiagnosticEntry<'a> {
-    fn from(d: &'a Diagnostic) -> Self {
-        Self {
-            severity: d.severity,
-            code: d.code,
-            message: &d.message,
-            path: d.path.as_deref().map(Path::to_string_lossy),
-            component: d.component.as_deref(),
-        }
-    }
-}
-
-/// Diagnostics in their JSON shape.
-pub fn diagnostic_entries<'a>(
-    ds: impl IntoIterator<Item = &'a Diagnostic>,
-) -> Vec<DiagnosticEntry<'a>> {
-    ds.into_iter().map(DiagnosticEntry::from).collect()
-}
 
 // ---- rho plugins ----
 
@@ -70,7 +40,7 @@ pub struct PluginEntry<'a> {
     pub skills: Vec<&'a str>,
     pub mcp_servers: Vec<&'a str>,
     pub tool_components: Vec<&'a str>,
-    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+    pub diagnostics: &'a [Diagnostic],
 }
 
 /// `rho plugins list --json`.
@@ -78,7 +48,7 @@ pub struct PluginEntry<'a> {
 pub struct PluginList<'a> {
     pub plugins: Vec<PluginEntry<'a>>,
     /// About roots and state files, not one package.
-    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+    pub diagnostics: &'a [Diagnostic],
 }
 
 /// `rho plugins inspect <name> --json` (printed sorted): the list entry plus the details.
@@ -257,7 +227,7 @@ pub struct InstallOutput<'a> {
     /// A higher-precedence package of the same name, if there is one.
     pub shadowed_by: Option<String>,
     /// The package's non-fatal problems.
-    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+    pub diagnostics: &'a [Diagnostic],
 }
 
 /// `rho plugins enable|disable <name> --json` (printed sorted).
@@ -292,7 +262,7 @@ pub struct PluginValidation<'a> {
     pub name: Option<&'a str>,
     pub skills: Vec<&'a str>,
     pub mcp_servers: Vec<&'a str>,
-    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+    pub diagnostics: &'a [Diagnostic],
 }
 
 /// `rho plugins new <dir> --tool <name> --json` (printed sorted).
@@ -373,7 +343,7 @@ impl<'a> SkillEntry<'a> {
 #[derive(Serialize)]
 pub struct SkillList<'a> {
     pub skills: Vec<SkillEntry<'a>>,
-    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+    pub diagnostics: &'a [Diagnostic],
 }
 
 /// `rho skills show <name> --json` (printed sorted).
@@ -500,7 +470,7 @@ pub struct ToolServer<'a> {
 pub struct ToolList<'a> {
     pub tools: Vec<ToolEntry<'a>>,
     pub servers: Vec<ToolServer<'a>>,
-    pub diagnostics: Vec<DiagnosticEntry<'a>>,
+    pub diagnostics: &'a [Diagnostic],
 }
 
 /// `rho tools call <name> --json` (printed sorted).

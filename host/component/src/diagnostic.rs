@@ -131,18 +131,23 @@ crate::serialize_as_words!(
 );
 
 /// One thing a loader refused, skipped, shadowed or wants the user to know.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+///
+/// This is its JSON shape too, in `rho … --json` and on the RPC wire: `{severity, code,
+/// message, component, path}`, the path as text even when it is not UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Diagnostic {
-    /// How serious it is.
+    /// `error`, `warning` or `info`.
     pub severity: Severity,
     /// The stable code.
     pub code: DiagnosticCode,
     /// A lower-case sentence for people; never contains a secret value.
     pub message: String,
-    /// The file or directory the diagnostic is about, when there is one.
-    pub path: Option<PathBuf>,
     /// The component it is about: a plugin name, `plugin/skill`, `plugin/server`, a skill name.
     pub component: Option<String>,
+    /// The file or directory the diagnostic is about, when there is one.
+    #[serde(serialize_with = "crate::lossy_path::serialize_optional")]
+    #[schemars(with = "Option<String>")]
+    pub path: Option<PathBuf>,
 }
 
 impl Diagnostic {

@@ -22,6 +22,7 @@ mod diagnostic;
 pub mod endpoint;
 mod env_name;
 mod json_schema;
+pub mod lossy_path;
 mod mcp_server;
 pub mod naming;
 mod permission;

@@ -1,6 +1,6 @@
 //! From host values to wire values, and from session events to notification lines.
 
-use rho_component::{Diagnostic, ToolOrigin, ToolSpec};
+use rho_component::{ToolOrigin, ToolSpec};
 use rho_core::host::{Extensions, ModelEntry, ProviderReport};
 use rho_core::provider::ChatMessage;
 use rho_core::session::{CallOutcome, CallRecord, SessionEvent, SessionStats, TurnResult};
@@ -8,10 +8,10 @@ use rho_core::session::{CallOutcome, CallRecord, SessionEvent, SessionStats, Tur
 use crate::jsonrpc::notification_line;
 use crate::methods::Notification;
 use crate::wire::{
-    AgentEndParams, AgentErrorParams, CallRecordWire, DeltaParams, DiagnosticWire, DoctorResult,
-    ExtensionsResult, MessageWire, ModelsResult, OutcomeWire, PluginWire, ProviderProblem,
-    ProviderWire, ProvidersResult, ServerToolWire, ServerWire, SkillWire, StateChangeParams,
-    StatsResult, ToolWire, UsageByPurposeWire,
+    AgentEndParams, AgentErrorParams, CallRecordWire, DeltaParams, DoctorResult, ExtensionsResult,
+    MessageWire, ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire,
+    ProvidersResult, ServerToolWire, ServerWire, SkillWire, StateChangeParams, StatsResult,
+    ToolWire, UsageByPurposeWire,
 };
 
 pub(crate) fn message(m: &ChatMessage) -> MessageWire {
@@ -22,16 +22,6 @@ pub(crate) fn message(m: &ChatMessage) -> MessageWire {
         tool_calls: m.tool_calls.clone(),
         tool_call_id: m.tool_call_id.clone(),
         name: m.name.clone(),
-    }
-}
-
-pub(crate) fn diagnostic(d: &Diagnostic) -> DiagnosticWire {
-    DiagnosticWire {
-        severity: d.severity,
-        code: d.code,
-        message: d.message.clone(),
-        component: d.component.clone(),
-        path: d.path.clone(),
     }
 }
 
@@ -231,7 +221,7 @@ pub(crate) fn extensions(e: Extensions) -> ExtensionsResult {
             })
             .collect(),
         tools: e.tools,
-        diagnostics: e.diagnostics.iter().map(diagnostic).collect(),
+        diagnostics: e.diagnostics.clone(),
         context: e.context,
     }
 }

@@ -17,7 +17,7 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use rho_component::{DiagnosticCode, RiskLevel, Scope, Severity, SkillSource, ToolOrigin};
+use rho_component::{Diagnostic, RiskLevel, Scope, SkillSource, ToolOrigin};
 use rho_core::provider::{FinishReason, Role};
 use rho_core::session::{CallOutcome, LoopState};
 use rho_core::{PluginStatus, ProviderSource, ServerSource, ServerStatus};
@@ -189,7 +189,7 @@ impl From<&CallOutcome> for OutcomeKindWire {
 
 #[cfg(test)]
 mod tests {
-    use rho_component::PermissionMode;
+    use rho_component::{PermissionMode, Severity};
     use rho_core::doctor::{CheckKind, CheckStatus};
 
     use super::*;

@@ -17,7 +17,7 @@ use crate::output::{
 use crate::shapes::{
     AuthorEntry, ComponentDetail, EnableOutput, InstallAction, InstallOutput, ManifestEntry,
     OtherCopy, PluginEntry, PluginInspect, PluginList, PluginValidation, RemoveOutput,
-    ServerDetail, SkillDetail, TrustReport, TrustedComponent, WasmToolEntry, diagnostic_entries,
+    ServerDetail, SkillDetail, TrustReport, TrustedComponent, WasmToolEntry,
 };
 
 pub fn run(ctx: &Context, command: PluginsCommand) -> anyhow::Result<ExitCode> {
@@ -78,7 +78,7 @@ fn plugin_entry(record: &PluginRecord) -> PluginEntry<'_> {
             .iter()
             .map(|c| c.name.as_str())
             .collect(),
-        diagnostics: diagnostic_entries(&record.package.diagnostics),
+        diagnostics: &record.package.diagnostics,
     }
 }
 
@@ -88,7 +88,7 @@ fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
     if ctx.json {
         json_write(&PluginList {
             plugins: inventory.plugins.iter().map(plugin_entry).collect(),
-            diagnostics: diagnostic_entries(&inventory.diagnostics),
+            diagnostics: &inventory.diagnostics,
         });
         return Ok(ExitCode::SUCCESS);
     }
@@ -639,7 +639,7 @@ fn report_install(ctx: &Context, report: &InstallReport, action: InstallAction) 
             path: path_str(&report.destination),
             replaced: report.replaced,
             shadowed_by: shadowed_by.as_deref().map(path_str),
-            diagnostics: diagnostic_entries(&report.diagnostics),
+            diagnostics: &report.diagnostics,
         });
         return;
     }
@@ -760,7 +760,7 @@ fn validate(ctx: &Context, path: &std::path::Path) -> anyhow::Result<ExitCode> {
                 .or(package.claimed_name.as_deref()),
             skills: package.skills.iter().map(|s| s.name.as_str()).collect(),
             mcp_servers: server_names(&package),
-            diagnostics: diagnostic_entries(&package.diagnostics),
+            diagnostics: &package.diagnostics,
         });
     } else {
         let name = package

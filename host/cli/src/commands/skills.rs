@@ -8,9 +8,7 @@ use rho_component::{Diagnostic, DiagnosticCode, SkillSource};
 use crate::cli::SkillsCommand;
 use crate::context::Context;
 use crate::output::{clean, diagnostic_line, first_line, json_sorted, out, path_str, table};
-use crate::shapes::{
-    SkillEntry, SkillList, SkillShow, SkillStatus, SkillValidation, diagnostic_entries,
-};
+use crate::shapes::{SkillEntry, SkillList, SkillShow, SkillStatus, SkillValidation};
 
 pub fn run(ctx: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -78,7 +76,7 @@ fn list(ctx: &Context) -> anyhow::Result<ExitCode> {
         }
         json_sorted(&SkillList {
             skills,
-            diagnostics: diagnostic_entries(&diags),
+            diagnostics: &diags,
         });
         return Ok(ExitCode::SUCCESS);
     }

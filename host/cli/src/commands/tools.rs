@@ -11,7 +11,7 @@ use crate::cli::ToolsCommand;
 use crate::context::Context;
 use crate::output::{clean, diagnostic_line, first_line, json_sorted, out, table};
 use crate::runtime;
-use crate::shapes::{ToolCall, ToolEntry, ToolList, ToolServer, diagnostic_entries};
+use crate::shapes::{ToolCall, ToolEntry, ToolList, ToolServer};
 
 pub fn run(ctx: &Context, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -86,7 +86,7 @@ fn list(ctx: &Context, connect_mcp: bool) -> anyhow::Result<ExitCode> {
                     error: error.as_deref(),
                 })
                 .collect(),
-            diagnostics: diagnostic_entries(&diagnostics),
+            diagnostics: &diagnostics,
         });
         return Ok(ExitCode::SUCCESS);
     }

@@ -159,10 +159,14 @@ pub struct HostState {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider_error: Option<String>,
     /// The workspace.
+    #[serde(serialize_with = "rho_component::lossy_path::serialize")]
+    #[schemars(with = "String")]
     pub cwd: PathBuf,
     /// The session id (`null` when ephemeral).
     pub session_id: Option<String>,
     /// The session file (`null` when ephemeral).
+    #[serde(serialize_with = "rho_component::lossy_path::serialize_optional")]
+    #[schemars(with = "Option<String>")]
     pub session_file: Option<PathBuf>,
     /// The permission mode: `read-only`, `ask`, `ask-destructive` or `allow-all`.
     pub permission_mode: rho_component::PermissionMode,
@@ -203,6 +207,8 @@ pub struct SessionInfo {
     /// The session id (`null` when ephemeral).
     pub session_id: Option<String>,
     /// The session file.
+    #[serde(serialize_with = "rho_component::lossy_path::serialize_optional")]
+    #[schemars(with = "Option<String>")]
     pub session_file: Option<PathBuf>,
     /// Messages in the conversation.
     pub messages: usize,

@@ -392,6 +392,8 @@ pub struct SessionSummary {
     /// The session id.
     pub id: String,
     /// The file.
+    #[serde(serialize_with = "rho_component::lossy_path::serialize")]
+    #[schemars(with = "String")]
     pub path: PathBuf,
     /// Creation time (seconds since the epoch).
     pub created: u64,

@@ -120,6 +120,8 @@ pub struct StatsResult {
     /// The session id (`null` when ephemeral).
     pub session_id: Option<String>,
     /// The session file.
+    #[serde(serialize_with = "rho_component::lossy_path::serialize_optional")]
+    #[schemars(with = "Option<String>")]
     pub session_file: Option<PathBuf>,
     /// Tokens over the session's life (the user's turns and compactions).
     pub usage: rho_core::provider::Usage,
@@ -200,6 +202,8 @@ pub struct PluginWire {
     /// `loaded`, `disabled`, `rejected` or `shadowed`.
     pub status: PluginStatus,
     /// The resolved root.
+    #[serde(serialize_with = "rho_component::lossy_path::serialize")]
+    #[schemars(with = "String")]
     pub path: PathBuf,
 }
 
@@ -277,21 +281,6 @@ pub struct ServerWire {
     pub digest: Option<String>,
 }
 
-/// One diagnostic.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct DiagnosticWire {
-    /// `error`, `warning` or `info`.
-    pub severity: Severity,
-    /// The stable code.
-    pub code: DiagnosticCode,
-    /// What happened.
-    pub message: String,
-    /// The component involved.
-    pub component: Option<String>,
-    /// The file involved.
-    pub path: Option<PathBuf>,
-}
-
 /// `listExtensions` result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ExtensionsResult {
@@ -304,7 +293,7 @@ pub struct ExtensionsResult {
     /// Tools of the session.
     pub tools: Vec<String>,
     /// Everything refused, shadowed or failed.
-    pub diagnostics: Vec<DiagnosticWire>,
+    pub diagnostics: Vec<Diagnostic>,
     /// What the next model request costs the context (estimates, about 4 bytes a token): the
     /// system prompt, the tool definitions (per owner: server id, `<plugin>/<component>`,
     /// `rho` for built-in tools; with what waits behind the tool search), the conversation.

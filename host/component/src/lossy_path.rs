@@ -1,0 +1,52 @@
+//! Paths written as text: serde's own `Path` serializer fails on a path that is not UTF-8,
+//! which would lose a whole answer (every diagnostic of a listing) for one odd file name.
+//! These write such a path with U+FFFD in place of the bytes that are not text, as
+//! [`Path::to_string_lossy`] does; use them with `#[serde(serialize_with = "...")]` and
+//! `#[schemars(with = "String")]` (or `Option<String>`).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serializer;
+
+/// Writes `path` as text, replacing what is not UTF-8.
+pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&path.to_string_lossy())
+}
+
+/// Writes `path` as text (replacing what is not UTF-8), or `null`.
+pub fn serialize_optional<S: Serializer>(
+    path: &Option<PathBuf>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match path {
+        Some(path) => serialize(path, serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    use super::*;
+
+    #[derive(serde::Serialize)]
+    struct Holder {
+        #[serde(serialize_with = "serialize_optional")]
+        path: Option<PathBuf>,
+    }
+
+    #[test]
+    fn a_path_that_is_not_utf8_is_written_with_replacement_characters() {
+        let odd = PathBuf::from(OsStr::from_bytes(b"/plugins/caf\xe9"));
+        // What serde alone does with it: the whole value fails.
+        assert!(serde_json::to_string(&odd).is_err());
+        let text = serde_json::to_string(&Holder { path: Some(odd) }).unwrap();
+        assert_eq!(text, "{\"path\":\"/plugins/caf\u{fffd}\"}");
+        let none = serde_json::to_string(&Holder { path: None }).unwrap();
+        assert_eq!(none, r#"{"path":null}"#);
+    }
+}

@@ -27,8 +27,9 @@ build the binaries first: cargo build --release -p rho-cli -p rho-bench
 mcp-startup and complete-cached also need: cargo build --release -p rho-e2e --bin fake-mcp;
 rpc-turn: cargo build --release -p rho-e2e --bin fake-model; question-round-trip: both;
 oauth-connect: cargo build --release -p rho-e2e --bin rho-test-browser, and the OAuth peers;
-tui-keys and tui-resume: fake-model; soak, lazy-ready and gateway-call: fake-mcp; misbehaving and
-lazy-first-call: both; the tui-* commands need /usr/bin/script from util-linux)";
+tui-keys and tui-resume: fake-model; soak, lazy-ready and gateway-call: fake-mcp; misbehaving: both;
+lazy-first-call: both, and cargo build --release -p rho-mcp --example sdk_first_call;
+the tui-* commands need /usr/bin/script from util-linux)";
 
 /// The whole command line.
 #[derive(Debug, Parser)]

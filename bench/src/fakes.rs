@@ -44,20 +44,43 @@ pub fn helper_binary(
 ) -> Result<PathBuf, Error> {
     let binary = match given {
         Some(path) => path.to_path_buf(),
-        None => resolved
-            .rho
-            .parent()
-            .map(|dir| dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
-            .ok_or_else(|| format!("{} has no parent directory", resolved.rho.display()))?,
+        None => beside_rho(resolved, name)?,
     };
+    existing(
+        name,
+        &binary,
+        &format!(
+            "build it with `cargo build --release -p rho-e2e --bin {name}` (or pass {flag} PATH)"
+        ),
+    )
+}
+
+/// Helper `relative` to the rho binary's directory (such as `examples/sdk_first_call`),
+/// absolute and checked to exist; `build` is the command that builds it.
+pub fn helper_path(resolved: &Resolved, relative: &str, build: &str) -> Result<PathBuf, Error> {
+    let binary = beside_rho(resolved, relative)?;
+    existing(relative, &binary, &format!("build it with `{build}`"))
+}
+
+/// `relative` (an executable's name, with the platform's suffix added) in the rho binary's
+/// directory.
+fn beside_rho(resolved: &Resolved, relative: &str) -> Result<PathBuf, Error> {
+    let dir = resolved
+        .rho
+        .parent()
+        .ok_or_else(|| format!("{} has no parent directory", resolved.rho.display()))?;
+    Ok(dir.join(format!("{relative}{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// `binary` made absolute, or an error naming `name` and how to get it (`hint`).
+fn existing(name: &str, binary: &Path, hint: &str) -> Result<PathBuf, Error> {
     if !binary.is_file() {
         return Err(Error::Failed(format!(
-            "{name} not found at {}; build it with \
-             `cargo build --release -p rho-e2e --bin {name}` (or pass {flag} PATH)",
+            "{name} not found at {}; {hint}",
             binary.display()
         )));
     }
-    std::path::absolute(&binary)
+    std::path::absolute(binary)
         .map_err(|e| Error::Failed(format!("cannot make {} absolute: {e}", binary.display())))
 }
 

@@ -16,8 +16,13 @@
 //!   process is timed too, for reference. rho sends this server the same requests before its
 //!   call (`host/mcp/tests/client_half/startup.rs` checks the sequence), so the difference is
 //!   the implementation's.
+//! - **SDK baseline:** `sdk_first_call` (an example of `rho-mcp`, next to the rho binary in
+//!   `examples/`) does the same with `rmcp`, the MCP SDK rho is built on, on a two-worker
+//!   tokio runtime as rho's, with nothing of rho around it: spawn, `initialize`, `tools/call
+//!   echo`, timed in that process from just before the spawn to the result. It separates what
+//!   the SDK and its runtime cost from what rho adds.
 //!
-//! rho and the baseline alternate (which goes first alternates too). Each server start appends
+//! rho and the baseline alternate (the SDK baseline between them) (which goes first alternates too). Each server start appends
 //! its pid to a file: every rho session must start the server exactly once, on the first call
 //! (none at `ready`), or the bench stops.
 
@@ -27,7 +32,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::fakes::{FakeModel, fake_mcp_binary, fake_model_binary, script_text as model_script};
+use crate::fakes::{
+    FakeModel, fake_mcp_binary, fake_model_binary, helper_path, script_text as model_script,
+};
 use crate::json_lines;
 use crate::lazy::{check_statuses, fill_cache, server_statuses, server_table, starts};
 use crate::measure::Probe;
@@ -171,6 +178,25 @@ fn bare_run(
     Ok((first, second))
 }
 
+/// One SDK-baseline run: asks the running `sdk_first_call` for one and reads its
+/// `<first µs> <second µs>` line.
+fn sdk_run(sdk: &mut LineChild, line: &mut String) -> Result<(Duration, Duration), String> {
+    sdk.write_line("run")?;
+    sdk.read_line(line)?;
+    parse_sdk_line(line)
+}
+
+/// Reads `sdk_first_call`'s answer to one `run`.
+fn parse_sdk_line(line: &str) -> Result<(Duration, Duration), String> {
+    let mut fields = line.split_whitespace().map(str::parse::<u64>);
+    match (fields.next(), fields.next(), fields.next()) {
+        (Some(Ok(first)), Some(Ok(second)), None) => {
+            Ok((Duration::from_micros(first), Duration::from_micros(second)))
+        }
+        _ => Err(format!("sdk_first_call answered {:?}", line.trim_end())),
+    }
+}
+
 /// One rho run: a session with the server known, two prompts each calling its tool; returns
 /// (first call, second call). `pids` must gain exactly one start, during the first call.
 fn rho_run(
@@ -275,36 +301,73 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         &project,
         scratch.path().join("bare.stderr"),
     ))?;
+    let sdk_pids = scratch.path().join("sdk.pids");
+    let sdk_binary = helper_path(
+        resolved,
+        "examples/sdk_first_call",
+        "cargo build --release -p rho-mcp --example sdk_first_call",
+    )?;
+    let sdk_args = [
+        fake.as_os_str(),
+        OsStr::new("--mode"),
+        OsStr::new("ok"),
+        OsStr::new("--pid-file"),
+        sdk_pids.as_os_str(),
+    ];
+    let mut sdk = LineCommand::new(Probe::new(
+        "sdk_first_call",
+        &sdk_binary,
+        &sdk_args,
+        &env,
+        &project,
+        scratch.path().join("sdk.stderr"),
+    ))?
+    .spawn()?;
     eprintln!("rho-bench: timing `{}`", rho.command_line());
 
     let requests = BareRequests::new();
     let mut line = String::new();
     let (mut rho_first, mut rho_second) = (Vec::new(), Vec::new());
     let (mut bare_first, mut bare_second) = (Vec::new(), Vec::new());
+    let (mut sdk_first, mut sdk_second) = (Vec::new(), Vec::new());
     for i in 0..total {
-        // Alternating which goes first keeps a slow drift in the machine from favouring either.
-        let (r, b) = if i % 2 == 0 {
+        // Alternating which goes first keeps a slow drift in the machine from favouring either;
+        // the SDK baseline runs between them.
+        let (r, s, b) = if i % 2 == 0 {
             let r = rho_run(&mut rho, i, &pids)?;
-            (r, bare_run(&mut bare, &requests, &mut line)?)
+            let s = sdk_run(&mut sdk, &mut line)?;
+            (r, s, bare_run(&mut bare, &requests, &mut line)?)
         } else {
             let b = bare_run(&mut bare, &requests, &mut line)?;
-            (rho_run(&mut rho, i, &pids)?, b)
+            let s = sdk_run(&mut sdk, &mut line)?;
+            (rho_run(&mut rho, i, &pids)?, s, b)
         };
         if i >= o.warmup {
             rho_first.push(r.0);
             rho_second.push(r.1);
             bare_first.push(b.0);
             bare_second.push(b.1);
+            sdk_first.push(s.0);
+            sdk_second.push(s.1);
         }
+    }
+    sdk.finish()?;
+    let sdk_starts = starts(&sdk_pids)?;
+    if sdk_starts != total {
+        return Err(Error::Failed(format!(
+            "sdk_first_call started the server {sdk_starts} times for {total} runs"
+        )));
     }
     drop(model);
     let summary =
         |runs: &[Duration]| Summary::of(runs).ok_or_else(|| Error::Failed("no timed runs".into()));
-    let (rf, rs, bf, bs) = (
+    let (rf, rs, bf, bs, sf, ss) = (
         summary(&rho_first)?,
         summary(&rho_second)?,
         summary(&bare_first)?,
         summary(&bare_second)?,
+        summary(&sdk_first)?,
+        summary(&sdk_second)?,
     );
 
     println!("first call of a lazy stdio server's tool: rho rpc against a bare client");
@@ -323,8 +386,12 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
          over pipes; timed from just before spawn to reading the result"
     );
     println!(
-        "runs:     {} timed after {} warm-up; rho and the baseline alternate; every rho \
-         session started the server once, at its first call",
+        "sdk:      sdk_first_call, a bare rmcp client on a two-worker tokio runtime: spawn, \
+         initialize, tools/call; timed in its process from just before spawn to the result"
+    );
+    println!(
+        "runs:     {} timed after {} warm-up; rho and the baseline alternate, the SDK \
+         baseline between them; every rho session started the server once, at its first call",
         o.runs, o.warmup
     );
     println!();
@@ -332,8 +399,10 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
         &[
             ("rho: first call (starts the server)", rf),
             ("bare: spawn + handshake + call", bf),
+            ("sdk: spawn + handshake + call", sf),
             ("rho: second call", rs),
             ("bare: second call", bs),
+            ("sdk: second call", ss),
         ],
         2,
     );
@@ -344,6 +413,13 @@ pub fn run(resolved: &Resolved) -> Result<(), Error> {
          call): {:.2} ms",
         rf.median - bf.median,
         rf.median - rs.median
+    );
+    let sdk_ratio = rf.median / sf.median;
+    println!(
+        "rho first/sdk first: {sdk_ratio:.2}x ({:+.2} ms: what rho adds over the SDK it is \
+         built on); sdk first/bare first: {:.2}x (what the SDK and its runtime cost)",
+        rf.median - sf.median,
+        sf.median / bf.median
     );
     let verdict = verdict(ratio <= GOAL_RATIO);
     println!(
@@ -399,6 +475,17 @@ mod tests {
         let initialized = json_lines::rpc_line(&requests.initialized).unwrap();
         assert_eq!(initialized["method"], "notifications/initialized");
         assert!(initialized.get("id").is_none());
+    }
+
+    #[test]
+    fn sdk_lines_are_two_microsecond_counts() {
+        assert_eq!(
+            parse_sdk_line("1831 89\n"),
+            Ok((Duration::from_micros(1831), Duration::from_micros(89)))
+        );
+        for bad in ["error: handshake failed: eof", "1 2 3", "12", ""] {
+            assert!(parse_sdk_line(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! process, stops the server and writes `<first µs> <second µs>` on one line (`error: …`
 //! when a step failed). End of input ends it.
 //!
-//! It runs on a two-worker tokio runtime, as `rho` does. It lives in `rho-mcp` because `rmcp`
+//! It runs on a two-worker tokio runtime, as `rho` does, each run on the runtime's main task. It lives in `rho-mcp` because `rmcp`
 //! may appear in no other crate (`docs/benchmarks.md`, `lazy-first-call`).
 //!
 //! `cargo build --release -p rho-mcp --example sdk_first_call`
@@ -17,7 +17,6 @@
 // A benchmark helper owns its stdout (one line a run) and reports usage on stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::io::BufRead;
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,34 +24,25 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::serve_client_with_lifecycle;
 use rmcp::service::ClientLifecycleMode;
 use serde_json::{Map, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
-fn main() -> ExitCode {
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     let Some(server) = args.next() else {
         eprintln!("usage: sdk_first_call SERVER [ARGS...]  (then `run` lines on stdin)");
         return ExitCode::from(2);
     };
     let server_args: Vec<_> = args.collect();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("sdk_first_call: cannot build the tokio runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
     let mut arguments = Map::new();
     arguments.insert("call".into(), Value::from(1));
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
         if line.trim() != "run" {
             println!("error: expected `run`, got {line:?}");
             continue;
         }
-        match runtime.block_on(one_run(&server, &server_args, &arguments)) {
+        match one_run(&server, &server_args, &arguments).await {
             Ok((first, second)) => println!("{} {}", first.as_micros(), second.as_micros()),
             Err(e) => println!("error: {e}"),
         }

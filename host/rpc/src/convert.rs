@@ -3,15 +3,14 @@
 use rho_component::{ToolOrigin, ToolSpec};
 use rho_core::host::{Extensions, ModelEntry, ProviderReport};
 use rho_core::provider::ChatMessage;
-use rho_core::session::{CallOutcome, CallRecord, SessionEvent, SessionStats, TurnResult};
+use rho_core::session::{SessionEvent, SessionStats};
 
 use crate::jsonrpc::notification_line;
 use crate::methods::Notification;
 use crate::wire::{
-    AgentEndParams, AgentErrorParams, CallRecordWire, DeltaParams, DoctorResult, ExtensionsResult,
-    MessageWire, ModelsResult, OutcomeWire, PluginWire, ProviderProblem, ProviderWire,
-    ProvidersResult, ServerToolWire, ServerWire, SkillWire, StateChangeParams, StatsResult,
-    ToolWire, UsageByPurposeWire,
+    AgentErrorParams, DeltaParams, DoctorResult, ExtensionsResult, MessageWire, ModelsResult,
+    PluginWire, ProviderProblem, ProviderWire, ProvidersResult, ServerToolWire, ServerWire,
+    SkillWire, StateChangeParams, StatsResult, ToolWire, UsageByPurposeWire,
 };
 
 pub(crate) fn message(m: &ChatMessage) -> MessageWire {
@@ -22,33 +21,6 @@ pub(crate) fn message(m: &ChatMessage) -> MessageWire {
         tool_calls: m.tool_calls.clone(),
         tool_call_id: m.tool_call_id.clone(),
         name: m.name.clone(),
-    }
-}
-
-fn call_record(c: &CallRecord) -> CallRecordWire {
-    let message = match &c.outcome {
-        CallOutcome::Error { message } => Some(message.clone()),
-        _ => None,
-    };
-    CallRecordWire {
-        name: c.name.clone(),
-        arguments: c.arguments.clone(),
-        outcome: OutcomeWire {
-            kind: (&c.outcome).into(),
-            message,
-        },
-        duration_ms: c.duration_ms,
-    }
-}
-
-pub(crate) fn agent_end(t: &TurnResult) -> AgentEndParams {
-    AgentEndParams {
-        reply: t.reply.clone(),
-        iterations: t.iterations,
-        usage: t.usage,
-        tool_calls: t.tool_calls.iter().map(call_record).collect(),
-        duration_ms: t.duration_ms,
-        finish_reason: t.finish_reason.clone(),
     }
 }
 
@@ -89,7 +61,7 @@ pub(crate) fn event_line(event: &SessionEvent) -> String {
         }
         SessionEvent::Usage(report) => notification_line(Notification::Usage.name(), Some(report)),
         SessionEvent::AgentEnd(turn) => {
-            notification_line(Notification::AgentEnd.name(), Some(&agent_end(turn)))
+            notification_line(Notification::AgentEnd.name(), Some(turn))
         }
         SessionEvent::AgentError(error) => notification_line(
             Notification::AgentError.name(),

@@ -7,7 +7,7 @@
 use rho_core::host::{HostState, Operation, PromptCommand, Response, SessionInfo};
 use rho_core::session::{
     ApprovalAsked, ApprovalDecision, CallDenied, CallFinished, CallProgress, CallStarted, Notice,
-    QuestionAnswer, QuestionRequest, ToolsChanged, UsageReport,
+    QuestionAnswer, QuestionRequest, ToolsChanged, TurnResult, UsageReport,
 };
 use rho_core::{ServerRestart, ServerToolset, ToolsetChanged};
 use schemars::JsonSchema;
@@ -17,11 +17,11 @@ use serde_json::Value;
 use crate::convert;
 use crate::jsonrpc::{ParamsError, Request};
 use crate::wire::{
-    AgentEndParams, AgentErrorParams, ApprovalResponseParams, CompactResult, CompleteParams,
-    CompleteResult, DeltaParams, DoctorResult, Empty, ExtensionsResult, MessagesResult,
-    ModelsResult, NoParams, PromptAnswer, PromptParams, PromptResult, ProvidersResult,
-    QuestionResponseParams, ResourceEntry, ResumeSessionParams, SessionsResult, SetModelParams,
-    SetModelResult, StateChangeParams, StatsResult, ToolsResult,
+    AgentErrorParams, ApprovalResponseParams, CompactResult, CompleteParams, CompleteResult,
+    DeltaParams, DoctorResult, Empty, ExtensionsResult, MessagesResult, ModelsResult, NoParams,
+    PromptAnswer, PromptParams, PromptResult, ProvidersResult, QuestionResponseParams,
+    ResourceEntry, ResumeSessionParams, SessionsResult, SetModelParams, SetModelResult,
+    StateChangeParams, StatsResult, ToolsResult,
 };
 
 /// A method's params: how they are read from a request.
@@ -393,7 +393,7 @@ notifications! {
     /// A prompt began.
     AgentStart = "agent/start" { summary: "Agent began processing a prompt", params: NoParams }
     /// A prompt finished.
-    AgentEnd = "agent/end" { summary: "Agent finished with full result", params: AgentEndParams }
+    AgentEnd = "agent/end" { summary: "Agent finished with full result", params: TurnResult }
     /// The loop failed.
     AgentError = "agent/error" { summary: "Agent loop encountered an error", params: AgentErrorParams }
     /// The loop's state changed.

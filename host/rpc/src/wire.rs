@@ -7,21 +7,20 @@
 //! document in `schemas/rho-rpc.openrpc.json` is generated from these types and the host's
 //! (`openrpc.rs`). A field that
 //! holds one of a fixed set of words is an enum, never a `String`: a host enum where the host
-//! has one (its serde spelling is the wire's and its derived schema lists its values;
-//! [`FinishReason`], which also keeps values rho does not know, has its value set built from
-//! its own list, `---------- value sets ----------`), or, where the host value carries data
+//! has one (its serde spelling is the wire's and its schema lists its values; [`FinishReason`],
+//! which also keeps values rho does not know, builds its value set from its own list), or,
+//! where the host value carries data
 //! (a server's error, a skill's plugin), a wire enum converted from it by an exhaustive match
 //! (`---------- wire enums ----------`). Either way the document lists exactly what the host
 //! can send.
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 
 use rho_component::{Diagnostic, RiskLevel, Scope, SkillSource, ToolOrigin};
 use rho_core::provider::{FinishReason, Role};
-use rho_core::session::{CallOutcome, LoopState};
+use rho_core::session::LoopState;
 use rho_core::{PluginStatus, ProviderSource, ServerSource, ServerStatus};
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod notifications;
@@ -31,31 +30,6 @@ mod results;
 pub use notifications::*;
 pub use params::*;
 pub use results::*;
-
-// ---------- value sets ----------
-
-/// The schema of [`FinishReason`]: one of the reasons rho knows, or any other string a
-/// provider sent (kept as it came).
-struct FinishReasonValues;
-
-impl JsonSchema for FinishReasonValues {
-    fn schema_name() -> Cow<'static, str> {
-        "FinishReason".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let known: Vec<&str> = FinishReason::KNOWN
-            .iter()
-            .map(FinishReason::as_str)
-            .collect();
-        json_schema!({
-            "anyOf": [
-                { "type": "string", "enum": known },
-                { "type": "string" },
-            ]
-        })
-    }
-}
 
 // ---------- wire enums ----------
 //
@@ -155,34 +129,6 @@ impl From<&ToolOrigin> for ToolSourceWire {
             ToolOrigin::Builtin => Self::Builtin,
             ToolOrigin::Mcp { .. } => Self::Mcp,
             ToolOrigin::Wasm { .. } => Self::Wasm,
-        }
-    }
-}
-
-/// What happened to one tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OutcomeKindWire {
-    /// The tool ran and succeeded.
-    Success,
-    /// The tool ran and failed, or could not run (`message` says why).
-    Error,
-    /// The approval gate or the user refused it.
-    Denied,
-    /// The user redirected instead of approving; the batch was abandoned.
-    Redirected,
-    /// The user aborted while it ran.
-    Cancelled,
-}
-
-impl From<&CallOutcome> for OutcomeKindWire {
-    fn from(outcome: &CallOutcome) -> Self {
-        match outcome {
-            CallOutcome::Success => Self::Success,
-            CallOutcome::Error { .. } => Self::Error,
-            CallOutcome::Denied => Self::Denied,
-            CallOutcome::Redirected => Self::Redirected,
-            CallOutcome::Cancelled => Self::Cancelled,
         }
     }
 }
@@ -287,22 +233,6 @@ mod tests {
             },
         ] {
             assert_eq!(spelling(ToolSourceWire::from(&o)), o.kind());
-        }
-        for o in [
-            CallOutcome::Success,
-            CallOutcome::Error {
-                message: "m".to_owned(),
-            },
-            CallOutcome::Denied,
-            CallOutcome::Redirected,
-            CallOutcome::Cancelled,
-        ] {
-            let host = serde_json::to_value(&o).ok().map(|v| v["kind"].clone());
-            assert_eq!(
-                serde_json::to_value(OutcomeKindWire::from(&o)).ok(),
-                host,
-                "{o:?}"
-            );
         }
     }
 }

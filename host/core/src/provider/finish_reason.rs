@@ -3,8 +3,10 @@
 //! the OpenAI-compatible `finish_reason` values, plus the session's own `max_iterations` and
 //! `aborted`; a value a provider sends that rho does not know is kept as it came.
 
+use std::borrow::Cow;
 use std::fmt;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Why the model stopped answering, or why the prompt ended.
@@ -63,6 +65,24 @@ impl FinishReason {
             Self::Aborted => "aborted",
             Self::Other(value) => value,
         }
+    }
+}
+
+/// One of the reasons rho knows, or any other string a provider sent (kept as it came): the
+/// value set is built from [`FinishReason::KNOWN`], so the schema cannot miss a reason.
+impl JsonSchema for FinishReason {
+    fn schema_name() -> Cow<'static, str> {
+        "FinishReason".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let known: Vec<&str> = Self::KNOWN.iter().map(Self::as_str).collect();
+        json_schema!({
+            "anyOf": [
+                { "type": "string", "enum": known },
+                { "type": "string" },
+            ]
+        })
     }
 }
 

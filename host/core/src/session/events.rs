@@ -41,8 +41,8 @@ pub struct ContextSnapshot {
 }
 
 /// What happened to one tool call (reported in `agent/end`, kept on the call's tool message in
-/// the session file).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// the session file): `{"kind": …}`, with `message` for `error`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CallOutcome {
     /// The tool ran and succeeded.
@@ -61,7 +61,7 @@ pub enum CallOutcome {
 }
 
 /// One tool call of a prompt, for `agent/end`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CallRecord {
     /// The exported tool name.
@@ -74,8 +74,8 @@ pub struct CallRecord {
     pub duration_ms: u64,
 }
 
-/// How a prompt ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// How a prompt ended (`agent/end`).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnResult {
     /// The model's final text.

@@ -16,50 +16,6 @@ pub struct DeltaParams {
     pub delta: String,
 }
 
-/// What happened to one call.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct OutcomeWire {
-    /// `success`, `error`, `denied`, `redirected` or `cancelled`.
-    pub kind: OutcomeKindWire,
-    /// The first line of the failure, for `error`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-/// One tool call of a prompt.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CallRecordWire {
-    /// The exported tool name.
-    pub name: String,
-    /// The arguments as the model wrote them.
-    pub arguments: String,
-    /// What happened.
-    pub outcome: OutcomeWire,
-    /// How long it ran.
-    pub duration_ms: u64,
-}
-
-/// `agent/end`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AgentEndParams {
-    /// The model's final text.
-    pub reply: String,
-    /// Model requests made.
-    pub iterations: u32,
-    /// Tokens of this prompt.
-    pub usage: rho_core::provider::Usage,
-    /// Every tool call.
-    pub tool_calls: Vec<CallRecordWire>,
-    /// Wall time.
-    pub duration_ms: u64,
-    /// `stop`, `length`, `max_iterations`, `aborted`, ... (another provider's value as it
-    /// came).
-    #[schemars(with = "FinishReasonValues")]
-    pub finish_reason: FinishReason,
-}
-
 /// `agent/error`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AgentErrorParams {

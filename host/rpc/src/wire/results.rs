@@ -14,7 +14,6 @@ pub struct PromptResult {
     pub reply: String,
     /// `stop`, `length`, `max_iterations`, `aborted`, ... (another provider's value as it
     /// came).
-    #[schemars(with = "FinishReasonValues")]
     pub finish_reason: FinishReason,
 }
 

@@ -486,6 +486,90 @@ fn a_saved_session_is_resumed_with_continue_and_listed() {
     assert_eq!(std::fs::read_dir(dir).unwrap().count(), 1);
 }
 
+/// rho in JSON-RPC mode in `workspace` (with `flags`), fed `lines` (stdin closed after them):
+/// each answer by its id.
+fn answers_in(
+    sandbox: &Sandbox,
+    workspace: &Path,
+    flags: &[&str],
+    lines: &[Value],
+) -> std::collections::BTreeMap<u64, Value> {
+    let mut child = sandbox
+        .command_in(workspace, flags)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|m| Some((m["id"].as_u64()?, m)))
+        .collect()
+}
+
+/// A workspace whose path is not UTF-8 keeps its conversation: the session file's header
+/// records the path as its bytes (serde refuses such a path as text, which used to fail every
+/// prompt there before its first line was saved), and `--continue` finds the session again.
+#[test]
+fn a_session_in_a_workspace_whose_path_is_not_utf8_is_saved_and_continued() {
+    use std::os::unix::ffi::OsStrExt;
+
+    let sandbox = Sandbox::new();
+    let workspace = sandbox
+        .dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"w\xe9rk"));
+    std::fs::create_dir_all(&workspace).unwrap();
+    let model = Model::start(
+        &sandbox.dir.path().join("model"),
+        &json!([{"content": "first answer"}, {"content": "second answer"}]),
+    );
+    let endpoint = model.endpoint();
+    let prompt = |id: u64, message: &str| json!({"jsonrpc": "2.0", "id": id, "method": "prompt", "params": {"message": message}});
+    let first = answers_in(
+        &sandbox,
+        &workspace,
+        &["rpc", "--endpoint", &endpoint, "--model", "m"],
+        &[prompt(1, "hello")],
+    );
+    assert_eq!(first[&1]["result"]["reply"], "first answer", "{first:#?}");
+    let again = answers_in(
+        &sandbox,
+        &workspace,
+        &["rpc", "--continue", "--endpoint", &endpoint, "--model", "m"],
+        &[
+            json!({"jsonrpc": "2.0", "id": 2, "method": "listSessions"}),
+            prompt(3, "and then?"),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "getMessages"}),
+        ],
+    );
+    assert_eq!(
+        again[&2]["result"]["sessions"].as_array().map(Vec::len),
+        Some(1),
+        "{again:#?}"
+    );
+    assert_eq!(again[&3]["result"]["reply"], "second answer", "{again:#?}");
+    let contents: Vec<&str> = again[&4]["result"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        contents,
+        ["hello", "first answer", "and then?", "second answer"],
+        "{again:#?}"
+    );
+}
+
 /// A skill directory whose name is not UTF-8 is refused with a diagnostic, and the listing
 /// that carries it is still answered: the path is written as text with U+FFFD (serde alone
 /// fails on such a path, which used to turn the whole `listExtensions`, or `getState` in such
@@ -532,34 +616,20 @@ fn a_diagnostic_about_a_path_that_is_not_utf8_does_not_lose_the_listing() {
         .join(std::ffi::OsStr::from_bytes(b"w\xe9rk"));
     std::fs::create_dir_all(&workspace).unwrap();
     let endpoint = model.endpoint();
-    let args = [
-        "rpc",
-        "--ephemeral",
-        "--endpoint",
-        &endpoint,
-        "--model",
-        "m",
-    ];
-    let mut child = sandbox
-        .command_in(&workspace, &args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getState\"}\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let state: Value = stdout
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|m| m["id"] == 1)
-        .unwrap_or_else(|| panic!("no answer to getState: {stdout}"));
+    let answers = answers_in(
+        &sandbox,
+        &workspace,
+        &[
+            "rpc",
+            "--ephemeral",
+            "--endpoint",
+            &endpoint,
+            "--model",
+            "m",
+        ],
+        &[json!({"jsonrpc": "2.0", "id": 1, "method": "getState"})],
+    );
+    let state = &answers[&1];
     assert!(
         state["result"]["cwd"]
             .as_str()

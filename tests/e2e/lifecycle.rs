@@ -469,3 +469,44 @@ fn inspect_quotes_arguments_a_shell_would_split_or_drop() {
         inspect.stdout
     );
 }
+
+/// A package installed from a directory whose path is not UTF-8 is installed and recorded:
+/// `plugins.toml` keeps the source path as its bytes (serde refuses it as text, which used to
+/// fail the command after the copy was in place), and it reads back as the same path.
+#[test]
+fn an_install_from_a_path_that_is_not_utf8_is_recorded() {
+    use std::os::unix::ffi::OsStrExt;
+
+    let sb = Sandbox::new();
+    let src = sb
+        .outside("sources")
+        .join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    make_plugin(&src, "odd-source");
+    let run = Run::from(
+        sb.command(&["plugins", "install"])
+            .arg(&src)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    assert!(run.stdout.contains("odd-source"), "{}", run.stdout);
+    assert_eq!(sb.plugin("odd-source")["origin"], "install");
+    let inspect = sb
+        .rho(&["plugins", "inspect", "odd-source", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        inspect["installed_from"],
+        src.to_string_lossy().as_ref(),
+        "{inspect:#}"
+    );
+    // Another change to the state file keeps the record as it was.
+    sb.rho(&["plugins", "disable", "odd-source"]).ok();
+    let inspect = sb
+        .rho(&["plugins", "inspect", "odd-source", "--json"])
+        .ok()
+        .json();
+    assert_eq!(inspect["installed_from"], src.to_string_lossy().as_ref());
+    assert_eq!(inspect["enabled"], false, "{inspect:#}");
+}

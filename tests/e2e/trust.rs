@@ -158,3 +158,35 @@ fn a_corrupt_trust_store_trusts_nothing_and_says_so() {
     let text = doctor.to_string();
     assert!(text.contains("trusted-plugins.toml"), "{doctor:#}");
 }
+
+/// A project whose path is not UTF-8 can trust its plugins: the trust record keeps the
+/// plugin root as its bytes (serde refuses it as text, which used to make `plugins trust` fail
+/// there, so such a project's servers could never start), and reads back as the same root.
+#[test]
+fn a_plugin_in_a_project_whose_path_is_not_utf8_can_be_trusted() {
+    use std::os::unix::ffi::OsStrExt;
+
+    let sb = Sandbox::new();
+    let project = sb
+        .outside("projects")
+        .join(std::ffi::OsStr::from_bytes(b"w\xe9rk"));
+    let dir = project.join(".agents/plugins/pp");
+    make_plugin(&dir, "pp");
+    write_script(
+        &dir.join("bin/server"),
+        &format!("#!/bin/sh\nexec '{FAKE}' --mode ok\n"),
+    );
+    make_mcp(
+        &dir,
+        r#"{"srv": {"type": "stdio", "command": "./bin/server"}}"#,
+    );
+    let trust = |args: &[&str]| sb.rho_in(&project, args).ok();
+    let before = trust(&["plugins", "inspect", "pp", "--json"]).json();
+    assert_eq!(before["trust"], "untrusted", "{before:#}");
+    let trusted = trust(&["plugins", "trust", "pp", "--json"]).json();
+    assert_eq!(trusted["trusted"], true, "{trusted:#}");
+    let after = trust(&["plugins", "inspect", "pp", "--json"]).json();
+    assert_eq!(after["trust"], "trusted", "{after:#}");
+    let list = trust(&["mcp", "list", "--connect", "--json"]).json();
+    assert_eq!(mcp_server(&list, "pp/srv")["status"], "started", "{list:#}");
+}

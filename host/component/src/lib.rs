@@ -21,6 +21,7 @@ mod civil_time;
 mod diagnostic;
 pub mod endpoint;
 mod env_name;
+pub mod exact_path;
 mod json_schema;
 pub mod lossy_path;
 mod mcp_server;

@@ -97,16 +97,22 @@ fn root(workspace: &Path) -> Value {
     json!({ "uri": file_uri(&absolute), "name": name })
 }
 
-/// `file://` plus the path, percent-encoded (RFC 3986: everything but unreserved characters
-/// and the separators a path keeps).
+/// `file://` plus the path's own bytes, percent-encoded (RFC 3986: everything but unreserved
+/// characters and the separators a path keeps), so a path that is not UTF-8 names the same
+/// directory (its text with U+FFFD would name none). A backslash is a separator only on
+/// Windows; elsewhere it is a character of the name and is encoded.
 pub(crate) fn file_uri(path: &Path) -> String {
-    let text = path.to_string_lossy();
-    let text = text.replace('\\', "/");
+    let bytes = path.as_os_str().as_encoded_bytes();
+    #[cfg(windows)]
+    let bytes: Vec<u8> = bytes
+        .iter()
+        .map(|&b| if b == b'\\' { b'/' } else { b })
+        .collect();
     let mut uri = String::from("file://");
-    if !text.starts_with('/') {
+    if bytes.first() != Some(&b'/') {
         uri.push('/');
     }
-    for byte in text.bytes() {
+    for &byte in bytes.iter() {
         match byte {
             b'A'..=b'Z'
             | b'a'..=b'z'
@@ -225,5 +231,14 @@ mod tests {
             file_uri(Path::new("/a/b c/é#?%")),
             "file:///a/b%20c/%C3%A9%23%3F%25"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_that_is_not_utf8_keeps_its_bytes_in_its_uri() {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = Path::new(std::ffi::OsStr::from_bytes(b"/w/caf\xe9"));
+        assert_eq!(file_uri(odd), "file:///w/caf%E9");
+        assert_eq!(file_uri(Path::new("/w/a\\b")), "file:///w/a%5Cb");
     }
 }

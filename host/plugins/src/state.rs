@@ -33,8 +33,12 @@ pub struct PluginState {
     /// `false` disables the plugin; missing means enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// Where `rho plugins install` copied the package from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Where `rho plugins install` copied the package from (its bytes when it is not UTF-8).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "rho_component::exact_path::option"
+    )]
     pub installed_from: Option<PathBuf>,
 }
 

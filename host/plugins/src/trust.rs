@@ -68,6 +68,8 @@ struct TrustFile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TrustRecord {
+    /// The plugin root (its bytes when it is not UTF-8).
+    #[serde(with = "rho_component::exact_path")]
     root: PathBuf,
     name: String,
     fingerprint: String,

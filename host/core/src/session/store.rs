@@ -20,8 +20,6 @@ use serde::{Deserialize, Serialize};
 use crate::ServerToolset;
 use crate::provider::{ChatMessage, Role, Usage};
 
-mod workspace_path;
-
 /// The format version written in headers.
 pub const SESSION_FORMAT_VERSION: u32 = 1;
 
@@ -38,8 +36,8 @@ pub enum Entry {
         version: u32,
         /// The session id (the file stem).
         id: String,
-        /// The workspace (its bytes when it is not UTF-8: `store/workspace_path.rs`).
-        #[serde(with = "workspace_path")]
+        /// The workspace (its bytes when it is not UTF-8: `rho_component::exact_path`).
+        #[serde(with = "rho_component::exact_path")]
         cwd: PathBuf,
         /// Seconds since the Unix epoch.
         created: u64,

@@ -28,6 +28,20 @@ fn project_plugin(sb: &Sandbox) -> (PathBuf, PathBuf) {
     (dir, marker)
 }
 
+/// A plugin `name` at `dir` whose one server, `srv`, is `./bin/server`: a script that becomes
+/// `fake-mcp`.
+fn fake_server_plugin(dir: &Path, name: &str) {
+    make_plugin(dir, name);
+    write_script(
+        &dir.join("bin/server"),
+        &format!("#!/bin/sh\nexec '{FAKE}' --mode ok\n"),
+    );
+    make_mcp(
+        dir,
+        r#"{"srv": {"type": "stdio", "command": "./bin/server"}}"#,
+    );
+}
+
 fn status(sb: &Sandbox) -> Value {
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
     mcp_server(&list, "pp/srv").clone()
@@ -124,15 +138,7 @@ fn trust_is_bound_to_the_launch_spec() {
 fn user_plugins_need_no_trust() {
     let sb = Sandbox::new();
     let dir = sb.user_plugins().join("up");
-    make_plugin(&dir, "up");
-    write_script(
-        &dir.join("bin/server"),
-        &format!("#!/bin/sh\nexec '{FAKE}' --mode ok\n"),
-    );
-    make_mcp(
-        &dir,
-        r#"{"srv": {"type": "stdio", "command": "./bin/server"}}"#,
-    );
+    fake_server_plugin(&dir, "up");
     let list = sb.rho(&["mcp", "list", "--connect", "--json"]).ok().json();
     assert_eq!(mcp_server(&list, "up/srv")["status"], "started");
     let run = sb.rho(&["plugins", "trust", "up"]);
@@ -171,15 +177,7 @@ fn a_plugin_in_a_project_whose_path_is_not_utf8_can_be_trusted() {
         .outside("projects")
         .join(std::ffi::OsStr::from_bytes(b"w\xe9rk"));
     let dir = project.join(".agents/plugins/pp");
-    make_plugin(&dir, "pp");
-    write_script(
-        &dir.join("bin/server"),
-        &format!("#!/bin/sh\nexec '{FAKE}' --mode ok\n"),
-    );
-    make_mcp(
-        &dir,
-        r#"{"srv": {"type": "stdio", "command": "./bin/server"}}"#,
-    );
+    fake_server_plugin(&dir, "pp");
     let trust = |args: &[&str]| sb.rho_in(&project, args).ok();
     let before = trust(&["plugins", "inspect", "pp", "--json"]).json();
     assert_eq!(before["trust"], "untrusted", "{before:#}");

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rho_e2e::{Sandbox, make_mcp, make_plugin, mcp_server, write, write_script};
+use rho_e2e::{Sandbox, make_fifo, make_mcp, make_plugin, mcp_server, write, write_script};
 use serde_json::Value;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-mcp");
@@ -163,6 +163,25 @@ fn a_corrupt_trust_store_trusts_nothing_and_says_so() {
     let doctor = sb.rho(&["doctor", "--json", "--no-connect"]).json();
     let text = doctor.to_string();
     assert!(text.contains("trusted-plugins.toml"), "{doctor:#}");
+}
+
+/// A trust store that is a FIFO is refused at once, never opened (opening it would wait for a
+/// writer and hang every command): nothing is trusted, and trusting says why.
+#[test]
+fn a_trust_store_that_is_a_fifo_is_refused_without_waiting() {
+    let sb = Sandbox::new();
+    let (_, marker) = project_plugin(&sb);
+    make_fifo(&sb.rho_home.join("trusted-plugins.toml"));
+    let tools = sb.rho(&["tools", "list", "--json"]).ok().json();
+    assert_eq!(tools["servers"][0]["status"], "untrusted", "{tools:#}");
+    let run = sb.rho(&["plugins", "trust", "pp"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("trusted-plugins.toml") && run.stderr.contains("not a regular file"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(started(&marker), 0);
 }
 
 /// A project whose path is not UTF-8 can trust its plugins: the trust record keeps the

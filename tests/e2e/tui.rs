@@ -614,6 +614,28 @@ fn an_untrusted_project_plugin_is_asked_about_on_screen() {
     quit(&tmux);
 }
 
+/// A yes that cannot be recorded (the trust store is a directory here) is said on screen, and
+/// the plugin stays off, instead of the answer vanishing into the log.
+#[test]
+fn a_trust_that_cannot_be_recorded_is_said_on_screen() {
+    let sandbox = Sandbox::new();
+    let dir = sandbox.project_plugins().join("pp");
+    make_plugin(&dir, "pp");
+    make_mcp(
+        &dir,
+        r#"{"srv": {"type": "stdio", "command": "./bin/server"}}"#,
+    );
+    write_script(&dir.join("bin/server"), "#!/bin/sh\nexit 1\n");
+    std::fs::create_dir_all(sandbox.rho_home.join("trusted-plugins.toml")).unwrap();
+    let model = model(&sandbox, &json!([]));
+    let tmux = tui_starting(&sandbox, &model, &["--ephemeral"]);
+    tmux.wait_for("The project plugin pp is not trusted yet");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("could not record your trust in pp");
+    assert!(screen.contains("not a regular file"), "{screen}");
+    quit(&tmux);
+}
+
 #[test]
 fn a_resize_rewraps_the_conversation_and_80x24_stays_usable() {
     let sandbox = Sandbox::new();

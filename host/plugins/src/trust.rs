@@ -58,6 +58,9 @@ impl TrustState {
     }
 }
 
+/// The largest trust store rho reads (about 4,000 records).
+const TRUST_STORE_MAX_BYTES: u64 = 1024 * 1024;
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TrustFile {
@@ -90,13 +93,18 @@ impl TrustStore {
     /// Reads the store at `path` (missing: empty). A store that cannot be read trusts nothing
     /// and says why.
     pub fn load(path: &Path) -> Result<Self, PluginError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        // Bounded, and refused rather than opened when it is not a regular file: a FIFO or a
+        // device put in its place cannot stall rho or feed it without end.
+        let text = match rho_component::read_regular(path, TRUST_STORE_MAX_BYTES) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| PluginError::StateFile {
+                path: path.to_path_buf(),
+                message: "not a valid trust store: it is not UTF-8 text".to_owned(),
+            })?,
+            Err(e) if e.is_not_found() => String::new(),
             Err(e) => {
-                return Err(PluginError::Io {
+                return Err(PluginError::StateFile {
                     path: path.to_path_buf(),
-                    error: e,
+                    message: e.problem(),
                 });
             }
         };

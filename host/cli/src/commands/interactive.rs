@@ -36,12 +36,14 @@ impl Browser for ScreenBrowser {
     }
 }
 
-/// Asks about each untrusted project plugin on screen; trusts those the user says yes to.
-/// Whether any was trusted.
+/// Asks about each untrusted project plugin on screen; trusts those the user says yes to, and
+/// says so on screen when a yes cannot be recorded (the plugin stays untrusted). Whether any
+/// was trusted.
 async fn ask_trust(
     ctx: &Context,
     registry: &Registry,
     confirms: &mpsc::UnboundedSender<rho_tui::Confirm>,
+    notices: &mpsc::UnboundedSender<String>,
 ) -> bool {
     let mut trusted_any = false;
     for question in registry.trust_questions() {
@@ -59,7 +61,13 @@ async fn ask_trust(
             .and_then(|mut store| store.trust(record));
         match trusted {
             Ok(()) => trusted_any = true,
-            Err(e) => tracing::warn!("cannot trust {}: {e}", record.name),
+            Err(e) => {
+                tracing::warn!("cannot trust {}: {e}", record.name);
+                let _ = notices.send(format!(
+                    "rho could not record your trust in {}, so its servers and tools stay off: {e}",
+                    record.name
+                ));
+            }
         }
     }
     trusted_any
@@ -67,6 +75,7 @@ async fn ask_trust(
 
 pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<ExitCode> {
     let (notices_tx, notices) = mpsc::unbounded_channel();
+    let trust_notices = notices_tx.clone();
     let (confirms_tx, confirms) = mpsc::unbounded_channel();
     // A person is at the terminal: a login may open their browser (not in CI), and they can
     // answer servers' forms on the tool cards.
@@ -90,11 +99,12 @@ pub fn run(ctx: &Context, args: RpcArgs, started_at: Instant) -> anyhow::Result<
         };
         let start = async move {
             let mut registry = first;
-            if ask_trust(ctx, &registry, &confirms_tx).await {
+            if ask_trust(ctx, &registry, &confirms_tx, &trust_notices).await {
                 // Trusted now: load again so its servers and tools mount.
                 registry = ctx.registry()?;
             }
             drop(confirms_tx);
+            drop(trust_notices);
             let options = host_options(ctx, registry, args.session, login, true);
             debug_assert_eq!(resumed, !matches!(options.start, SessionStart::New));
             Ok::<_, anyhow::Error>(SessionHost::start(options).await?)

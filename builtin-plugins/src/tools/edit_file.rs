@@ -91,9 +91,10 @@ fn edit(sandbox: &Sandbox, args: &Args) -> ToolOutput {
         Ok(_) => {}
         Err(e) => return ToolOutput::error(format!("cannot read `{shown}`: {e}")),
     }
-    let bytes = match fs::read(&path) {
+    // Checked again on the opened descriptor: a FIFO swapped in since is refused, not read.
+    let bytes = match rho_component::read_regular(&path, MAX_FILE_BYTES) {
         Ok(bytes) => bytes,
-        Err(e) => return ToolOutput::error(format!("cannot read `{shown}`: {e}")),
+        Err(e) => return ToolOutput::error(format!("cannot read `{shown}`: {}", e.problem())),
     };
     let Ok(text) = String::from_utf8(bytes) else {
         return ToolOutput::error(format!(

@@ -212,10 +212,8 @@ pub fn fingerprint(record: &PluginRecord) -> Result<String, PluginError> {
     field("root", root.as_os_str().as_encoded_bytes());
     if !record.package.mcp_servers.is_empty() {
         let mcp = root.join(MCP_FILE);
-        let text = std::fs::read(&mcp).map_err(|error| PluginError::Io {
-            path: mcp.clone(),
-            error,
-        })?;
+        let text = rho_component::read_regular(&mcp, crate::mcp_config::MCP_CONFIG_MAX_BYTES)
+            .map_err(|e| untrustable(&mcp, &e))?;
         field("mcp.json", &text);
     }
     for spec in &record.package.mcp_servers {
@@ -244,12 +242,24 @@ pub fn fingerprint(record: &PluginRecord) -> Result<String, PluginError> {
     Ok(format!("sha256:{}", hex(&digest)))
 }
 
+/// A file the fingerprint cannot read (gone, swapped for a FIFO or a device, too large).
+fn untrustable(path: &Path, error: &rho_component::FileError) -> PluginError {
+    PluginError::StateFile {
+        path: path.to_path_buf(),
+        message: format!("cannot fingerprint it: {}", error.problem()),
+    }
+}
+
+/// The SHA-256 of an executable's first [`MAX_HASHED_BYTES`]; opened only when it is a regular
+/// file (a FIFO swapped in after the package was loaded would otherwise block the open).
 fn file_digest(path: &Path) -> Result<Vec<u8>, PluginError> {
     let io = |error| PluginError::Io {
         path: path.to_path_buf(),
         error,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = rho_component::RegularFile::open(path, u64::MAX)
+        .map_err(|e| untrustable(path, &e))?
+        .into_file();
     let mut reader = file.take(MAX_HASHED_BYTES);
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
@@ -265,4 +275,39 @@ fn file_digest(path: &Path) -> Result<Vec<u8>, PluginError> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// An executable swapped for a FIFO after its package was loaded is refused at once, never
+    /// opened for reading (the open would wait for a writer).
+    #[test]
+    fn a_fifo_is_not_fingerprinted() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("server");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(file_digest(&fifo).map_err(|e| e.to_string()));
+        });
+        let refused = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("file_digest blocked on a FIFO");
+        let message = refused.unwrap_err();
+        assert!(message.contains("not a regular file"), "{message}");
+        let regular = dir.path().join("regular");
+        std::fs::write(&regular, b"#!/bin/sh\n").unwrap();
+        assert_eq!(
+            file_digest(&regular).unwrap(),
+            Sha256::digest(b"#!/bin/sh\n").to_vec()
+        );
+    }
 }

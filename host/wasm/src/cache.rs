@@ -41,6 +41,10 @@ const TRAILER_LEN: usize = 8 + 4 + 4 + MAGIC.len();
 /// The most the cache directory may hold; older entries are removed past it.
 pub const MAX_CACHE_BYTES: u64 = 512 * 1024 * 1024;
 
+/// The largest cache entry read: no sound entry is larger than the whole cache. A larger file
+/// is a miss (and replaced by the next compile).
+const ENTRY_MAX_BYTES: u64 = MAX_CACHE_BYTES;
+
 /// How stale an entry's mtime may get before a hit refreshes it.
 const TOUCH_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -112,7 +116,8 @@ impl ArtifactCache {
     /// compile that follows replaces the file (never deleted here: another process may just
     /// have renamed a good one into place).
     pub(crate) fn get(&self, engine: &Engine, path: &Path) -> Option<Component> {
-        let data = fs::read(path).ok()?;
+        // Bounded, and refused unopened when it is not a regular file (a FIFO would block).
+        let data = rho_component::read_regular(path, ENTRY_MAX_BYTES).ok()?;
         if verified_payload(&data).is_none() {
             tracing::warn!(path = %path.display(), "ignoring a corrupt wasm cache entry");
             return None;

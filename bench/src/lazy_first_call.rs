@@ -22,9 +22,9 @@
 //!   echo`, timed in that process from just before the spawn to the result. It separates what
 //!   the SDK and its runtime cost from what rho adds.
 //!
-//! rho and the baseline alternate (the SDK baseline between them) (which goes first alternates too). Each server start appends
-//! its pid to a file: every rho session must start the server exactly once, on the first call
-//! (none at `ready`), or the bench stops.
+//! rho and the baseline alternate, which goes first alternating too, with the SDK baseline
+//! between them. Each server start appends its pid to a file: every rho session must start the
+//! server exactly once, on the first call (none at `ready`), or the bench stops.
 
 use std::ffi::OsStr;
 use std::path::Path;

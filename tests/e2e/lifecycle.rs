@@ -501,6 +501,18 @@ fn an_install_from_a_path_that_is_not_utf8_is_recorded() {
         src.to_string_lossy().as_ref(),
         "{inspect:#}"
     );
+    // Recorded as the path's own bytes, not as its text with U+FFFD.
+    let state = std::fs::read_to_string(sb.rho_home.join("plugins.toml")).unwrap();
+    let bytes: Vec<String> = src
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .map(u8::to_string)
+        .collect();
+    assert!(
+        state.contains(&format!("installed_from = [{}]", bytes.join(", "))),
+        "{state}"
+    );
     // Another change to the state file keeps the record as it was.
     sb.rho(&["plugins", "disable", "odd-source"]).ok();
     let inspect = sb

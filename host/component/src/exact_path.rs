@@ -9,32 +9,47 @@
 //! `Option<PathBuf>`. What is only shown, never read back, goes through
 //! [`lossy_path`](crate::lossy_path) instead.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-/// The two ways a path is written.
-#[derive(Serialize, Deserialize)]
-#[serde(untagged)]
-enum Written<'a> {
-    Text(std::borrow::Cow<'a, str>),
-    Bytes(Vec<u8>),
-}
+use serde::de::{SeqAccess, Visitor};
+use serde::{Deserializer, Serializer};
 
 /// Writes `path` as text when it is UTF-8, otherwise as its bytes.
 pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
     match path.to_str() {
-        Some(text) => Written::Text(text.into()).serialize(serializer),
-        None => Written::Bytes(bytes_of(path)).serialize(serializer),
+        Some(text) => serializer.serialize_str(text),
+        None => serializer.collect_seq(bytes_of(path)),
     }
 }
 
-/// Reads a path written by [`serialize`].
+/// Reads a path written by [`serialize`]; anything else is an error that says what was
+/// expected.
 pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<PathBuf, D::Error> {
-    Ok(match Written::deserialize(deserializer)? {
-        Written::Text(text) => PathBuf::from(text.into_owned()),
-        Written::Bytes(bytes) => path_of(bytes),
-    })
+    deserializer.deserialize_any(PathVisitor)
+}
+
+/// Text, or an array of bytes.
+struct PathVisitor;
+
+impl<'de> Visitor<'de> for PathVisitor {
+    type Value = PathBuf;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a path: its text, or an array of its bytes")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<PathBuf, E> {
+        Ok(PathBuf::from(text))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PathBuf, A::Error> {
+        let mut bytes = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(byte) = seq.next_element::<u8>()? {
+            bytes.push(byte);
+        }
+        Ok(path_of(bytes))
+    }
 }
 
 /// The same for an `Option<PathBuf>` (`None` is written as nothing when the field is skipped,
@@ -110,6 +125,8 @@ mod tests {
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
 
+    use serde::{Deserialize, Serialize};
+
     use super::*;
 
     #[derive(Serialize, Deserialize, PartialEq, Debug)]
@@ -133,7 +150,13 @@ mod tests {
         assert_eq!(text, r#"{"cwd":[47,119,47,99,97,102,233]}"#);
         assert_eq!(serde_json::from_str::<Holder>(&text).unwrap(), odd);
         // Anything else is refused, not guessed.
-        assert!(serde_json::from_str::<Holder>(r#"{"cwd":7}"#).is_err());
+        let wrong = serde_json::from_str::<Holder>(r#"{"cwd":7}"#).unwrap_err();
+        assert!(
+            wrong
+                .to_string()
+                .contains("expected a path: its text, or an array of its bytes"),
+            "{wrong}"
+        );
         assert!(serde_json::from_str::<Holder>(r#"{"cwd":[256]}"#).is_err());
     }
 

@@ -2,15 +2,17 @@
 //! the MCP SDK rho is built on doing the same first call with nothing of rho around it.
 //!
 //! `sdk_first_call SERVER [ARGS...]` reads one line per run from stdin. For each `run` it
-//! spawns `SERVER ARGS...` (its environment is this process's, which the bench clears), does
+//! spawns `SERVER ARGS...` (its environment is this process's, which the bench clears), and
+//! does
 //! `rmcp`'s `initialize` handshake (the era a known server's cache entry records, so no
 //! `server/discover` probe, as rho does), calls the server's `echo` tool, and times that from
 //! just before the spawn to the call's result; then it times a second call on the same
 //! process, stops the server and writes `<first µs> <second µs>` on one line (`error: …`
 //! when a step failed). End of input ends it.
 //!
-//! It runs on a two-worker tokio runtime, as `rho` does, each run on the runtime's main task. It lives in `rho-mcp` because `rmcp`
-//! may appear in no other crate (`docs/benchmarks.md`, `lazy-first-call`).
+//! It runs on a two-worker tokio runtime, as `rho` does, each run on the runtime's main task.
+//! It lives in `rho-mcp` because `rmcp` may appear in no other crate (`docs/benchmarks.md`,
+//! `lazy-first-call`).
 //!
 //! `cargo build --release -p rho-mcp --example sdk_first_call`
 
@@ -77,19 +79,28 @@ async fn one_run(
         .await
         .map_err(|e| format!("first call failed: {e}"))?;
     let first = start.elapsed();
-    if result.is_error == Some(true) {
-        return Err("the server marked the first call an error".into());
-    }
+    check_echo(&result, "first")?;
     let start = Instant::now();
     let result = service
         .call_tool(call())
         .await
         .map_err(|e| format!("second call failed: {e}"))?;
     let second = start.elapsed();
-    if result.is_error == Some(true) {
-        return Err("the server marked the second call an error".into());
-    }
+    check_echo(&result, "second")?;
     drop(service);
     let _ = child.kill().await;
     Ok((first, second))
+}
+
+/// Fails unless `result` is `fake-mcp`'s answer to `echo` (as the bench checks its bare
+/// client's): checked after the clock stops.
+fn check_echo(result: &rmcp::model::CallToolResult, which: &str) -> Result<(), String> {
+    let text = serde_json::to_value(&result.content)
+        .ok()
+        .and_then(|content| content[0]["text"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    if result.is_error == Some(true) || !text.starts_with("called echo") {
+        return Err(format!("the {which} call did not echo: {text:?}"));
+    }
+    Ok(())
 }

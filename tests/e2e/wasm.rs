@@ -1262,3 +1262,32 @@ fn inspecting_an_untrusted_project_plugin_compiles_and_runs_nothing() {
         "trusted: compiled and cached"
     );
 }
+
+/// Under a `RHO_HOME` whose path is not UTF-8, `rho plugins new` cannot name the SDK it carries
+/// in the new plugin's `Cargo.toml` (UTF-8 text): it says so and how to go on, and writes no
+/// plugin directory, instead of naming a directory that does not exist.
+#[test]
+fn plugins_new_refuses_an_sdk_path_that_is_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+
+    let sb = Sandbox::new();
+    let odd_home = sb
+        .outside("homes")
+        .join(std::ffi::OsStr::from_bytes(b"h\xe9"))
+        .join(".rho");
+    std::fs::create_dir_all(&odd_home).unwrap();
+    let run = Run::from(
+        sb.command(&["plugins", "new", "odd-tools", "--tool", "count"])
+            .env("RHO_HOME", &odd_home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("is not a UTF-8 path") && run.stderr.contains("--sdk-path"),
+        "{}",
+        run.stderr
+    );
+    assert!(!sb.project.join("odd-tools").exists());
+}

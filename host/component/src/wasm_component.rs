@@ -63,7 +63,9 @@ pub struct WasmComponentSpec {
     pub plugin: String,
     /// The component name (the file stem under `dev.rho/tools/`).
     pub name: String,
-    /// The resolved `.wasm` path, inside the plugin root.
+    /// The resolved `.wasm` path, inside the plugin root (written as text, U+FFFD for bytes
+    /// that are not).
+    #[serde(serialize_with = "crate::lossy_path::serialize")]
     pub path: PathBuf,
     /// Workspace access (default: none).
     pub workspace: WorkspaceAccess,

@@ -87,7 +87,16 @@ pub fn new_plugin(
         }
         None => ensure_sdk(&ctx.paths.sdk_root())?,
     };
-    let dependency = format!("{{ path = {} }}", toml_string(&sdk.to_string_lossy()));
+    // Cargo.toml is UTF-8 text: a path that is not cannot be named there (its lossy text would
+    // name a directory that does not exist).
+    let Some(sdk_text) = sdk.to_str() else {
+        bail!(
+            "the SDK directory {} is not a UTF-8 path, so the new plugin's Cargo.toml cannot name \
+             it; pass --sdk-path with a UTF-8 path",
+            sdk.display()
+        );
+    };
+    let dependency = format!("{{ path = {} }}", toml_string(sdk_text));
     let fill = |text: &str| {
         text.replace("{{plugin}}", &plugin)
             .replace("{{tool}}", tool)

@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use rho_component::{FileError, FileKind, RiskLevel, ToolContext, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -75,25 +75,25 @@ fn edit(sandbox: &Sandbox, args: &Args) -> ToolOutput {
         Ok(resolved) => resolved,
         Err(output) => return output,
     };
-    match fs::metadata(&path) {
-        Ok(meta) if meta.is_dir() => {
-            return ToolOutput::error(format!("`{shown}` is a directory"));
-        }
-        Ok(meta) if !meta.is_file() => {
+    // One open, checked on the descriptor: a directory, a FIFO or a device (even one swapped in
+    // after the path was resolved) is refused unread, and the size is capped.
+    let read = rho_component::RegularFile::open(&path, MAX_FILE_BYTES)
+        .and_then(rho_component::RegularFile::read_all);
+    let bytes = match read {
+        Ok(bytes) => bytes,
+        Err(FileError::NotRegular {
+            kind: FileKind::Directory,
+            ..
+        }) => return ToolOutput::error(format!("`{shown}` is a directory")),
+        Err(FileError::NotRegular { .. }) => {
             return ToolOutput::error(format!("`{shown}` is not a regular file"));
         }
-        Ok(meta) if meta.len() > MAX_FILE_BYTES => {
+        Err(FileError::TooLarge { .. }) => {
+            let size = fs::metadata(&path).map_or(0, |meta| meta.len());
             return ToolOutput::error(format!(
-                "`{shown}` is too large to edit ({} bytes; the limit is 16 MiB)",
-                meta.len()
+                "`{shown}` is too large to edit ({size} bytes; the limit is 16 MiB)"
             ));
         }
-        Ok(_) => {}
-        Err(e) => return ToolOutput::error(format!("cannot read `{shown}`: {e}")),
-    }
-    // Checked again on the opened descriptor: a FIFO swapped in since is refused, not read.
-    let bytes = match rho_component::read_regular(&path, MAX_FILE_BYTES) {
-        Ok(bytes) => bytes,
         Err(e) => return ToolOutput::error(format!("cannot read `{shown}`: {}", e.problem())),
     };
     let Ok(text) = String::from_utf8(bytes) else {

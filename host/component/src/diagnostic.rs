@@ -145,7 +145,7 @@ pub struct Diagnostic {
     /// The component it is about: a plugin name, `plugin/skill`, `plugin/server`, a skill name.
     pub component: Option<String>,
     /// The file or directory the diagnostic is about, when there is one.
-    #[serde(serialize_with = "crate::lossy_path::serialize_optional")]
+    #[serde(serialize_with = "crate::lossy_path::option::serialize")]
     #[schemars(with = "Option<String>")]
     pub path: Option<PathBuf>,
 }

@@ -2,9 +2,10 @@
 //! which would lose a whole answer (every diagnostic of a listing) for one odd file name.
 //! These write such a path with U+FFFD in place of the bytes that are not text, as
 //! [`Path::to_string_lossy`] does; use them with `#[serde(serialize_with = "...")]` and
-//! `#[schemars(with = "String")]` (or `Option<String>`).
+//! `#[schemars(with = "String")]` (`option::serialize` and `Option<String>` for an
+//! `Option<PathBuf>`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serializer;
 
@@ -13,14 +14,22 @@ pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::
     serializer.serialize_str(&path.to_string_lossy())
 }
 
-/// Writes `path` as text (replacing what is not UTF-8), or `null`.
-pub fn serialize_optional<S: Serializer>(
-    path: &Option<PathBuf>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match path {
-        Some(path) => serialize(path, serializer),
-        None => serializer.serialize_none(),
+/// The same for an `Option<PathBuf>`, as [`exact_path::option`](crate::exact_path::option) is
+/// for `exact_path`.
+pub mod option {
+    use std::path::PathBuf;
+
+    use serde::Serializer;
+
+    /// Writes `path` as text (replacing what is not UTF-8), or `null`.
+    pub fn serialize<S: Serializer>(
+        path: &Option<PathBuf>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match path {
+            Some(path) => super::serialize(path, serializer),
+            None => serializer.serialize_none(),
+        }
     }
 }
 
@@ -30,12 +39,13 @@ mod tests {
 
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
+    use std::path::PathBuf;
 
     use super::*;
 
     #[derive(serde::Serialize)]
     struct Holder {
-        #[serde(serialize_with = "serialize_optional")]
+        #[serde(serialize_with = "option::serialize")]
         path: Option<PathBuf>,
     }
 

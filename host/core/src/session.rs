@@ -191,7 +191,7 @@ pub struct SessionStats {
     /// The session id (`None` for an ephemeral session).
     pub session_id: Option<String>,
     /// The session file.
-    #[serde(serialize_with = "rho_component::lossy_path::serialize_optional")]
+    #[serde(serialize_with = "rho_component::lossy_path::option::serialize")]
     pub session_file: Option<PathBuf>,
     /// Tokens over the session's life: the user's turns and compactions.
     pub usage: Usage,

@@ -213,7 +213,7 @@ pub fn fingerprint(record: &PluginRecord) -> Result<String, PluginError> {
     if !record.package.mcp_servers.is_empty() {
         let mcp = root.join(MCP_FILE);
         let text = rho_component::read_regular(&mcp, crate::mcp_config::MCP_CONFIG_MAX_BYTES)
-            .map_err(|e| untrustable(&mcp, &e))?;
+            .map_err(|e| untrustable(&mcp, e))?;
         field("mcp.json", &text);
     }
     for spec in &record.package.mcp_servers {
@@ -242,11 +242,16 @@ pub fn fingerprint(record: &PluginRecord) -> Result<String, PluginError> {
     Ok(format!("sha256:{}", hex(&digest)))
 }
 
-/// A file the fingerprint cannot read (gone, swapped for a FIFO or a device, too large).
-fn untrustable(path: &Path, error: &rho_component::FileError) -> PluginError {
-    PluginError::StateFile {
+/// A file the fingerprint cannot read (gone, swapped for a FIFO or a device, too large): a
+/// failed filesystem operation on it.
+fn untrustable(path: &Path, error: rho_component::FileError) -> PluginError {
+    let error = match error {
+        rho_component::FileError::Io { error, .. } => error,
+        other => std::io::Error::other(other.problem()),
+    };
+    PluginError::Io {
         path: path.to_path_buf(),
-        message: format!("cannot fingerprint it: {}", error.problem()),
+        error,
     }
 }
 
@@ -258,7 +263,7 @@ fn file_digest(path: &Path) -> Result<Vec<u8>, PluginError> {
         error,
     };
     let file = rho_component::RegularFile::open(path, u64::MAX)
-        .map_err(|e| untrustable(path, &e))?
+        .map_err(|e| untrustable(path, e))?
         .into_file();
     let mut reader = file.take(MAX_HASHED_BYTES);
     let mut hasher = Sha256::new();

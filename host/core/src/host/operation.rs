@@ -165,7 +165,7 @@ pub struct HostState {
     /// The session id (`null` when ephemeral).
     pub session_id: Option<String>,
     /// The session file (`null` when ephemeral).
-    #[serde(serialize_with = "rho_component::lossy_path::serialize_optional")]
+    #[serde(serialize_with = "rho_component::lossy_path::option::serialize")]
     #[schemars(with = "Option<String>")]
     pub session_file: Option<PathBuf>,
     /// The permission mode: `read-only`, `ask`, `ask-destructive` or `allow-all`.
@@ -207,7 +207,7 @@ pub struct SessionInfo {
     /// The session id (`null` when ephemeral).
     pub session_id: Option<String>,
     /// The session file.
-    #[serde(serialize_with = "rho_component::lossy_path::serialize_optional")]
+    #[serde(serialize_with = "rho_component::lossy_path::option::serialize")]
     #[schemars(with = "Option<String>")]
     pub session_file: Option<PathBuf>,
     /// Messages in the conversation.

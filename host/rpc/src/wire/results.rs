@@ -119,7 +119,7 @@ pub struct StatsResult {
     /// The session id (`null` when ephemeral).
     pub session_id: Option<String>,
     /// The session file.
-    #[serde(serialize_with = "rho_component::lossy_path::serialize_optional")]
+    #[serde(serialize_with = "rho_component::lossy_path::option::serialize")]
     #[schemars(with = "Option<String>")]
     pub session_file: Option<PathBuf>,
     /// Tokens over the session's life (the user's turns and compactions).

@@ -17,19 +17,18 @@ pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::
 /// The same for an `Option<PathBuf>`, as [`exact_path::option`](crate::exact_path::option) is
 /// for `exact_path`.
 pub mod option {
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
-    use serde::Serializer;
+    use serde::{Serialize, Serializer};
 
     /// Writes `path` as text (replacing what is not UTF-8), or `null`.
     pub fn serialize<S: Serializer>(
         path: &Option<PathBuf>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
-        match path {
-            Some(path) => super::serialize(path, serializer),
-            None => serializer.serialize_none(),
-        }
+        path.as_deref()
+            .map(Path::to_string_lossy)
+            .serialize(serializer)
     }
 }
 

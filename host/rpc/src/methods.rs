@@ -1,5 +1,6 @@
 //! Every RPC method and notification, each defined once. A method's entry names it, says what
-//! it does, and ties its params type to the host [`Operation`] it becomes and its result type
+//! it does (its doc comment is also its OpenRPC summary: each line's text after `///` begins
+//! with a space, so the lines joined need only their ends trimmed), and ties its params type to the host [`Operation`] it becomes and its result type
 //! to the host [`Response`] it answers with; dispatch ([`Method::decode`], [`Method::encode`]),
 //! the method list ([`METHODS`]) and the OpenRPC document (`openrpc.rs`) all come from these
 //! entries, so a method cannot exist in one place and be missing in another.
@@ -56,7 +57,6 @@ macro_rules! methods {
     ($(
         $(#[doc = $doc:literal])*
         $variant:ident = $name:literal {
-            summary: $summary:literal,
             params: $params:ty => $decode:expr,
             result: $result_name:literal, $result:ty => $encode:expr $(,)?
         }
@@ -81,9 +81,9 @@ macro_rules! methods {
                 match name { $($name => Some(Self::$variant),)* _ => None }
             }
 
-            /// What it does (the OpenRPC summary).
+            /// What it does (the OpenRPC summary): its doc comment.
             pub fn summary(self) -> &'static str {
-                match self { $(Self::$variant => $summary,)* }
+                match self { $(Self::$variant => concat!($($doc),*).trim(),)* }
             }
 
             /// The host operation a request becomes, or why its params do not fit. Params by
@@ -130,9 +130,9 @@ fn done(response: Response) -> Option<Empty> {
 }
 
 methods! {
-    /// Sends a user message (or a steering nudge).
+    /// Send a user message to the agent (or a mid-turn steering nudge when steer is true);
+    /// attachments are server resources read before the turn
     Prompt = "prompt" {
-        summary: "Send a user message to the agent (or a mid-turn steering nudge when steer is true); attachments are server resources read before the turn",
         params: PromptParams => |p| Ok(if p.steer {
             Operation::Steer(p.message)
         } else {
@@ -150,30 +150,26 @@ methods! {
             _ => None,
         },
     }
-    /// Cancels what runs.
+    /// Cancel the current operation
     Abort = "abort" {
-        summary: "Cancel the current operation",
         params: NoParams => |_| Ok(Operation::Abort),
         result: "empty", Empty => done,
     }
-    /// Forgets the conversation.
+    /// Clear conversation history
     Clear = "clear" {
-        summary: "Clear conversation history",
         params: NoParams => |_| Ok(Operation::Clear),
         result: "empty", Empty => done,
     }
-    /// Model, provider, workspace.
+    /// Return model, provider, and cwd
     GetState = "getState" {
-        summary: "Return model, provider, and cwd",
         params: NoParams => |_| Ok(Operation::GetState),
         result: "state", HostState => |r| match r {
             Response::State(state) => Some(state),
             _ => None,
         },
     }
-    /// The conversation.
+    /// Return all messages on active path
     GetMessages = "getMessages" {
-        summary: "Return all messages on active path",
         params: NoParams => |_| Ok(Operation::GetMessages),
         result: "messages", MessagesResult => |r| match r {
             Response::Messages(messages) => Some(MessagesResult {
@@ -182,108 +178,96 @@ methods! {
             _ => None,
         },
     }
-    /// Switches the model.
+    /// Switch model (id or provider:id)
     SetModel = "setModel" {
-        summary: "Switch model (id or provider:id)",
         params: SetModelParams => |p| Ok(Operation::SetModel(p.model)),
         result: "model", SetModelResult => |r| match r {
             Response::Model { model, provider } => Some(SetModelResult { model, provider }),
             _ => None,
         },
     }
-    /// Models of every provider.
+    /// List available models from providers
     ListModels = "listModels" {
-        summary: "List available models from providers",
         params: NoParams => |_| Ok(Operation::ListModels),
         result: "models", ModelsResult => |r| match r {
             Response::Models { models, errors } => Some(convert::models(models, errors)),
             _ => None,
         },
     }
-    /// Providers and reachability.
+    /// List configured providers with reachability
     ListProviders = "listProviders" {
-        summary: "List configured providers with reachability",
         params: NoParams => |_| Ok(Operation::ListProviders),
         result: "providers", ProvidersResult => |r| match r {
             Response::Providers(providers) => Some(convert::providers(providers)),
             _ => None,
         },
     }
-    /// Usage and context.
+    /// Return token budget / usage info
     GetSessionStats = "getSessionStats" {
-        summary: "Return token budget / usage info",
         params: NoParams => |_| Ok(Operation::GetSessionStats),
         result: "stats", StatsResult => |r| match r {
             Response::Stats(stats) => Some(convert::stats(&stats)),
             _ => None,
         },
     }
-    /// Saved sessions.
+    /// List previous sessions for project
     ListSessions = "listSessions" {
-        summary: "List previous sessions for project",
         params: NoParams => |_| Ok(Operation::ListSessions),
         result: "sessions", SessionsResult => |r| match r {
             Response::Sessions(sessions) => Some(SessionsResult { sessions }),
             _ => None,
         },
     }
-    /// Plugins, skills, servers, tools, diagnostics.
+    /// List loaded extensions and tools
     ListExtensions = "listExtensions" {
-        summary: "List loaded extensions and tools",
         params: NoParams => |_| Ok(Operation::ListExtensions),
         result: "extensions", ExtensionsResult => |r| match r {
             Response::Extensions(extensions) => Some(convert::extensions(*extensions)),
             _ => None,
         },
     }
-    /// The health report.
+    /// Health report: config, plugins, trust, skills, the session's MCP servers, providers
     Doctor = "doctor" {
-        summary: "Health report: config, plugins, trust, skills, the session's MCP servers, providers",
         params: NoParams => |_| Ok(Operation::Doctor),
         result: "report", DoctorResult => |r| match r {
             Response::Doctor(checks) => Some(convert::doctor(checks)),
             _ => None,
         },
     }
-    /// Loads every source again.
+    /// Reload extensions from disk (a new tool set for the next turn)
     ReloadExtensions = "reloadExtensions" {
-        summary: "Reload extensions from disk (a new tool set for the next turn)",
         params: NoParams => |_| Ok(Operation::ReloadExtensions),
         result: "extensions", ExtensionsResult => |r| match r {
             Response::Extensions(extensions) => Some(convert::extensions(*extensions)),
             _ => None,
         },
     }
-    /// Summarizes the history.
+    /// Trigger context compaction
     Compact = "compact" {
-        summary: "Trigger context compaction",
         params: NoParams => |_| Ok(Operation::Compact),
         result: "summary", CompactResult => |r| match r {
             Response::Compacted(summary) => Some(CompactResult { summary }),
             _ => None,
         },
     }
-    /// Resumes a saved session.
+    /// Resume a previous session from JSONL
     ResumeSession = "resumeSession" {
-        summary: "Resume a previous session from JSONL",
         params: ResumeSessionParams => |p| Ok(Operation::ResumeSession(p.path)),
         result: "session", SessionInfo => |r| match r {
             Response::Session(info) => Some(info),
             _ => None,
         },
     }
-    /// Starts a fresh session.
+    /// Start a fresh session (preserves model, provider, tools)
     NewSession = "newSession" {
-        summary: "Start a fresh session (preserves model, provider, tools)",
         params: NoParams => |_| Ok(Operation::NewSession),
         result: "session", SessionInfo => |r| match r {
             Response::Session(info) => Some(info),
             _ => None,
         },
     }
-    /// The tools.
+    /// List registered tools with schemas and risk levels
     ListTools = "listTools" {
-        summary: "List registered tools with schemas and risk levels",
         params: NoParams => |_| Ok(Operation::ListTools),
         result: "tools", ToolsResult => |r| match r {
             Response::Tools(specs) => Some(ToolsResult {
@@ -292,18 +276,18 @@ methods! {
             _ => None,
         },
     }
-    /// Servers' prompts as slash commands.
+    /// List every connected server's prompts as `/mcp:<server>:<prompt>` commands (listed at
+    /// connect, refreshed on prompts/list_changed)
     ListPrompts = "listPrompts" {
-        summary: "List every connected server's prompts as /mcp:<server>:<prompt> commands (listed at connect, refreshed on prompts/list_changed)",
         params: NoParams => |_| Ok(Operation::ListPrompts),
         result: "prompts", Vec<PromptCommand> => |r| match r {
             Response::Prompts(commands) => Some(commands),
             _ => None,
         },
     }
-    /// Servers' resources and templates.
+    /// List every connected server's resources and resource templates (listed at connect, refreshed
+    /// on resources/list_changed)
     ListResources = "listResources" {
-        summary: "List every connected server's resources and resource templates (listed at connect, refreshed on resources/list_changed)",
         params: NoParams => |_| Ok(Operation::ListResources),
         result: "resources", Vec<ResourceEntry> => |r| match r {
             Response::Resources(resources) => Some(
@@ -315,9 +299,9 @@ methods! {
             _ => None,
         },
     }
-    /// Suggestions for a prompt argument.
+    /// Suggest values for one argument of a prompt command (answered while a turn runs; one request
+    /// in flight per server, answers cached; `[]` on failure)
     Complete = "complete" {
-        summary: "Suggest values for one argument of a prompt command (answered while a turn runs; one request in flight per server, answers cached; [] on failure)",
         params: CompleteParams => |p| Ok(Operation::Complete {
             command: p.command,
             argument: p.argument,
@@ -329,9 +313,8 @@ methods! {
             _ => None,
         },
     }
-    /// Answers an approval request.
+    /// Respond to an approval/request; approved false with a message is a redirect
     ApprovalResponse = "approvalResponse" {
-        summary: "Respond to an approval/request; approved false with a message is a redirect",
         params: ApprovalResponseParams => |p| Ok(Operation::AnswerApproval(
             match (p.approved, p.message) {
                 (true, _) => ApprovalDecision::Approve,
@@ -343,9 +326,9 @@ methods! {
         )),
         result: "empty", Empty => done,
     }
-    /// Answers a server's question.
+    /// Answer a question/request: accept (with answers as text), decline, or cancel (which also
+    /// ends the turn)
     QuestionResponse = "questionResponse" {
-        summary: "Answer a question/request: accept (with answers as text), decline, or cancel (which also ends the turn)",
         params: QuestionResponseParams => |p| Ok(Operation::AnswerQuestion {
             question: p.question_id,
             answer: QuestionAnswer::from_action(p.action, p.answers),
@@ -357,7 +340,7 @@ methods! {
 macro_rules! notifications {
     ($(
         $(#[doc = $doc:literal])*
-        $variant:ident = $name:literal { summary: $summary:literal, params: $params:ty $(,)? }
+        $variant:ident = $name:literal => $params:ty,
     )*) => {
         /// One notification rho sends.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -374,9 +357,9 @@ macro_rules! notifications {
                 match self { $(Self::$variant => $name,)* }
             }
 
-            /// What it reports (the OpenRPC summary).
+            /// What it reports (the OpenRPC summary): its doc comment.
             pub fn summary(self) -> &'static str {
-                match self { $(Self::$variant => $summary,)* }
+                match self { $(Self::$variant => concat!($($doc),*).trim(),)* }
             }
 
             /// The params' schema (for the OpenRPC document).
@@ -388,83 +371,52 @@ macro_rules! notifications {
 }
 
 notifications! {
-    /// The host is serving.
-    Ready = "ready" { summary: "Emitted once on startup", params: NoParams }
-    /// A prompt began.
-    AgentStart = "agent/start" { summary: "Agent began processing a prompt", params: NoParams }
-    /// A prompt finished.
-    AgentEnd = "agent/end" { summary: "Agent finished with full result", params: TurnResult }
-    /// The loop failed.
-    AgentError = "agent/error" { summary: "Agent loop encountered an error", params: AgentErrorParams }
-    /// The loop's state changed.
-    StateChange = "state/change" {
-        summary: "Loop state transition (thinking, executing_tool, awaiting_approval, idle)",
-        params: StateChangeParams,
-    }
-    /// Answer text.
-    MessageDelta = "message/delta" {
-        summary: "Streaming text chunk (chunks merge when the reader falls behind)",
-        params: DeltaParams,
-    }
-    /// Reasoning text.
-    ReasoningDelta = "reasoning/delta" {
-        summary: "Streaming reasoning chunk (chunks merge when the reader falls behind)",
-        params: DeltaParams,
-    }
-    /// The model asked for a call.
-    ToolCall = "tool/call" { summary: "Model requested a tool call", params: CallStarted }
-    /// A call reported progress.
-    ToolProgress = "tool/progress" {
-        summary: "A running tool reported progress (rho's addition; the latest report wins when the reader falls behind)",
-        params: CallProgress,
-    }
-    /// A call finished.
-    ToolResult = "tool/result" { summary: "Tool finished executing", params: CallFinished }
-    /// A call was refused.
-    ToolDenied = "tool/denied" { summary: "Tool call denied by approval gate", params: CallDenied }
-    /// The gate needs the user.
-    ApprovalRequest = "approval/request" {
-        summary: "Approval required — send approvalResponse",
-        params: ApprovalAsked,
-    }
-    /// A server asks the user.
-    QuestionRequest = "question/request" {
-        summary: "A server asks the user during one of its tool calls (rho's addition) — send questionResponse",
-        params: QuestionRequest,
-    }
-    /// An MCP server was started again, or given up on.
-    ServerRestart = "server/restart" {
-        summary: "rho started an MCP server again after its session was lost, or (gaveUp) stopped trying (rho's addition)",
-        params: ServerRestart,
-    }
-    /// A server's tool list changed.
-    ToolsChanged = "tools/changed" {
-        summary: "An MCP server's tool list changed (it said so, was started again, or a lazy server listed other tools than the tool cache); used from this turn on (rho's addition)",
-        params: ToolsChanged,
-    }
-    /// An MCP server's tool list became usable.
-    ToolsetInitialized = "toolset/initialized" {
-        summary: "An MCP server's tool list became usable in the session: at start (live, or from the tool cache for a lazy server) and, live, at the turn boundary after a lazy server's first start; counts and a credential-free digest of its tools (rho's addition)",
-        params: ServerToolset,
-    }
-    /// The session closed an MCP server.
-    ToolsetClosed = "toolset/closed" {
-        summary: "The session closed an MCP server (end of input, a signal, reloadExtensions); live says whether it was running (rho's addition)",
-        params: ServerToolset,
-    }
-    /// A server's tools digest differs from the resumed session file's.
-    ToolsetChanged = "toolset/changed" {
-        summary: "An MCP server's tools digest differs from the one the resumed session file recorded (rho's addition)",
-        params: ToolsetChanged,
-    }
-    /// A note from rho to the user.
-    Notice = "notice" {
-        summary: "A note from rho itself to the user about the turn, never part of the model's reply: a Claude runtime session that could not be resumed (rho's addition)",
-        params: Notice,
-    }
-    /// One model request's usage.
-    Usage = "usage" {
-        summary: "Per-iteration token/cost delta and live context snapshot",
-        params: UsageReport,
-    }
+    /// Emitted once on startup
+    Ready = "ready" => NoParams,
+    /// Agent began processing a prompt
+    AgentStart = "agent/start" => NoParams,
+    /// Agent finished with full result
+    AgentEnd = "agent/end" => TurnResult,
+    /// Agent loop encountered an error
+    AgentError = "agent/error" => AgentErrorParams,
+    /// Loop state transition (thinking, executing_tool, awaiting_approval, idle)
+    StateChange = "state/change" => StateChangeParams,
+    /// Streaming text chunk (chunks merge when the reader falls behind)
+    MessageDelta = "message/delta" => DeltaParams,
+    /// Streaming reasoning chunk (chunks merge when the reader falls behind)
+    ReasoningDelta = "reasoning/delta" => DeltaParams,
+    /// Model requested a tool call
+    ToolCall = "tool/call" => CallStarted,
+    /// A running tool reported progress (rho's addition; the latest report wins when the reader
+    /// falls behind)
+    ToolProgress = "tool/progress" => CallProgress,
+    /// Tool finished executing
+    ToolResult = "tool/result" => CallFinished,
+    /// Tool call denied by approval gate
+    ToolDenied = "tool/denied" => CallDenied,
+    /// Approval required — send approvalResponse
+    ApprovalRequest = "approval/request" => ApprovalAsked,
+    /// A server asks the user during one of its tool calls (rho's addition) — send questionResponse
+    QuestionRequest = "question/request" => QuestionRequest,
+    /// rho started an MCP server again after its session was lost, or (gaveUp) stopped trying
+    /// (rho's addition)
+    ServerRestart = "server/restart" => ServerRestart,
+    /// An MCP server's tool list changed (it said so, was started again, or a lazy server listed
+    /// other tools than the tool cache); used from this turn on (rho's addition)
+    ToolsChanged = "tools/changed" => ToolsChanged,
+    /// An MCP server's tool list became usable in the session: at start (live, or from the tool
+    /// cache for a lazy server) and, live, at the turn boundary after a lazy server's first start;
+    /// counts and a credential-free digest of its tools (rho's addition)
+    ToolsetInitialized = "toolset/initialized" => ServerToolset,
+    /// The session closed an MCP server (end of input, a signal, reloadExtensions); live says
+    /// whether it was running (rho's addition)
+    ToolsetClosed = "toolset/closed" => ServerToolset,
+    /// An MCP server's tools digest differs from the one the resumed session file recorded (rho's
+    /// addition)
+    ToolsetChanged = "toolset/changed" => ToolsetChanged,
+    /// A note from rho itself to the user about the turn, never part of the model's reply: a Claude
+    /// runtime session that could not be resumed (rho's addition)
+    Notice = "notice" => Notice,
+    /// Per-iteration token/cost delta and live context snapshot
+    Usage = "usage" => UsageReport,
 }

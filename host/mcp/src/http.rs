@@ -103,6 +103,10 @@ pub(crate) fn transport<C: StreamableHttpClient>(
 ///
 /// It also tells [`StandaloneStream`] when a legacy handshake gave a session (rmcp then opens
 /// the standalone stream with a `GET` of its own) and when the server answered that `GET`.
+///
+/// It implements only the trait's required methods, and applies rmcp's default response limits
+/// itself: the trait's variants that take limits forward to these, and rho's transport
+/// configuration leaves the limits at those defaults.
 #[derive(Clone)]
 pub(crate) struct HttpClient {
     client: reqwest::Client,
@@ -151,48 +155,7 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.post_message_with_response_limits(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            StreamableHttpResponseLimits::default(),
-        )
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let mut limits = StreamableHttpResponseLimits::default();
-        limits.max_sse_event_size = max_sse_event_size;
-        self.post_message_with_response_limits(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            limits,
-        )
-        .await
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let limits = StreamableHttpResponseLimits::default();
         let session_attached = session_id.is_some();
         // Kept for a listing read again (below).
         let again = lists_tools(&message).then(|| Repost {
@@ -267,27 +230,6 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        // What reqwest's own `get_stream` does: the default event-size limit.
-        self.get_stream_with_max_sse_event_size(
-            uri,
-            session_id,
-            last_event_id,
-            auth_header,
-            custom_headers,
-            StreamableHttpResponseLimits::default().max_sse_event_size,
-        )
-        .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
         let opening = opens_standalone(session_id.as_deref(), last_event_id.as_deref());
         let stream = self
             .client
@@ -297,7 +239,7 @@ impl StreamableHttpClient for HttpClient {
                 last_event_id,
                 auth_header,
                 custom_headers,
-                max_sse_event_size,
+                StreamableHttpResponseLimits::default().max_sse_event_size,
             )
             .await;
         if opening {

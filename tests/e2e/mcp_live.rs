@@ -110,6 +110,25 @@ fn call_renders_text_structured_content_images_and_progress() {
         "no base64 reaches the model"
     );
     assert_eq!(run["image"]["mime_type"], "image/png");
+    assert!(run["image"]["bytes"].as_u64().unwrap() > 0, "{run:#}");
+    // `rho tools call` reports the same result, in both forms.
+    let tools = sb.rho(&["tools", "list", "--json"]).ok().json();
+    let exported = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "get-tiny-image")
+        .and_then(|t| t["name"].as_str())
+        .unwrap_or_else(|| panic!("no get-tiny-image in {tools:#}"))
+        .to_owned();
+    let run = sb.rho(&["tools", "call", &exported, "--json"]).ok().json();
+    assert_eq!(run["image"]["mime_type"], "image/png", "{run:#}");
+    let run = sb.rho(&["tools", "call", &exported]).ok();
+    assert!(
+        run.stdout.contains("[image kept for display: image/png, "),
+        "{}",
+        run.stdout
+    );
     let run = sb
         .rho(&[
             "mcp",

@@ -321,6 +321,7 @@ fn call_read_file_reads_a_project_file() {
             "text": "     1\tfirst line\n     2\tsecond line\n",
             "truncated": false,
             "structured_content": null,
+            "image": null,
         })
     );
 
@@ -649,6 +650,7 @@ fn call_mcp_tool_through_server_everything_and_stop_it() {
             "text": "Echo: hi",
             "truncated": false,
             "structured_content": null,
+            "image": null,
         })
     );
     assert!(dir.join("started").exists(), "the server never ran");

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use rho_component::Diagnostic;
+use rho_component::{Diagnostic, ToolOutput};
 
 /// Writes `text` to stdout, made terminal-safe line by line (whatever a caller forgot to clean,
 /// no escape sequence or carriage return gets through). A closed pipe (`rho ... | head`) is not
@@ -87,6 +87,21 @@ pub use rho_component::terminal_safe as clean;
 pub fn clean_block(text: &str) -> String {
     let text = text.strip_suffix('\n').unwrap_or(text);
     rho_component::terminal_safe_lines(text.strip_suffix('\r').unwrap_or(text))
+}
+
+/// A call's result as a person reads it: the text the model reads, then a line for the image
+/// kept for display, if any (`rho tools call`, `rho mcp call`).
+pub fn call_result(output: &ToolOutput) -> String {
+    let mut text = clean_block(&output.text);
+    text.push('\n');
+    if let Some(image) = &output.image {
+        text.push_str(&format!(
+            "[image kept for display: {}, {} encoded bytes]\n",
+            clean(&image.mime_type),
+            image.data.len()
+        ));
+    }
+    text
 }
 
 /// `text` cut to at most `max` characters, ending in `…` when cut.

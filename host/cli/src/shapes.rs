@@ -12,8 +12,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rho_component::{
-    Diagnostic, McpServerSpec, RiskLevel, Scope, ServerPrompt, ServerResource, Transport,
-    WorkspaceAccess,
+    Diagnostic, McpServerSpec, RiskLevel, Scope, ServerPrompt, ServerResource, ToolOutput,
+    Transport, WorkspaceAccess,
 };
 use rho_core::{ServerSlot, ServerStatus};
 use rho_plugins::{Origin, PluginStatus};
@@ -418,18 +418,8 @@ pub struct McpLogout<'a> {
 pub struct McpCall<'a> {
     pub server: &'a str,
     pub tool: &'a str,
-    pub is_error: bool,
-    pub text: &'a str,
-    pub truncated: bool,
-    pub structured_content: Option<&'a Value>,
-    pub image: Option<ImageEntry<'a>>,
-}
-
-/// The image a result keeps for display: its type and encoded size.
-#[derive(Serialize)]
-pub struct ImageEntry<'a> {
-    pub mime_type: &'a str,
-    pub bytes: usize,
+    #[serde(flatten)]
+    pub output: &'a ToolOutput,
 }
 
 // ---- rho tools ----
@@ -477,10 +467,8 @@ pub struct ToolList<'a> {
 #[derive(Serialize)]
 pub struct ToolCall<'a> {
     pub tool: &'a str,
-    pub is_error: bool,
-    pub text: &'a str,
-    pub truncated: bool,
-    pub structured_content: Option<&'a Value>,
+    #[serde(flatten)]
+    pub output: &'a ToolOutput,
 }
 
 // ---- rho doctor ----

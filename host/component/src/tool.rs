@@ -166,6 +166,25 @@ pub fn server_hint(description: &str, key: &str) -> Option<bool> {
     })
 }
 
+/// Writes an image as `{mime_type, bytes}`: what it is and how large its encoded data is.
+fn image_summary<S: serde::Serializer>(
+    image: &Option<ToolImage>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Summary<'a> {
+        mime_type: &'a str,
+        bytes: usize,
+    }
+    image
+        .as_ref()
+        .map(|i| Summary {
+            mime_type: &i.mime_type,
+            bytes: i.data.len(),
+        })
+        .serialize(serializer)
+}
+
 /// An image kept from a result for a model that accepts images.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolImage {
@@ -177,15 +196,21 @@ pub struct ToolImage {
 
 /// What a call returns: the text the model reads, and whether the call failed. A failure is
 /// still an output: the model reads the reason and decides what to do next.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// It serializes as a call's result in the CLI's `--json` (docs/cli-json.md): `text`,
+/// `is_error`, `structured_content`, `image` (its type and encoded size, never its data) and
+/// `truncated`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ToolOutput {
     /// The text the model reads.
     pub text: String,
     /// The call failed (bad arguments, an error from the tool, a timeout, a cancellation).
     pub is_error: bool,
     /// Structured content, when the tool returned some (already part of `text`).
+    #[serde(rename = "structured_content")]
     pub structured: Option<Value>,
     /// One image, when the tool returned one within its budget.
+    #[serde(serialize_with = "image_summary")]
     pub image: Option<ToolImage>,
     /// `text` was cut at the output cap.
     pub truncated: bool,

@@ -21,7 +21,7 @@ use crate::cli::McpCommand;
 use crate::context::Context;
 use crate::output::{clean, error_text, first_line, json_sorted, json_write, out, table, truncate};
 use crate::runtime;
-use crate::shapes::{ImageEntry, McpCall, McpLogin, McpLogout, McpToolEntry};
+use crate::shapes::{McpCall, McpLogin, McpLogout, McpToolEntry};
 
 mod auth;
 mod progress;

@@ -176,15 +176,10 @@ fn call(ctx: &Context, name: &str, args: Option<&str>) -> anyhow::Result<ExitCod
         if json {
             json_sorted(&ToolCall {
                 tool: name,
-                is_error: output.is_error,
-                text: &output.text,
-                truncated: output.truncated,
-                structured_content: output.structured.as_ref(),
+                output: &output,
             });
         } else {
-            let mut text = crate::output::clean_block(&output.text);
-            text.push('\n');
-            out(&text);
+            out(&crate::output::call_result(&output));
         }
         Ok(if output.is_error {
             ExitCode::from(1)

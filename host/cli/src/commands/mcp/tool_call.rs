@@ -54,26 +54,10 @@ pub(super) fn call(
             json_sorted(&McpCall {
                 server: id,
                 tool: &called.tool,
-                is_error: rendered.is_error,
-                text: &rendered.text,
-                truncated: rendered.truncated,
-                structured_content: rendered.structured.as_ref(),
-                image: rendered.image.as_ref().map(|i| ImageEntry {
-                    mime_type: &i.mime_type,
-                    bytes: i.data.len(),
-                }),
+                output: &rendered,
             });
         } else {
-            let mut text = crate::output::clean_block(&rendered.text);
-            text.push('\n');
-            if let Some(image) = &rendered.image {
-                text.push_str(&format!(
-                    "[image kept for display: {}, {} encoded bytes]\n",
-                    image.mime_type,
-                    image.data.len()
-                ));
-            }
-            out(&text);
+            out(&crate::output::call_result(&rendered));
         }
         Ok(if rendered.is_error {
             ExitCode::from(1)

@@ -308,16 +308,37 @@ impl SkillStatus {
     }
 }
 
-/// One skill of `rho skills list`.
+/// What names a skill and where it is from: the keys `rho skills list` and `show` share.
 #[derive(Serialize)]
-pub struct SkillEntry<'a> {
+pub struct SkillIdentity<'a> {
     pub name: &'a str,
     pub description: &'a str,
     /// `builtin`, `user`, `project`, `project-plugin` or `user-plugin`.
     pub source: &'static str,
     /// The owning plugin, for plugin skills.
     pub plugin: Option<&'a str>,
+    /// Its `SKILL.md`.
     pub path: String,
+}
+
+impl<'a> SkillIdentity<'a> {
+    /// The identity of `skill`.
+    pub fn of(skill: &'a rho_component::SkillMeta) -> Self {
+        Self {
+            name: &skill.name,
+            description: &skill.description,
+            source: skill.source.kind(),
+            plugin: skill.source.plugin(),
+            path: path_str(&skill.location),
+        }
+    }
+}
+
+/// One skill of `rho skills list`.
+#[derive(Serialize)]
+pub struct SkillEntry<'a> {
+    #[serde(flatten)]
+    pub skill: SkillIdentity<'a>,
     pub status: SkillStatus,
     /// The winner's `SKILL.md`, for shadowed skills (else absent).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -328,11 +349,7 @@ impl<'a> SkillEntry<'a> {
     /// The entry of `skill`.
     pub fn new(skill: &'a rho_component::SkillMeta, status: SkillStatus) -> Self {
         Self {
-            name: &skill.name,
-            description: &skill.description,
-            source: skill.source.kind(),
-            plugin: skill.source.plugin(),
-            path: path_str(&skill.location),
+            skill: SkillIdentity::of(skill),
             status,
             shadowed_by: None,
         }
@@ -349,11 +366,8 @@ pub struct SkillList<'a> {
 /// `rho skills show <name> --json` (printed sorted).
 #[derive(Serialize)]
 pub struct SkillShow<'a> {
-    pub name: &'a str,
-    pub description: &'a str,
-    pub source: &'static str,
-    pub plugin: Option<&'a str>,
-    pub path: String,
+    #[serde(flatten)]
+    pub skill: SkillIdentity<'a>,
     pub directory: String,
     pub license: Option<&'a str>,
     pub compatibility: Option<&'a str>,

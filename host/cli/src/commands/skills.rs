@@ -8,7 +8,9 @@ use rho_component::{Diagnostic, DiagnosticCode, SkillSource};
 use crate::cli::SkillsCommand;
 use crate::context::Context;
 use crate::output::{clean, diagnostic_line, first_line, json_sorted, out, path_str, table};
-use crate::shapes::{SkillEntry, SkillList, SkillShow, SkillStatus, SkillValidation};
+use crate::shapes::{
+    SkillEntry, SkillIdentity, SkillList, SkillShow, SkillStatus, SkillValidation,
+};
 
 pub fn run(ctx: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -145,11 +147,7 @@ fn show(ctx: &Context, name: &str) -> anyhow::Result<ExitCode> {
     };
     if ctx.json {
         json_sorted(&SkillShow {
-            name: &skill.name,
-            description: &skill.description,
-            source: skill.source.kind(),
-            plugin: skill.source.plugin(),
-            path: path_str(&skill.location),
+            skill: SkillIdentity::of(skill),
             directory: path_str(&skill.directory()),
             license: skill.license.as_deref(),
             compatibility: skill.compatibility.as_deref(),

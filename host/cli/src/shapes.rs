@@ -1,7 +1,10 @@
 //! The `--json` shapes of the commands, one type per shape (documented in docs/cli-json.md).
 //!
 //! Shapes shared by several commands (a diagnostic, a plugin entry, a tool of an MCP server)
-//! are defined once and reused. Fields use the host crates' enums where those serialize to the
+//! are defined once and reused. Where a host type already is the shape, it is printed as it
+//! serializes and has no copy here: `rho plugins enable|disable` and `remove` print
+//! `rho_plugins`' `EnableReport` and `RemoveReport`; `install` and the tool calls flatten
+//! `InstallReport` and `ToolOutput` into their shapes. Fields use the host crates' enums where those serialize to the
 //! documented spelling (scope, plugin status, transport, workspace access, risk, check status).
 //!
 //! Key order: shapes printed with [`crate::output::json_sorted`] have their object keys sorted
@@ -16,7 +19,7 @@ use rho_component::{
     Transport, WorkspaceAccess,
 };
 use rho_core::{ServerSlot, ServerStatus};
-use rho_plugins::{Origin, PluginStatus};
+use rho_plugins::{InstallReport, Origin, PluginStatus};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -217,38 +220,13 @@ impl InstallAction {
 /// `rho plugins install|link <path> --json` (printed sorted).
 #[derive(Serialize)]
 pub struct InstallOutput<'a> {
-    pub name: &'a str,
+    /// The name, the new entry (`path`), the scope, whether `--force` replaced an existing
+    /// entry, and the package's non-fatal problems.
+    #[serde(flatten)]
+    pub report: &'a InstallReport,
     pub action: InstallAction,
-    pub scope: Scope,
-    /// The new entry.
-    pub path: String,
-    /// Whether `--force` replaced an existing entry.
-    pub replaced: bool,
     /// A higher-precedence package of the same name, if there is one.
     pub shadowed_by: Option<String>,
-    /// The package's non-fatal problems.
-    pub diagnostics: &'a [Diagnostic],
-}
-
-/// `rho plugins enable|disable <name> --json` (printed sorted).
-#[derive(Serialize)]
-pub struct EnableOutput<'a> {
-    pub name: &'a str,
-    pub enabled: bool,
-    pub scope: Scope,
-    pub state_file: String,
-    pub changed: bool,
-}
-
-/// `rho plugins remove <name> --json` (printed sorted).
-#[derive(Serialize)]
-pub struct RemoveOutput<'a> {
-    pub name: &'a str,
-    /// The entry removed.
-    pub removed: String,
-    pub was_link: bool,
-    pub scope: Scope,
-    pub data_dir_kept: String,
 }
 
 /// `rho plugins validate <path> --json` (printed sorted).

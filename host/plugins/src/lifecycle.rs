@@ -9,7 +9,8 @@
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 
-use rho_component::{Diagnostic, Scope, Severity};
+use rho_component::{Diagnostic, Scope, Severity, lossy_path};
+use serde::Serialize;
 
 use crate::PluginError;
 use crate::containment::is_within;
@@ -119,12 +120,14 @@ pub fn validate_package(path: &Path) -> Package {
     load_package(path, &base, Scope::User)
 }
 
-/// What an install or link did.
-#[derive(Debug, Clone)]
+/// What an install or link did. It serializes with the keys of `rho plugins install --json`
+/// (docs/cli-json.md).
+#[derive(Debug, Clone, Serialize)]
 pub struct InstallReport {
     /// The plugin name (the slot).
     pub name: String,
     /// The new entry in the managed root.
+    #[serde(rename = "path", serialize_with = "lossy_path::serialize")]
     pub destination: PathBuf,
     /// The scope.
     pub scope: Scope,
@@ -134,29 +137,35 @@ pub struct InstallReport {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// What a remove did.
-#[derive(Debug, Clone)]
+/// What a remove did. It serializes as `rho plugins remove --json` (docs/cli-json.md).
+#[derive(Debug, Clone, Serialize)]
 pub struct RemoveReport {
     /// The plugin name.
     pub name: String,
     /// The removed entry.
+    #[serde(serialize_with = "lossy_path::serialize")]
     pub removed: PathBuf,
     /// Whether it was a link (only the link was removed).
     pub was_link: bool,
     /// The scope.
     pub scope: Scope,
     /// The plugin's data directory, which is kept.
+    #[serde(rename = "data_dir_kept", serialize_with = "lossy_path::serialize")]
     pub data_dir: PathBuf,
 }
 
-/// What an enable or disable did.
-#[derive(Debug, Clone)]
+/// What an enable or disable did. It serializes as `rho plugins enable --json`
+/// (docs/cli-json.md).
+#[derive(Debug, Clone, Serialize)]
 pub struct EnableReport {
     /// The plugin name.
     pub name: String,
+    /// Whether the package is now enabled.
+    pub enabled: bool,
     /// The scope of the package acted on.
     pub scope: Scope,
     /// The state file written.
+    #[serde(serialize_with = "lossy_path::serialize")]
     pub state_file: PathBuf,
     /// Whether the state changed.
     pub changed: bool,
@@ -545,6 +554,7 @@ pub fn set_enabled(
     })?;
     Ok(EnableReport {
         name: name.to_owned(),
+        enabled,
         scope: record.scope,
         state_file,
         changed,

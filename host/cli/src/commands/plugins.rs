@@ -15,9 +15,9 @@ use crate::output::{
     table, truncate,
 };
 use crate::shapes::{
-    AuthorEntry, ComponentDetail, EnableOutput, InstallAction, InstallOutput, ManifestEntry,
-    OtherCopy, PluginEntry, PluginInspect, PluginList, PluginValidation, RemoveOutput,
-    ServerDetail, SkillDetail, TrustReport, TrustedComponent, WasmToolEntry,
+    AuthorEntry, ComponentDetail, InstallAction, InstallOutput, ManifestEntry, OtherCopy,
+    PluginEntry, PluginInspect, PluginList, PluginValidation, ServerDetail, SkillDetail,
+    TrustReport, TrustedComponent, WasmToolEntry,
 };
 
 pub fn run(ctx: &Context, command: PluginsCommand) -> anyhow::Result<ExitCode> {
@@ -633,13 +633,9 @@ fn report_install(ctx: &Context, report: &InstallReport, action: InstallAction) 
         .and_then(|p| p.shadowed_by.clone());
     if ctx.json {
         json_sorted(&InstallOutput {
-            name: &report.name,
+            report,
             action,
-            scope: report.scope,
-            path: path_str(&report.destination),
-            replaced: report.replaced,
             shadowed_by: shadowed_by.as_deref().map(path_str),
-            diagnostics: &report.diagnostics,
         });
         return;
     }
@@ -671,13 +667,7 @@ fn enable(ctx: &Context, name: &str, enabled: bool) -> anyhow::Result<ExitCode> 
     let report = rho_plugins::set_enabled(&ctx.plugins, name, enabled)?;
     let verb = if enabled { "enabled" } else { "disabled" };
     if ctx.json {
-        json_sorted(&EnableOutput {
-            name: &report.name,
-            enabled,
-            scope: report.scope,
-            state_file: path_str(&report.state_file),
-            changed: report.changed,
-        });
+        json_sorted(&report);
     } else {
         out(&format!(
             "{} {verb}{} ({} scope, {})\n",
@@ -711,13 +701,7 @@ fn remove(ctx: &Context, name: &str, yes: bool) -> anyhow::Result<ExitCode> {
     }
     let report = rho_plugins::remove(&ctx.plugins, name)?;
     if ctx.json {
-        json_sorted(&RemoveOutput {
-            name: &report.name,
-            removed: path_str(&report.removed),
-            was_link: report.was_link,
-            scope: report.scope,
-            data_dir_kept: path_str(&report.data_dir),
-        });
+        json_sorted(&report);
     } else {
         out(&format!(
             "removed {} {} ({} scope); its data directory {} is kept\n",

@@ -23,7 +23,7 @@ mod testing;
 
 use std::sync::Arc;
 
-use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOrigin, ToolSpec};
+use rho_component::{RiskLevel, Tool, ToolContext, ToolFuture, ToolOrigin, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -67,7 +67,12 @@ pub trait BuiltinTool: Send + Sync + 'static {
     const RISK: RiskLevel;
 
     /// Runs one call with parsed arguments (checks the schema cannot say are the tool's own).
-    fn run<'a>(&'a self, args: Self::Args, context: &'a ToolContext) -> ToolFuture<'a>;
+    /// An implementation is an `async fn`; [`Builtin`] boxes its future.
+    fn run(
+        &self,
+        args: Self::Args,
+        context: &ToolContext,
+    ) -> impl Future<Output = ToolOutput> + Send;
 }
 
 /// The [`Tool`] a [`BuiltinTool`] is: the declaration built once from the constants and the
@@ -108,7 +113,7 @@ impl<T: BuiltinTool> Tool for Builtin<T> {
 
     fn call<'a>(&'a self, arguments: Value, context: &'a ToolContext) -> ToolFuture<'a> {
         match args::parse::<T::Args>(T::NAME, arguments) {
-            Ok(args) => self.tool.run(args, context),
+            Ok(args) => Box::pin(self.tool.run(args, context)),
             Err(failed) => Box::pin(std::future::ready(failed)),
         }
     }

@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use rho_component::{FileError, FileKind, RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use rho_component::{FileError, FileKind, RiskLevel, ToolContext, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -47,26 +47,24 @@ impl BuiltinTool for EditFile {
     const DESCRIPTION: &'static str = DESCRIPTION;
     const RISK: RiskLevel = RiskLevel::Write;
 
-    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            if args.old_string.is_empty() {
-                return invalid(NAME, "old_string", "must not be empty");
+    async fn run(&self, args: Args, context: &ToolContext) -> ToolOutput {
+        if args.old_string.is_empty() {
+            return invalid(NAME, "old_string", "must not be empty");
+        }
+        if args.old_string == args.new_string {
+            return invalid(
+                NAME,
+                "new_string",
+                "is identical to old_string, so the edit would change nothing",
+            );
+        }
+        run_blocking(NAME, context, OnCancel::Finish, move |sandbox, stop| {
+            if stop.requested() {
+                return cancelled(NAME);
             }
-            if args.old_string == args.new_string {
-                return invalid(
-                    NAME,
-                    "new_string",
-                    "is identical to old_string, so the edit would change nothing",
-                );
-            }
-            run_blocking(NAME, context, OnCancel::Finish, move |sandbox, stop| {
-                if stop.requested() {
-                    return cancelled(NAME);
-                }
-                edit(sandbox, &args)
-            })
-            .await
+            edit(sandbox, &args)
         })
+        .await
     }
 }
 

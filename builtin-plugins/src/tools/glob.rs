@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
-use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use rho_component::{RiskLevel, ToolContext, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -54,21 +54,19 @@ impl BuiltinTool for Glob {
     const DESCRIPTION: &'static str = DESCRIPTION;
     const RISK: RiskLevel = RiskLevel::Read;
 
-    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let pattern = args.pattern.trim_start_matches("./");
-            if pattern.is_empty() {
-                return invalid(NAME, "pattern", "must not be empty");
-            }
-            let matcher = match GlobBuilder::new(pattern).literal_separator(true).build() {
-                Ok(glob) => glob.compile_matcher(),
-                Err(e) => return invalid(NAME, "pattern", e),
-            };
-            run_blocking(NAME, context, OnCancel::Abandon, move |sandbox, stop| {
-                find(sandbox, stop, &args, &matcher)
-            })
-            .await
+    async fn run(&self, args: Args, context: &ToolContext) -> ToolOutput {
+        let pattern = args.pattern.trim_start_matches("./");
+        if pattern.is_empty() {
+            return invalid(NAME, "pattern", "must not be empty");
+        }
+        let matcher = match GlobBuilder::new(pattern).literal_separator(true).build() {
+            Ok(glob) => glob.compile_matcher(),
+            Err(e) => return invalid(NAME, "pattern", e),
+        };
+        run_blocking(NAME, context, OnCancel::Abandon, move |sandbox, stop| {
+            find(sandbox, stop, &args, &matcher)
         })
+        .await
     }
 }
 

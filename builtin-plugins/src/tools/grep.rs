@@ -9,7 +9,7 @@ use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
-use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use rho_component::{RiskLevel, ToolContext, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -69,33 +69,31 @@ impl BuiltinTool for Grep {
     const DESCRIPTION: &'static str = DESCRIPTION;
     const RISK: RiskLevel = RiskLevel::Read;
 
-    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let max = args.max_results.unwrap_or(DEFAULT_RESULTS);
-            if !(1..=MAX_RESULTS).contains(&max) {
-                return invalid(
-                    NAME,
-                    "max_results",
-                    format!("must be between 1 and {MAX_RESULTS}, got {max}"),
-                );
-            }
-            if args.pattern.is_empty() {
-                return invalid(NAME, "pattern", "must not be empty");
-            }
-            let matcher = match RegexMatcherBuilder::new()
-                .case_insensitive(args.case_insensitive)
-                .line_terminator(Some(b'\n'))
-                .build(&args.pattern)
-            {
-                Ok(matcher) => matcher,
-                Err(e) => return invalid(NAME, "pattern", e),
-            };
-            let limit = usize::try_from(max).unwrap_or(usize::MAX);
-            run_blocking(NAME, context, OnCancel::Abandon, move |sandbox, stop| {
-                search(sandbox, stop, &args, &matcher, limit)
-            })
-            .await
+    async fn run(&self, args: Args, context: &ToolContext) -> ToolOutput {
+        let max = args.max_results.unwrap_or(DEFAULT_RESULTS);
+        if !(1..=MAX_RESULTS).contains(&max) {
+            return invalid(
+                NAME,
+                "max_results",
+                format!("must be between 1 and {MAX_RESULTS}, got {max}"),
+            );
+        }
+        if args.pattern.is_empty() {
+            return invalid(NAME, "pattern", "must not be empty");
+        }
+        let matcher = match RegexMatcherBuilder::new()
+            .case_insensitive(args.case_insensitive)
+            .line_terminator(Some(b'\n'))
+            .build(&args.pattern)
+        {
+            Ok(matcher) => matcher,
+            Err(e) => return invalid(NAME, "pattern", e),
+        };
+        let limit = usize::try_from(max).unwrap_or(usize::MAX);
+        run_blocking(NAME, context, OnCancel::Abandon, move |sandbox, stop| {
+            search(sandbox, stop, &args, &matcher, limit)
         })
+        .await
     }
 }
 

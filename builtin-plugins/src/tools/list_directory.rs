@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::fs;
 
-use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use rho_component::{RiskLevel, ToolContext, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -40,13 +40,11 @@ impl BuiltinTool for ListDirectory {
     const DESCRIPTION: &'static str = DESCRIPTION;
     const RISK: RiskLevel = RiskLevel::Read;
 
-    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            run_blocking(NAME, context, OnCancel::Abandon, move |sandbox, stop| {
-                list(sandbox, stop, args.path.as_deref().unwrap_or("."))
-            })
-            .await
+    async fn run(&self, args: Args, context: &ToolContext) -> ToolOutput {
+        run_blocking(NAME, context, OnCancel::Abandon, move |sandbox, stop| {
+            list(sandbox, stop, args.path.as_deref().unwrap_or("."))
         })
+        .await
     }
 }
 

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
-use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use rho_component::{RiskLevel, ToolContext, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -58,19 +58,17 @@ impl BuiltinTool for ReadFile {
     const DESCRIPTION: &'static str = DESCRIPTION;
     const RISK: RiskLevel = RiskLevel::Read;
 
-    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            if args.offset == Some(0) {
-                return invalid(NAME, "offset", "line numbers start at 1");
-            }
-            if args.limit == Some(0) {
-                return invalid(NAME, "limit", "must be at least 1");
-            }
-            run_blocking(NAME, context, OnCancel::Abandon, move |sandbox, stop| {
-                read(sandbox, stop, &args)
-            })
-            .await
+    async fn run(&self, args: Args, context: &ToolContext) -> ToolOutput {
+        if args.offset == Some(0) {
+            return invalid(NAME, "offset", "line numbers start at 1");
+        }
+        if args.limit == Some(0) {
+            return invalid(NAME, "limit", "must be at least 1");
+        }
+        run_blocking(NAME, context, OnCancel::Abandon, move |sandbox, stop| {
+            read(sandbox, stop, &args)
         })
+        .await
     }
 }
 

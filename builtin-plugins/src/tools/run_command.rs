@@ -8,7 +8,7 @@ use std::pin::pin;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use rho_component::{RiskLevel, ToolContext, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::process::Command;
@@ -69,14 +69,12 @@ impl BuiltinTool for RunCommand {
     const DESCRIPTION: &'static str = DESCRIPTION;
     const RISK: RiskLevel = RiskLevel::Destructive;
 
-    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let plan = match plan(&args, context) {
-                Ok(plan) => plan,
-                Err(failed) => return failed,
-            };
-            run(plan, context).await
-        })
+    async fn run(&self, args: Args, context: &ToolContext) -> ToolOutput {
+        let plan = match plan(&args, context) {
+            Ok(plan) => plan,
+            Err(failed) => return failed,
+        };
+        run(plan, context).await
     }
 }
 

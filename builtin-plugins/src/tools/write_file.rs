@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use rho_component::{RiskLevel, ToolContext, ToolFuture, ToolOutput};
+use rho_component::{RiskLevel, ToolContext, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -38,16 +38,14 @@ impl BuiltinTool for WriteFile {
     const DESCRIPTION: &'static str = DESCRIPTION;
     const RISK: RiskLevel = RiskLevel::Write;
 
-    fn run<'a>(&'a self, args: Args, context: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            run_blocking(NAME, context, OnCancel::Finish, move |sandbox, stop| {
-                if stop.requested() {
-                    return cancelled(NAME);
-                }
-                write(sandbox, &args)
-            })
-            .await
+    async fn run(&self, args: Args, context: &ToolContext) -> ToolOutput {
+        run_blocking(NAME, context, OnCancel::Finish, move |sandbox, stop| {
+            if stop.requested() {
+                return cancelled(NAME);
+            }
+            write(sandbox, &args)
         })
+        .await
     }
 }
 

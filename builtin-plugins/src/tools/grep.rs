@@ -242,10 +242,17 @@ fn render(hits: &[Hit], stopped_early: bool, limit: usize) -> ToolOutput {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
     use crate::tools::Builtin;
     use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    /// One call of `grep` in the workspace `dir`.
+    async fn grep(dir: &Path, arguments: Value) -> ToolOutput {
+        call(&Builtin::new(Grep), dir, arguments).await
+    }
 
     fn tree() -> tempfile::TempDir {
         let dir = workspace();
@@ -266,7 +273,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn finds_lines_sorted_skipping_ignored_hidden_and_binary_files() {
         let dir = tree();
-        let output = call(&Builtin::new(Grep), dir.path(), json!({"pattern": "alpha"})).await;
+        let output = grep(dir.path(), json!({"pattern": "alpha"})).await;
         assert_eq!(
             ok_text(&output),
             "docs/guide.md:1:Call alpha first.\nsrc/lib.rs:1:pub fn alpha() {}\nsrc/main.rs:2:    alpha();\n"
@@ -277,21 +284,14 @@ mod tests {
     async fn gitignore_is_respected_in_a_git_checkout() {
         let dir = tree();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
-        let output = call(
-            &Builtin::new(Grep),
-            dir.path(),
-            json!({"pattern": "generated"}),
-        )
-        .await;
+        let output = grep(dir.path(), json!({"pattern": "generated"})).await;
         assert_eq!(ok_text(&output), "no matches for `generated` under `.`");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn glob_path_and_case_options_narrow_the_search() {
         let dir = tree();
-        let tool = Builtin::new(Grep);
-        let output = call(
-            &tool,
+        let output = grep(
             dir.path(),
             json!({"pattern": "ALPHA", "case_insensitive": true, "glob": "*.rs"}),
         )
@@ -300,30 +300,23 @@ mod tests {
             ok_text(&output),
             "src/lib.rs:1:pub fn alpha() {}\nsrc/main.rs:2:    alpha();\n"
         );
-        let output = call(&tool, dir.path(), json!({"pattern": "ALPHA"})).await;
+        let output = grep(dir.path(), json!({"pattern": "ALPHA"})).await;
         assert!(ok_text(&output).starts_with("no matches"));
-        let output = call(
-            &tool,
-            dir.path(),
-            json!({"pattern": "alpha", "glob": "!*.rs"}),
-        )
-        .await;
+        let output = grep(dir.path(), json!({"pattern": "alpha", "glob": "!*.rs"})).await;
         assert_eq!(ok_text(&output), "docs/guide.md:1:Call alpha first.\n");
-        let output = call(
-            &tool,
+        let output = grep(
             dir.path(),
             json!({"pattern": "TODO|main", "path": "src/lib.rs"}),
         )
         .await;
         assert_eq!(ok_text(&output), "src/lib.rs:2:// TODO later\n");
-        let output = call(
-            &tool,
+        let output = grep(
             dir.path(),
             json!({"pattern": "TODO", "path": "src/lib.rs", "glob": "*.md"}),
         )
         .await;
         assert_eq!(ok_text(&output), "src/lib.rs:2:// TODO later\n");
-        let output = call(&tool, dir.path(), json!({"pattern": "fn", "path": "src"})).await;
+        let output = grep(dir.path(), json!({"pattern": "fn", "path": "src"})).await;
         assert_eq!(
             ok_text(&output),
             "src/lib.rs:1:pub fn alpha() {}\nsrc/main.rs:1:fn main() {\n"
@@ -342,24 +335,13 @@ mod tests {
             "wide.min.js",
             &format!("{}hit\n", "x".repeat(5000)),
         );
-        let tool = Builtin::new(Grep);
-        let output = call(
-            &tool,
-            dir.path(),
-            json!({"pattern": "hit", "max_results": 30}),
-        )
-        .await;
+        let output = grep(dir.path(), json!({"pattern": "hit", "max_results": 30})).await;
         assert!(output.truncated);
         let text = ok_text(&output);
         assert_eq!(text.lines().filter(|l| l.contains(":hit")).count(), 30);
         assert!(text.contains("stopped after 30 matching lines"), "{text}");
 
-        let output = call(
-            &tool,
-            dir.path(),
-            json!({"pattern": "hit$", "glob": "*.js"}),
-        )
-        .await;
+        let output = grep(dir.path(), json!({"pattern": "hit$", "glob": "*.js"})).await;
         let text = ok_text(&output);
         assert!(text.ends_with("[... line cut]\n"), "{text}");
         assert!(text.len() < 600);
@@ -368,7 +350,6 @@ mod tests {
     #[tokio::test]
     async fn reports_bad_arguments_and_paths() {
         let dir = tree();
-        let tool = Builtin::new(Grep);
         let cases = [
             (json!({"pattern": "("}), "field `pattern`"),
             (json!({"pattern": ""}), "field `pattern`"),
@@ -399,7 +380,7 @@ mod tests {
             ),
         ];
         for (arguments, needle) in cases {
-            let output = call(&tool, dir.path(), arguments).await;
+            let output = grep(dir.path(), arguments).await;
             assert_error(&output, needle);
         }
     }
@@ -415,11 +396,9 @@ mod tests {
             dir.path().join("secret-link.txt"),
         )
         .unwrap();
-        let tool = Builtin::new(Grep);
-        let output = call(&tool, dir.path(), json!({"pattern": "password"})).await;
+        let output = grep(dir.path(), json!({"pattern": "password"})).await;
         assert!(ok_text(&output).starts_with("no matches"));
-        let output = call(
-            &tool,
+        let output = grep(
             dir.path(),
             json!({"pattern": "password", "path": "secret-link.txt"}),
         )
@@ -440,12 +419,7 @@ mod tests {
                 put(dir.path(), &format!("d{d:02}/f{f:03}.txt"), body);
             }
         }
-        let output = call(
-            &Builtin::new(Grep),
-            dir.path(),
-            json!({"pattern": "needle"}),
-        )
-        .await;
+        let output = grep(dir.path(), json!({"pattern": "needle"})).await;
         let text = ok_text(&output);
         assert_eq!(text.lines().count(), 21, "{text}");
         assert!(text.starts_with("d00/f000.txt:1:needle here\n"));

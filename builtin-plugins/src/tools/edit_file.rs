@@ -129,16 +129,15 @@ fn edit(sandbox: &Sandbox, args: &Args) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::Builtin;
-    use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
+    use crate::tools::testing::{assert_error, ok_text, put, run, workspace};
     use serde_json::json;
 
     #[tokio::test]
     async fn replaces_one_unique_occurrence() {
         let dir = workspace();
         put(dir.path(), "a.rs", "fn a() {}\nfn b() {}\n");
-        let output = call(
-            &Builtin::new(EditFile),
+        let output = run(
+            EditFile,
             dir.path(),
             json!({"path": "a.rs", "old_string": "fn b()", "new_string": "fn c()"}),
         )
@@ -154,9 +153,8 @@ mod tests {
     async fn ambiguous_edits_need_replace_all() {
         let dir = workspace();
         put(dir.path(), "a.txt", "x x x");
-        let tool = Builtin::new(EditFile);
-        let output = call(
-            &tool,
+        let output = run(
+            EditFile,
             dir.path(),
             json!({"path": "a.txt", "old_string": "x", "new_string": "y"}),
         )
@@ -166,8 +164,8 @@ mod tests {
             fs::read_to_string(dir.path().join("a.txt")).unwrap(),
             "x x x"
         );
-        let output = call(
-            &tool,
+        let output = run(
+            EditFile,
             dir.path(),
             json!({"path": "a.txt", "old_string": "x", "new_string": "yy", "replace_all": true}),
         )
@@ -184,7 +182,6 @@ mod tests {
         let dir = workspace();
         put(dir.path(), "a.txt", "hello");
         std::fs::write(dir.path().join("latin1.txt"), b"caf\xe9").unwrap();
-        let tool = Builtin::new(EditFile);
         let cases = [
             (
                 json!({"path": "a.txt", "old_string": "bye", "new_string": "x"}),
@@ -220,7 +217,7 @@ mod tests {
             ),
         ];
         for (arguments, needle) in cases {
-            let output = call(&tool, dir.path(), arguments).await;
+            let output = run(EditFile, dir.path(), arguments).await;
             assert_error(&output, needle);
         }
         assert_eq!(
@@ -235,8 +232,8 @@ mod tests {
         let outside = workspace();
         put(outside.path(), "t.txt", "keep");
         std::os::unix::fs::symlink(outside.path().join("t.txt"), dir.path().join("l.txt")).unwrap();
-        let output = call(
-            &Builtin::new(EditFile),
+        let output = run(
+            EditFile,
             dir.path(),
             json!({"path": "l.txt", "old_string": "keep", "new_string": "lost"}),
         )

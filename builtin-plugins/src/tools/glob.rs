@@ -154,14 +154,8 @@ fn collect(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::Builtin;
-    use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
-    use serde_json::{Value, json};
-
-    /// One call of `glob` in the workspace `dir`.
-    async fn glob(dir: &Path, arguments: Value) -> ToolOutput {
-        call(&Builtin::new(Glob), dir, arguments).await
-    }
+    use crate::tools::testing::{assert_error, ok_text, put, run, workspace};
+    use serde_json::json;
 
     fn tree() -> tempfile::TempDir {
         let dir = workspace();
@@ -181,14 +175,14 @@ mod tests {
     #[tokio::test]
     async fn finds_matches_at_every_depth_respecting_ignore_files() {
         let dir = tree();
-        let output = glob(dir.path(), json!({"pattern": "**/*.rs"})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": "**/*.rs"})).await;
         assert_eq!(
             ok_text(&output),
             "build.rs\nsrc/lib.rs\nsrc/tools/glob.rs\nsrc/tools/mod.rs\n"
         );
-        let output = glob(dir.path(), json!({"pattern": "*.rs"})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": "*.rs"})).await;
         assert_eq!(ok_text(&output), "build.rs\n");
-        let output = glob(dir.path(), json!({"pattern": "src/*"})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": "src/*"})).await;
         assert_eq!(ok_text(&output), "src/lib.rs\nsrc/tools/\n");
     }
 
@@ -196,7 +190,7 @@ mod tests {
     async fn gitignore_counts_inside_a_git_checkout_too() {
         let dir = tree();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
-        let output = glob(dir.path(), json!({"pattern": "**/out.rs"})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": "**/out.rs"})).await;
         assert_eq!(ok_text(&output), "no paths match `**/out.rs` under `.`");
     }
 
@@ -204,9 +198,9 @@ mod tests {
     async fn hidden_entries_are_found_only_when_the_pattern_names_them() {
         let dir = tree();
         put(dir.path(), ".git/config", "");
-        let output = glob(dir.path(), json!({"pattern": ".hidden/*.rs"})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": ".hidden/*.rs"})).await;
         assert_eq!(ok_text(&output), ".hidden/secret.rs\n");
-        let output = glob(dir.path(), json!({"pattern": "**/.*"})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": "**/.*"})).await;
         assert_eq!(ok_text(&output), ".gitignore\n.hidden/\nnotes/.ignore\n");
         assert!(mentions_hidden("**/.env"));
         assert!(!mentions_hidden("./src/../*.rs"));
@@ -215,7 +209,8 @@ mod tests {
     #[tokio::test]
     async fn searches_under_a_path_relative_to_it() {
         let dir = tree();
-        let output = glob(
+        let output = run(
+            Glob,
             dir.path(),
             json!({"pattern": "**/*.rs", "path": "src/tools"}),
         )
@@ -232,7 +227,7 @@ mod tests {
         for i in 0..1010 {
             put(dir.path(), &format!("d/f{i:04}.txt"), "");
         }
-        let output = glob(dir.path(), json!({"pattern": "**/*.txt"})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": "**/*.txt"})).await;
         assert!(output.truncated);
         assert!(output.text.contains("showing 1000 of 1010 matches"));
         assert!(output.text.contains("d/f0999.txt\n"));
@@ -242,15 +237,20 @@ mod tests {
     #[tokio::test]
     async fn reports_bad_patterns_and_paths() {
         let dir = tree();
-        let output = glob(dir.path(), json!({"pattern": "src/[a"})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": "src/[a"})).await;
         assert_error(&output, "field `pattern`");
-        let output = glob(dir.path(), json!({"pattern": ""})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": ""})).await;
         assert_error(&output, "field `pattern`");
-        let output = glob(dir.path(), json!({"pattern": "*", "path": ".."})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": "*", "path": ".."})).await;
         assert_error(&output, "outside the workspace");
-        let output = glob(dir.path(), json!({"pattern": "*", "path": "README.md"})).await;
+        let output = run(
+            Glob,
+            dir.path(),
+            json!({"pattern": "*", "path": "README.md"}),
+        )
+        .await;
         assert_error(&output, "`README.md` is not a directory");
-        let output = glob(dir.path(), json!({"path": "src"})).await;
+        let output = run(Glob, dir.path(), json!({"path": "src"})).await;
         assert_error(&output, "missing field `pattern`");
     }
 
@@ -261,7 +261,7 @@ mod tests {
         put(outside.path(), "secret.rs", "");
         put(dir.path(), "mine.rs", "");
         std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
-        let output = glob(dir.path(), json!({"pattern": "**/*.rs"})).await;
+        let output = run(Glob, dir.path(), json!({"pattern": "**/*.rs"})).await;
         assert_eq!(ok_text(&output), "mine.rs\n");
     }
 }

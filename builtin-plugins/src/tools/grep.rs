@@ -242,17 +242,9 @@ fn render(hits: &[Hit], stopped_early: bool, limit: usize) -> ToolOutput {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
-    use crate::tools::Builtin;
-    use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
-    use serde_json::{Value, json};
-
-    /// One call of `grep` in the workspace `dir`.
-    async fn grep(dir: &Path, arguments: Value) -> ToolOutput {
-        call(&Builtin::new(Grep), dir, arguments).await
-    }
+    use crate::tools::testing::{assert_error, ok_text, put, run, workspace};
+    use serde_json::json;
 
     fn tree() -> tempfile::TempDir {
         let dir = workspace();
@@ -273,7 +265,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn finds_lines_sorted_skipping_ignored_hidden_and_binary_files() {
         let dir = tree();
-        let output = grep(dir.path(), json!({"pattern": "alpha"})).await;
+        let output = run(Grep, dir.path(), json!({"pattern": "alpha"})).await;
         assert_eq!(
             ok_text(&output),
             "docs/guide.md:1:Call alpha first.\nsrc/lib.rs:1:pub fn alpha() {}\nsrc/main.rs:2:    alpha();\n"
@@ -284,14 +276,15 @@ mod tests {
     async fn gitignore_is_respected_in_a_git_checkout() {
         let dir = tree();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
-        let output = grep(dir.path(), json!({"pattern": "generated"})).await;
+        let output = run(Grep, dir.path(), json!({"pattern": "generated"})).await;
         assert_eq!(ok_text(&output), "no matches for `generated` under `.`");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn glob_path_and_case_options_narrow_the_search() {
         let dir = tree();
-        let output = grep(
+        let output = run(
+            Grep,
             dir.path(),
             json!({"pattern": "ALPHA", "case_insensitive": true, "glob": "*.rs"}),
         )
@@ -300,23 +293,30 @@ mod tests {
             ok_text(&output),
             "src/lib.rs:1:pub fn alpha() {}\nsrc/main.rs:2:    alpha();\n"
         );
-        let output = grep(dir.path(), json!({"pattern": "ALPHA"})).await;
+        let output = run(Grep, dir.path(), json!({"pattern": "ALPHA"})).await;
         assert!(ok_text(&output).starts_with("no matches"));
-        let output = grep(dir.path(), json!({"pattern": "alpha", "glob": "!*.rs"})).await;
+        let output = run(
+            Grep,
+            dir.path(),
+            json!({"pattern": "alpha", "glob": "!*.rs"}),
+        )
+        .await;
         assert_eq!(ok_text(&output), "docs/guide.md:1:Call alpha first.\n");
-        let output = grep(
+        let output = run(
+            Grep,
             dir.path(),
             json!({"pattern": "TODO|main", "path": "src/lib.rs"}),
         )
         .await;
         assert_eq!(ok_text(&output), "src/lib.rs:2:// TODO later\n");
-        let output = grep(
+        let output = run(
+            Grep,
             dir.path(),
             json!({"pattern": "TODO", "path": "src/lib.rs", "glob": "*.md"}),
         )
         .await;
         assert_eq!(ok_text(&output), "src/lib.rs:2:// TODO later\n");
-        let output = grep(dir.path(), json!({"pattern": "fn", "path": "src"})).await;
+        let output = run(Grep, dir.path(), json!({"pattern": "fn", "path": "src"})).await;
         assert_eq!(
             ok_text(&output),
             "src/lib.rs:1:pub fn alpha() {}\nsrc/main.rs:1:fn main() {\n"
@@ -335,13 +335,18 @@ mod tests {
             "wide.min.js",
             &format!("{}hit\n", "x".repeat(5000)),
         );
-        let output = grep(dir.path(), json!({"pattern": "hit", "max_results": 30})).await;
+        let output = run(
+            Grep,
+            dir.path(),
+            json!({"pattern": "hit", "max_results": 30}),
+        )
+        .await;
         assert!(output.truncated);
         let text = ok_text(&output);
         assert_eq!(text.lines().filter(|l| l.contains(":hit")).count(), 30);
         assert!(text.contains("stopped after 30 matching lines"), "{text}");
 
-        let output = grep(dir.path(), json!({"pattern": "hit$", "glob": "*.js"})).await;
+        let output = run(Grep, dir.path(), json!({"pattern": "hit$", "glob": "*.js"})).await;
         let text = ok_text(&output);
         assert!(text.ends_with("[... line cut]\n"), "{text}");
         assert!(text.len() < 600);
@@ -380,7 +385,7 @@ mod tests {
             ),
         ];
         for (arguments, needle) in cases {
-            let output = grep(dir.path(), arguments).await;
+            let output = run(Grep, dir.path(), arguments).await;
             assert_error(&output, needle);
         }
     }
@@ -396,9 +401,10 @@ mod tests {
             dir.path().join("secret-link.txt"),
         )
         .unwrap();
-        let output = grep(dir.path(), json!({"pattern": "password"})).await;
+        let output = run(Grep, dir.path(), json!({"pattern": "password"})).await;
         assert!(ok_text(&output).starts_with("no matches"));
-        let output = grep(
+        let output = run(
+            Grep,
             dir.path(),
             json!({"pattern": "password", "path": "secret-link.txt"}),
         )
@@ -419,7 +425,7 @@ mod tests {
                 put(dir.path(), &format!("d{d:02}/f{f:03}.txt"), body);
             }
         }
-        let output = grep(dir.path(), json!({"pattern": "needle"})).await;
+        let output = run(Grep, dir.path(), json!({"pattern": "needle"})).await;
         let text = ok_text(&output);
         assert_eq!(text.lines().count(), 21, "{text}");
         assert!(text.starts_with("d00/f000.txt:1:needle here\n"));

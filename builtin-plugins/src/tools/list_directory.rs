@@ -102,8 +102,7 @@ fn list(sandbox: &Sandbox, stop: &Stop, raw: &str) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::Builtin;
-    use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
+    use crate::tools::testing::{assert_error, ok_text, put, run, workspace};
     use serde_json::json;
 
     #[tokio::test]
@@ -113,13 +112,12 @@ mod tests {
         put(dir.path(), "a/inner.txt", "");
         put(dir.path(), ".hidden", "");
         std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("c-link")).unwrap();
-        let tool = Builtin::new(ListDirectory);
-        let output = call(&tool, dir.path(), json!({})).await;
+        let output = run(ListDirectory, dir.path(), json!({})).await;
         assert_eq!(ok_text(&output), ".hidden\na/\nb.txt\nc-link/\n");
-        let output = call(&tool, dir.path(), json!({"path": "a"})).await;
+        let output = run(ListDirectory, dir.path(), json!({"path": "a"})).await;
         assert_eq!(ok_text(&output), "inner.txt\n");
         std::fs::create_dir(dir.path().join("empty")).unwrap();
-        let output = call(&tool, dir.path(), json!({"path": "empty"})).await;
+        let output = run(ListDirectory, dir.path(), json!({"path": "empty"})).await;
         assert_eq!(ok_text(&output), "`empty` is empty");
     }
 
@@ -129,12 +127,7 @@ mod tests {
         for i in 0..1005 {
             put(dir.path(), &format!("f{i:04}"), "");
         }
-        let output = call(
-            &Builtin::new(ListDirectory),
-            dir.path(),
-            json!({"path": "."}),
-        )
-        .await;
+        let output = run(ListDirectory, dir.path(), json!({"path": "."})).await;
         assert!(output.truncated);
         let text = ok_text(&output);
         assert_eq!(text.lines().count(), MAX_ENTRIES + 1);
@@ -149,16 +142,15 @@ mod tests {
         put(dir.path(), "f.txt", "");
         let outside = workspace();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
-        let tool = Builtin::new(ListDirectory);
-        let output = call(&tool, dir.path(), json!({"path": "f.txt"})).await;
+        let output = run(ListDirectory, dir.path(), json!({"path": "f.txt"})).await;
         assert_error(&output, "is a file, not a directory");
-        let output = call(&tool, dir.path(), json!({"path": "nope"})).await;
+        let output = run(ListDirectory, dir.path(), json!({"path": "nope"})).await;
         assert_error(&output, "cannot list `nope`");
-        let output = call(&tool, dir.path(), json!({"path": ".."})).await;
+        let output = run(ListDirectory, dir.path(), json!({"path": ".."})).await;
         assert_error(&output, "outside the workspace");
-        let output = call(&tool, dir.path(), json!({"path": "out"})).await;
+        let output = run(ListDirectory, dir.path(), json!({"path": "out"})).await;
         assert_error(&output, "outside the workspace");
-        let output = call(&tool, dir.path(), json!({"path": true})).await;
+        let output = run(ListDirectory, dir.path(), json!({"path": true})).await;
         assert_error(&output, "field `path`");
     }
 }

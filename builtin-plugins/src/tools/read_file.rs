@@ -218,7 +218,7 @@ fn read_line_bounded(
 mod tests {
     use super::*;
     use crate::tools::Builtin;
-    use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
+    use crate::tools::testing::{assert_error, ok_text, put, run, workspace};
     use rho_component::CancelSignal;
     use rho_component::Tool;
     use serde_json::json;
@@ -227,12 +227,7 @@ mod tests {
     async fn numbers_lines_like_cat_n() {
         let dir = workspace();
         put(dir.path(), "a.txt", "first\nsecond\r\nthird");
-        let output = call(
-            &Builtin::new(ReadFile),
-            dir.path(),
-            json!({"path": "a.txt"}),
-        )
-        .await;
+        let output = run(ReadFile, dir.path(), json!({"path": "a.txt"})).await;
         assert_eq!(
             ok_text(&output),
             "     1\tfirst\n     2\tsecond\n     3\tthird\n"
@@ -244,9 +239,8 @@ mod tests {
         let dir = workspace();
         let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
         put(dir.path(), "a.txt", &text);
-        let tool = Builtin::new(ReadFile);
-        let output = call(
-            &tool,
+        let output = run(
+            ReadFile,
             dir.path(),
             json!({"path": "a.txt", "offset": 3, "limit": 2}),
         )
@@ -257,11 +251,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("offset=5"), "{text}");
-        let output = call(&tool, dir.path(), json!({"path": "a.txt", "offset": 9})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "a.txt", "offset": 9})).await;
         assert_eq!(ok_text(&output), "     9\tline 9\n    10\tline 10\n");
-        let output = call(&tool, dir.path(), json!({"path": "a.txt", "offset": 11})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "a.txt", "offset": 11})).await;
         assert_error(&output, "past the end of `a.txt`, which has 10 lines");
-        let output = call(&tool, dir.path(), json!({"path": "a.txt", "offset": 0})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "a.txt", "offset": 0})).await;
         assert_error(&output, "field `offset`");
     }
 
@@ -270,8 +264,7 @@ mod tests {
         let dir = workspace();
         let text: String = (1..=3000).map(|i| format!("{i}\n")).collect();
         put(dir.path(), "long.txt", &text);
-        let tool = Builtin::new(ReadFile);
-        let output = call(&tool, dir.path(), json!({"path": "long.txt"})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "long.txt"})).await;
         let text = ok_text(&output);
         assert!(text.contains("  2000\t2000\n"));
         assert!(!text.contains("\t2001\n"));
@@ -285,13 +278,13 @@ mod tests {
             .map(|_| format!("{}\n", "x".repeat(3000)))
             .collect();
         put(dir.path(), "wide.txt", &wide);
-        let output = call(&tool, dir.path(), json!({"path": "wide.txt"})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "wide.txt"})).await;
         assert!(output.truncated);
         assert!(output.text.len() <= MAX_OUTPUT_BYTES + 300);
         assert!(output.text.contains("capped at 256 KiB"));
 
         put(dir.path(), "one-line.txt", &"y".repeat(100_000));
-        let output = call(&tool, dir.path(), json!({"path": "one-line.txt"})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "one-line.txt"})).await;
         let text = ok_text(&output);
         assert!(
             text.contains("line cut, 95904 more bytes"),
@@ -306,25 +299,24 @@ mod tests {
         std::fs::write(dir.path().join("bin.dat"), b"abc\0def").unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         put(dir.path(), "empty.txt", "");
-        let tool = Builtin::new(ReadFile);
-        let output = call(&tool, dir.path(), json!({"path": "bin.dat"})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "bin.dat"})).await;
         assert_error(&output, "binary file");
-        let output = call(&tool, dir.path(), json!({"path": "sub"})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "sub"})).await;
         assert_error(&output, "is a directory");
-        let output = call(&tool, dir.path(), json!({"path": "nope.txt"})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "nope.txt"})).await;
         assert_error(&output, "cannot read `nope.txt`");
         let fifo = std::process::Command::new("mkfifo")
             .arg(dir.path().join("pipe"))
             .status()
             .unwrap();
         assert!(fifo.success());
-        let output = call(&tool, dir.path(), json!({"path": "pipe"})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "pipe"})).await;
         assert_error(&output, "`pipe` is not a regular file");
-        let output = call(&tool, dir.path(), json!({"path": "empty.txt"})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "empty.txt"})).await;
         assert!(ok_text(&output).contains("is empty"));
-        let output = call(&tool, dir.path(), json!({"path": 3})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": 3})).await;
         assert_error(&output, "field `path`");
-        let output = call(&tool, dir.path(), json!({})).await;
+        let output = run(ReadFile, dir.path(), json!({})).await;
         assert_error(&output, "missing field `path`");
     }
 
@@ -338,11 +330,10 @@ mod tests {
             dir.path().join("link.txt"),
         )
         .unwrap();
-        let tool = Builtin::new(ReadFile);
-        let output = call(&tool, dir.path(), json!({"path": "link.txt"})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "link.txt"})).await;
         assert_error(&output, "outside the workspace");
         assert!(!output.text.contains("secret\n"));
-        let output = call(&tool, dir.path(), json!({"path": "../x.txt"})).await;
+        let output = run(ReadFile, dir.path(), json!({"path": "../x.txt"})).await;
         assert_error(&output, "`../x.txt` is outside the workspace");
     }
 

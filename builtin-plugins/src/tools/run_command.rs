@@ -310,7 +310,7 @@ impl Drop for GroupGuard {
 mod tests {
     use super::*;
     use crate::tools::Builtin;
-    use crate::tools::testing::{assert_error, call, ok_text, workspace};
+    use crate::tools::testing::{assert_error, ok_text, run, workspace};
     use rho_component::Tool;
     use serde_json::json;
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -388,8 +388,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn runs_argv_without_a_shell() {
         let dir = workspace();
-        let output = call(
-            &Builtin::new(RunCommand),
+        let output = run(
+            RunCommand,
             dir.path(),
             json!({"argv": ["echo", "hello", "$HOME", "a b"]}),
         )
@@ -404,9 +404,8 @@ mod tests {
     async fn runs_shell_lines_and_reports_exit_codes_and_both_streams() {
         let dir = workspace();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let tool = Builtin::new(RunCommand);
-        let output = call(
-            &tool,
+        let output = run(
+            RunCommand,
             dir.path(),
             json!({"command": "echo out; echo err >&2; exit 3"}),
         )
@@ -415,14 +414,14 @@ mod tests {
             ok_text(&output),
             "exit code: 3\n--- stdout ---\nout\n--- stderr ---\nerr\n"
         );
-        let output = call(
-            &tool,
+        let output = run(
+            RunCommand,
             dir.path(),
             json!({"command": "basename \"$(pwd)\"", "cwd": "sub"}),
         )
         .await;
         assert!(ok_text(&output).contains("--- stdout ---\nsub\n"));
-        let output = call(&tool, dir.path(), json!({"command": "kill -9 $$"})).await;
+        let output = run(RunCommand, dir.path(), json!({"command": "kill -9 $$"})).await;
         assert!(ok_text(&output).starts_with("terminated by signal 9\n"));
     }
 
@@ -430,7 +429,6 @@ mod tests {
     async fn rejects_bad_arguments() {
         let dir = workspace();
         std::fs::write(dir.path().join("file"), "").unwrap();
-        let tool = Builtin::new(RunCommand);
         let cases = [
             (json!({}), "exactly one of `command` or `argv`"),
             (
@@ -461,7 +459,7 @@ mod tests {
             ),
         ];
         for (arguments, needle) in cases {
-            let output = call(&tool, dir.path(), arguments).await;
+            let output = run(RunCommand, dir.path(), arguments).await;
             assert_error(&output, needle);
         }
     }
@@ -470,11 +468,10 @@ mod tests {
     async fn a_timeout_kills_the_whole_group_promptly() {
         let dir = workspace();
         let marker = marker();
-        let tool = Builtin::new(RunCommand);
         let started = Instant::now();
         let (output, seen) = tokio::join!(
-            call(
-                &tool,
+            run(
+                RunCommand,
                 dir.path(),
                 json!({
                     "command": format!("echo started; sleep {marker} & sleep {marker}"),
@@ -544,9 +541,8 @@ mod tests {
     async fn dropping_the_call_kills_the_whole_group() {
         let dir = workspace();
         let marker = marker();
-        let tool = Builtin::new(RunCommand);
-        let call = call(
-            &tool,
+        let call = run(
+            RunCommand,
             dir.path(),
             json!({"command": format!("sleep {marker} & sleep {marker}")}),
         );
@@ -563,8 +559,8 @@ mod tests {
         let dir = workspace();
         let marker = marker();
         let started = Instant::now();
-        let output = call(
-            &Builtin::new(RunCommand),
+        let output = run(
+            RunCommand,
             dir.path(),
             json!({"command": format!("sleep {marker} & echo launched")}),
         )
@@ -577,8 +573,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn huge_output_is_capped() {
         let dir = workspace();
-        let output = call(
-            &Builtin::new(RunCommand),
+        let output = run(
+            RunCommand,
             dir.path(),
             json!({"command": "yes | head -c 10000000; yes err | head -c 3000000 >&2"}),
         )

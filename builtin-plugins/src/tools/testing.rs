@@ -3,6 +3,8 @@
 use std::path::Path;
 
 use rho_component::{Tool, ToolContext, ToolOutput};
+
+use super::{Builtin, BuiltinTool};
 use serde_json::Value;
 
 /// A fresh temporary workspace.
@@ -23,6 +25,11 @@ pub(crate) fn put(root: &Path, relative: &str, text: &str) {
 pub(crate) async fn call(tool: &dyn Tool, root: &Path, arguments: Value) -> ToolOutput {
     let context = ToolContext::new(root);
     tool.call(arguments, &context).await
+}
+
+/// Calls the built-in `tool` with `arguments` in a plain context for `root`.
+pub(crate) async fn run<T: BuiltinTool>(tool: T, root: &Path, arguments: Value) -> ToolOutput {
+    call(&Builtin::new(tool), root, arguments).await
 }
 
 /// Asserts the call failed and its message contains `needle`.

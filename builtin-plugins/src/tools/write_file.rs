@@ -86,16 +86,14 @@ fn write(sandbox: &Sandbox, args: &Args) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::Builtin;
-    use crate::tools::testing::{assert_error, call, ok_text, put, workspace};
+    use crate::tools::testing::{assert_error, ok_text, put, run, workspace};
     use serde_json::json;
 
     #[tokio::test]
     async fn creates_files_and_parent_directories() {
         let dir = workspace();
-        let tool = Builtin::new(WriteFile);
-        let output = call(
-            &tool,
+        let output = run(
+            WriteFile,
             dir.path(),
             json!({"path": "a/b/c.txt", "content": "héllo\n"}),
         )
@@ -105,8 +103,8 @@ mod tests {
             fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
             "héllo\n"
         );
-        let output = call(
-            &tool,
+        let output = run(
+            WriteFile,
             dir.path(),
             json!({"path": "a/b/c.txt", "content": ""}),
         )
@@ -122,13 +120,17 @@ mod tests {
     async fn refuses_directories_and_bad_arguments() {
         let dir = workspace();
         fs::create_dir(dir.path().join("sub")).unwrap();
-        let tool = Builtin::new(WriteFile);
-        let output = call(&tool, dir.path(), json!({"path": "sub", "content": "x"})).await;
+        let output = run(
+            WriteFile,
+            dir.path(),
+            json!({"path": "sub", "content": "x"}),
+        )
+        .await;
         assert_error(&output, "`sub` is a directory");
-        let output = call(&tool, dir.path(), json!({"path": "x.txt"})).await;
+        let output = run(WriteFile, dir.path(), json!({"path": "x.txt"})).await;
         assert_error(&output, "missing field `content`");
-        let output = call(
-            &tool,
+        let output = run(
+            WriteFile,
             dir.path(),
             json!({"path": "x.txt", "content": "x", "mode": 7}),
         )
@@ -152,14 +154,18 @@ mod tests {
         )
         .unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
-        let tool = Builtin::new(WriteFile);
         for path in [
             "link.txt",
             "dangling.txt",
             "out/created/x.txt",
             "../escape.txt",
         ] {
-            let output = call(&tool, dir.path(), json!({"path": path, "content": "pwned"})).await;
+            let output = run(
+                WriteFile,
+                dir.path(),
+                json!({"path": path, "content": "pwned"}),
+            )
+            .await;
             assert_error(&output, "outside the workspace");
         }
         assert_eq!(
@@ -176,8 +182,8 @@ mod tests {
         put(dir.path(), "real.txt", "old");
         std::os::unix::fs::symlink(dir.path().join("real.txt"), dir.path().join("alias.txt"))
             .unwrap();
-        let output = call(
-            &Builtin::new(WriteFile),
+        let output = run(
+            WriteFile,
             dir.path(),
             json!({"path": "alias.txt", "content": "new"}),
         )

@@ -211,21 +211,7 @@ impl Asker for Downstream {
     }
 
     fn list_roots<'a>(&'a self, _server: &'a str) -> AskFuture<'a, Option<Value>> {
-        Box::pin(async move {
-            if !self.roots {
-                return None;
-            }
-            match &self.route {
-                Route::Requests(peer) => match peer.list_roots().await {
-                    Ok(roots) => serde_json::to_value(roots).ok(),
-                    Err(e) => {
-                        tracing::debug!(target: "rho::serve", "the client could not list its roots: {e}");
-                        None
-                    }
-                },
-                Route::InputRequests(asked) => input_request(asked, None, ROOTS, json!({})).await,
-            }
-        })
+        Box::pin(self.roots())
     }
 
     fn pass_log(&self, server: &str, log: &ServerLog) {
@@ -247,42 +233,7 @@ impl Asker for Downstream {
     }
 
     fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer> {
-        Box::pin(async move {
-            if !self.forms {
-                return QuestionAnswer::Decline;
-            }
-            let request = form_request(server, &form);
-            let key = form.key;
-            let result = match &self.route {
-                Route::Requests(peer) => {
-                    let Ok(params) = serde_json::from_value::<ElicitRequestParams>(request) else {
-                        return QuestionAnswer::Decline;
-                    };
-                    match peer.create_elicitation(params).await {
-                        Ok(result) => result,
-                        Err(e) => {
-                            tracing::debug!(target: "rho::serve", "the client could not answer a form: {e}");
-                            return QuestionAnswer::Decline;
-                        }
-                    }
-                }
-                Route::InputRequests(asked) => {
-                    let response = input_request(asked, key, ELICITATION, request).await;
-                    match response.map(serde_json::from_value::<ElicitResult>) {
-                        Some(Ok(result)) => result,
-                        _ => return QuestionAnswer::Decline,
-                    }
-                }
-            };
-            match result.action {
-                ElicitationAction::Accept => {
-                    QuestionAnswer::Accept(answers(result.content.as_ref()))
-                }
-                ElicitationAction::Cancel => QuestionAnswer::Cancel,
-                // Decline, and any action a later revision adds.
-                _ => QuestionAnswer::Decline,
-            }
-        })
+        Box::pin(self.form(server, form))
     }
 
     fn sample<'a>(
@@ -290,42 +241,96 @@ impl Asker for Downstream {
         server: &'a str,
         request: SamplingRequest,
     ) -> AskFuture<'a, SamplingAnswer> {
-        Box::pin(async move {
-            if !self.sampling {
-                return SamplingAnswer::Refused(
-                    "the client of rho mcp serve cannot sample".to_owned(),
-                );
-            }
-            let key = request.key.clone();
-            let request = sampling_request(&request);
-            let result = match &self.route {
-                Route::Requests(peer) => {
-                    let Ok(params) = serde_json::from_value::<CreateMessageRequestParams>(request)
-                    else {
-                        return SamplingAnswer::Refused(
-                            "the request cannot be passed on".to_owned(),
-                        );
-                    };
-                    peer.create_message(params)
-                        .await
-                        .map(|result| serde_json::to_value(result).unwrap_or_default())
-                        .map_err(|e| e.to_string())
-                }
-                Route::InputRequests(asked) => input_request(asked, key, SAMPLING, request)
-                    .await
-                    .ok_or_else(|| "the call ended".to_owned()),
-            };
-            match result {
-                Ok(result) => SamplingAnswer::Reply {
-                    model: text_at(&result, "/model"),
-                    text: text_at(&result, "/content/text"),
-                    stop_reason: text_at(&result, "/stopReason"),
-                },
+        Box::pin(self.sampled(server, request))
+    }
+}
+
+impl Downstream {
+    /// The client's roots (`roots/list`), when it declared them.
+    async fn roots(&self) -> Option<Value> {
+        if !self.roots {
+            return None;
+        }
+        match &self.route {
+            Route::Requests(peer) => match peer.list_roots().await {
+                Ok(roots) => serde_json::to_value(roots).ok(),
                 Err(e) => {
-                    SamplingAnswer::Refused(format!("the client refused {server}'s request: {e}"))
+                    tracing::debug!(target: "rho::serve", "the client could not list its roots: {e}");
+                    None
+                }
+            },
+            Route::InputRequests(asked) => input_request(asked, None, ROOTS, json!({})).await,
+        }
+    }
+
+    /// `form` from `server`, asked of the client (an elicitation).
+    async fn form(&self, server: &str, form: Form) -> QuestionAnswer {
+        if !self.forms {
+            return QuestionAnswer::Decline;
+        }
+        let request = form_request(server, &form);
+        let key = form.key;
+        let result = match &self.route {
+            Route::Requests(peer) => {
+                let Ok(params) = serde_json::from_value::<ElicitRequestParams>(request) else {
+                    return QuestionAnswer::Decline;
+                };
+                match peer.create_elicitation(params).await {
+                    Ok(result) => result,
+                    Err(e) => {
+                        tracing::debug!(target: "rho::serve", "the client could not answer a form: {e}");
+                        return QuestionAnswer::Decline;
+                    }
                 }
             }
-        })
+            Route::InputRequests(asked) => {
+                let response = input_request(asked, key, ELICITATION, request).await;
+                match response.map(serde_json::from_value::<ElicitResult>) {
+                    Some(Ok(result)) => result,
+                    _ => return QuestionAnswer::Decline,
+                }
+            }
+        };
+        match result.action {
+            ElicitationAction::Accept => QuestionAnswer::Accept(answers(result.content.as_ref())),
+            ElicitationAction::Cancel => QuestionAnswer::Cancel,
+            // Decline, and any action a later revision adds.
+            _ => QuestionAnswer::Decline,
+        }
+    }
+
+    /// `server`'s sampling request, passed to the client.
+    async fn sampled(&self, server: &str, request: SamplingRequest) -> SamplingAnswer {
+        if !self.sampling {
+            return SamplingAnswer::Refused("the client of rho mcp serve cannot sample".to_owned());
+        }
+        let key = request.key.clone();
+        let request = sampling_request(&request);
+        let result = match &self.route {
+            Route::Requests(peer) => {
+                let Ok(params) = serde_json::from_value::<CreateMessageRequestParams>(request)
+                else {
+                    return SamplingAnswer::Refused("the request cannot be passed on".to_owned());
+                };
+                peer.create_message(params)
+                    .await
+                    .map(|result| serde_json::to_value(result).unwrap_or_default())
+                    .map_err(|e| e.to_string())
+            }
+            Route::InputRequests(asked) => input_request(asked, key, SAMPLING, request)
+                .await
+                .ok_or_else(|| "the call ended".to_owned()),
+        };
+        match result {
+            Ok(result) => SamplingAnswer::Reply {
+                model: text_at(&result, "/model"),
+                text: text_at(&result, "/content/text"),
+                stop_reason: text_at(&result, "/stopReason"),
+            },
+            Err(e) => {
+                SamplingAnswer::Refused(format!("the client refused {server}'s request: {e}"))
+            }
+        }
     }
 }
 

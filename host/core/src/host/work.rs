@@ -35,18 +35,17 @@ impl Provider for Unavailable {
         "none"
     }
 
-    fn complete<'a>(
-        &'a self,
-        _: &'a ChatRequest<'a>,
-        _: &'a (dyn Fn(StreamEvent) + Send + Sync),
-        _: &'a CancelSignal,
-    ) -> ProviderFuture<'a, ChatResponse> {
-        Box::pin(async move {
-            Err(ProviderError::Config {
-                provider: "none".into(),
-                message: self.0.clone(),
-            })
-        })
+    // It reads none of its inputs, so its answer borrows nothing of theirs.
+    fn complete(
+        &self,
+        _: &ChatRequest,
+        _: &(dyn Fn(StreamEvent) + Send + Sync),
+        _: &CancelSignal,
+    ) -> ProviderFuture<'_, ChatResponse> {
+        Box::pin(std::future::ready(Err(ProviderError::Config {
+            provider: "none".into(),
+            message: self.0.clone(),
+        })))
     }
 
     fn list_models(&self) -> ProviderFuture<'_, Vec<String>> {

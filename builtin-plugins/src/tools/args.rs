@@ -48,7 +48,6 @@ mod tests {
     #[allow(dead_code)]
     struct Example {
         path: String,
-        #[serde(default)]
         limit: Option<u64>,
     }
 

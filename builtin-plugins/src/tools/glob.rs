@@ -39,7 +39,6 @@ pub struct Args {
     /// The glob pattern, relative to the search root, e.g. `**/*.rs`.
     pattern: String,
     /// The directory to search, relative to the workspace root or absolute inside it (default: the workspace root).
-    #[serde(default)]
     path: Option<String>,
 }
 

@@ -44,17 +44,14 @@ pub struct Args {
     /// The regular expression to search for (Rust regex syntax); matched against each line.
     pattern: String,
     /// The directory or file to search, relative to the workspace root or absolute inside it (default: the workspace root).
-    #[serde(default)]
     path: Option<String>,
     /// Only search files matching this glob, e.g. `*.rs` or `src/**/*.ts`; prefix with `!` to exclude instead.
-    #[serde(default)]
     glob: Option<String>,
     /// Match without regard to case (default false).
     #[serde(default)]
     case_insensitive: bool,
     /// The most matching lines to return (default 200, at most 2000).
     #[schemars(range(min = 1, max = MAX_RESULTS))]
-    #[serde(default)]
     max_results: Option<u64>,
 }
 

@@ -25,7 +25,6 @@ to find files recursively.";
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// The directory to list, relative to the workspace root or absolute inside it (default: the workspace root).
-    #[serde(default)]
     path: Option<String>,
 }
 

@@ -39,11 +39,9 @@ pub struct Args {
     path: String,
     /// The 1-based line number to start at (default 1).
     #[schemars(range(min = 1))]
-    #[serde(default)]
     offset: Option<u64>,
     /// How many lines to return (default 2000).
     #[schemars(range(min = 1))]
-    #[serde(default)]
     limit: Option<u64>,
 }
 

@@ -43,18 +43,14 @@ stream keeps its first and last 32 KiB; the middle of longer output is left out 
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// A shell command line, run with `/bin/sh -c`. Give this or `argv`, not both.
-    #[serde(default)]
     command: Option<String>,
     /// A program and its arguments, run directly without a shell. Give this or `command`, not both.
     #[schemars(length(min = 1))]
-    #[serde(default)]
     argv: Option<Vec<String>>,
     /// Kill the command after this many seconds (default 120, at most 600).
     #[schemars(range(min = 1, max = MAX_TIMEOUT_SECONDS))]
-    #[serde(default)]
     timeout_seconds: Option<u64>,
     /// The directory to run in, relative to the workspace root or absolute inside it (default: the workspace root).
-    #[serde(default)]
     cwd: Option<String>,
 }
 

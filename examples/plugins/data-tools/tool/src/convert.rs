@@ -34,22 +34,9 @@ impl Tool for Convert {
     type Args = ConvertArgs;
 
     fn input_schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "input": {
-                    "type": "string",
-                    "description": "The document's text. Give this or `path`."
-                },
-                "path": {
-                    "type": "string",
-                    "description": "A workspace file holding the document, relative to the workspace (for example `config/app.yaml`). Give this or `input`."
-                },
-                "from": {
-                    "type": "string",
-                    "enum": ["json", "toml", "yaml"],
-                    "description": "The source format. Default: from the file extension, else detected."
-                },
+        document::input_schema(
+            "config/app.yaml",
+            json!({
                 "to": {
                     "type": "string",
                     "enum": ["json", "toml", "yaml"],
@@ -60,10 +47,9 @@ impl Tool for Convert {
                     "default": false,
                     "description": "JSON output on one line instead of indented."
                 }
-            },
-            "required": ["to"],
-            "additionalProperties": false
-        })
+            }),
+            "to",
+        )
     }
 
     fn annotations() -> Option<Annotations> {

@@ -2,7 +2,7 @@
 //! in a given, inferred or detected format.
 
 use rho_plugin_sdk::{Context, ToolError};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::format::Format;
 
@@ -12,6 +12,39 @@ pub struct Document {
     pub value: Value,
     /// The format it was read as.
     pub format: Format,
+}
+
+/// The input schema of a tool that reads a document: the document's `input`, `path` and
+/// `from` (what [`load`] takes), then the tool's own `properties`, of which `required` must be
+/// given. `example` is a workspace file the description of `path` names.
+pub fn input_schema(example: &str, properties: Value, required: &str) -> Value {
+    let mut all = json!({
+        "input": {
+            "type": "string",
+            "description": "The document's text. Give this or `path`."
+        },
+        "path": {
+            "type": "string",
+            "description": format!(
+                "A workspace file holding the document, relative to the workspace (for \
+                 example `{example}`). Give this or `input`."
+            )
+        },
+        "from": {
+            "type": "string",
+            "enum": ["json", "toml", "yaml"],
+            "description": "The document's format. Default: from the file extension, else detected."
+        }
+    });
+    if let (Some(all), Value::Object(own)) = (all.as_object_mut(), properties) {
+        all.extend(own);
+    }
+    json!({
+        "type": "object",
+        "properties": all,
+        "required": [required],
+        "additionalProperties": false
+    })
 }
 
 /// Reads and parses the document of a call: exactly one of `input` and `path`, in format

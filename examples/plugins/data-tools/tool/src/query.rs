@@ -40,22 +40,9 @@ impl Tool for Query {
     type Args = QueryArgs;
 
     fn input_schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "input": {
-                    "type": "string",
-                    "description": "The document's text. Give this or `path`."
-                },
-                "path": {
-                    "type": "string",
-                    "description": "A workspace file holding the document, relative to the workspace (for example `Cargo.toml`). Give this or `input`."
-                },
-                "from": {
-                    "type": "string",
-                    "enum": ["json", "toml", "yaml"],
-                    "description": "The document's format. Default: from the file extension, else detected."
-                },
+        document::input_schema(
+            "Cargo.toml",
+            json!({
                 "select": {
                     "type": "string",
                     "description": "What to extract: a JSON Pointer (`/a/0/b`) or a dotted path (`a[0].b`); `.` for everything."
@@ -71,10 +58,9 @@ impl Tool for Query {
                     "default": false,
                     "description": "Write a selected string as it is, without quotes (like `jq -r`)."
                 }
-            },
-            "required": ["select"],
-            "additionalProperties": false
-        })
+            }),
+            "select",
+        )
     }
 
     fn output_schema() -> Option<Value> {

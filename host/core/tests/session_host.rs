@@ -60,7 +60,7 @@ impl Provider for Scripted {
 
     fn complete<'a>(
         &'a self,
-        _: &'a ChatRequest<'a>,
+        _: &ChatRequest,
         on_event: &'a (dyn Fn(StreamEvent) + Send + Sync),
         cancel: &'a CancelSignal,
     ) -> ProviderFuture<'a, ChatResponse> {

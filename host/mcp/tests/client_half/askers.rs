@@ -27,12 +27,11 @@ impl TestAsker {
 }
 
 impl Asker for TestAsker {
+    // Both answer at once: what they were asked is recorded before the answer is returned.
     fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer> {
-        Box::pin(async move {
-            let answer = (self.form)(&form);
-            self.forms.lock().unwrap().push((server.to_owned(), form));
-            answer
-        })
+        let answer = (self.form)(&form);
+        self.forms.lock().unwrap().push((server.to_owned(), form));
+        Box::pin(std::future::ready(answer))
     }
 
     fn sample<'a>(
@@ -40,17 +39,15 @@ impl Asker for TestAsker {
         server: &'a str,
         request: SamplingRequest,
     ) -> AskFuture<'a, SamplingAnswer> {
-        Box::pin(async move {
-            self.samples
-                .lock()
-                .unwrap()
-                .push((server.to_owned(), request));
-            SamplingAnswer::Reply {
-                model: "test-model".into(),
-                text: "a fixed reply".into(),
-                stop_reason: "endTurn".into(),
-            }
-        })
+        self.samples
+            .lock()
+            .unwrap()
+            .push((server.to_owned(), request));
+        Box::pin(std::future::ready(SamplingAnswer::Reply {
+            model: "test-model".into(),
+            text: "a fixed reply".into(),
+            stop_reason: "endTurn".into(),
+        }))
     }
 }
 

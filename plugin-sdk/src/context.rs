@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::ToolError;
+use crate::{ReadError, ToolError};
 
 /// Severity of a log message (the WIT `log-level`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -45,8 +45,8 @@ pub trait Host {
     /// Whether the user aborted the running call.
     fn is_cancelled(&self) -> bool;
     /// Reads a workspace file by a path relative to the workspace, as far as the component's
-    /// `workspace` capability allows.
-    fn read_file(&self, path: &str) -> Result<Vec<u8>, String>;
+    /// `workspace` capability allows; a failure is [`ReadError::Unreadable`] with the reason.
+    fn read_file(&self, path: &str) -> Result<Vec<u8>, ReadError>;
 }
 
 /// What a tool receives besides its arguments: logging, progress, cancellation and
@@ -143,18 +143,51 @@ impl<'a> Context<'a> {
     /// Reads a workspace file (`path` relative to the workspace). It fails when the plugin's
     /// manifest grants no `workspace` access to this component, when the path leads outside
     /// the workspace, or when the file cannot be read; the message says which.
-    pub fn read_file(&self, path: &str) -> Result<Vec<u8>, String> {
+    pub fn read_file(&self, path: &str) -> Result<Vec<u8>, ReadError> {
         self.host.read_file(path)
     }
 
-    /// [`read_file`](Self::read_file), as UTF-8 text.
-    pub fn read_to_string(&self, path: &str) -> Result<String, String> {
+    /// [`read_file`](Self::read_file), as UTF-8 text ([`ReadError::NotText`] when it is not).
+    pub fn read_to_string(&self, path: &str) -> Result<String, ReadError> {
         let bytes = self.read_file(path)?;
-        String::from_utf8(bytes).map_err(|e| {
-            format!(
-                "{path} is not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
-            )
+        String::from_utf8(bytes).map_err(|e| ReadError::NotText {
+            path: path.to_owned(),
+            offset: e.utf8_error().valid_up_to(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::MockHost;
+
+    #[test]
+    fn a_read_failure_names_its_file_and_becomes_a_failed_call() {
+        let host = MockHost::new().with_file("latin1.txt", b"caf\xe9".to_vec());
+        let cx = Context::new(&host, "demo");
+        let not_text = cx.read_to_string("latin1.txt").unwrap_err();
+        assert_eq!(
+            not_text,
+            ReadError::NotText {
+                path: "latin1.txt".into(),
+                offset: 3
+            }
+        );
+        assert_eq!(
+            ToolError::from(not_text),
+            ToolError::Failed("latin1.txt is not UTF-8 text (invalid byte at offset 3)".into())
+        );
+        let outside = cx.read_file("../secret").unwrap_err();
+        assert_eq!(outside.path(), "../secret");
+        assert_eq!(outside.to_string(), "`../secret` is outside the workspace");
+        let missing = cx.read_to_string("nope.txt").unwrap_err();
+        assert!(
+            matches!(missing, ReadError::Unreadable { .. }),
+            "{missing:?}"
+        );
+        assert!(missing.to_string().contains("no such file"), "{missing}");
     }
 }

@@ -1,12 +1,14 @@
-//! [`ToolError`]: how a tool call fails, as the model will read it.
+//! [`ToolError`]: how a tool call fails, as the model will read it; [`ReadError`]: why a
+//! workspace file could not be read.
 
 use std::fmt;
 
 /// Why a tool call failed. The host turns it into the WIT `tool-error` and the model reads
 /// the message, so write it for the model: say what was wrong and what would work.
 ///
-/// `?` works on `Result<_, String>` and `Result<_, &str>` (for example
-/// [`Context::read_file`](crate::Context::read_file)): those become [`ToolError::Failed`].
+/// `?` works on `Result<_, String>`, `Result<_, &str>` and `Result<_, ReadError>` (what
+/// [`Context::read_file`](crate::Context::read_file) returns): those become
+/// [`ToolError::Failed`].
 ///
 /// ```
 /// use rho_plugin_sdk::ToolError;
@@ -68,3 +70,58 @@ impl From<&str> for ToolError {
         Self::Failed(message.to_owned())
     }
 }
+
+impl From<ReadError> for ToolError {
+    fn from(error: ReadError) -> Self {
+        Self::Failed(error.to_string())
+    }
+}
+
+/// Why [`Context::read_file`](crate::Context::read_file) or
+/// [`Context::read_to_string`](crate::Context::read_to_string) gave no content. Its message
+/// names the file; `?` in a tool's `call` makes it a [`ToolError::Failed`] the model reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The host did not read `path`: the component has no `workspace` access, the path leads
+    /// outside the workspace, or the file is missing, too large or unreadable. `message` is
+    /// the host's, and says which.
+    Unreadable {
+        /// The path as the tool gave it.
+        path: String,
+        /// The host's reason.
+        message: String,
+    },
+    /// `path` was read, but it is not UTF-8 text (`read_to_string`).
+    NotText {
+        /// The path as the tool gave it.
+        path: String,
+        /// Where its first byte that is not UTF-8 is.
+        offset: usize,
+    },
+}
+
+impl ReadError {
+    /// The path the read was asked for.
+    pub fn path(&self) -> &str {
+        match self {
+            Self::Unreadable { path, .. } | Self::NotText { path, .. } => path,
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unreadable { message, .. } => f.write_str(message),
+            Self::NotText { path, offset } => {
+                write!(
+                    f,
+                    "{path} is not UTF-8 text (invalid byte at offset {offset})"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}

@@ -140,7 +140,7 @@ mod wasm_host;
 
 pub use context::{Context, Host, Level};
 pub use dispatch::invoke;
-pub use error::ToolError;
+pub use error::{ReadError, ToolError};
 pub use mock_host::{MockHost, Progress};
 pub use output::{Content, Output};
 pub use tool::{Annotations, Tool, ToolSpec, valid_tool_name};

@@ -3,7 +3,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
-use crate::{Context, Host, Level, Output, Tool, ToolError};
+use crate::{Context, Host, Level, Output, ReadError, Tool, ToolError};
 
 /// A [`Host`] for tests: serves files from memory, records logs and progress, and can
 /// pretend the user cancelled.
@@ -111,15 +111,20 @@ impl Host for MockHost {
 
     /// Like rho: a path relative to the workspace, or under `/workspace/` (where the
     /// workspace appears inside the component); `..` and other absolute paths are refused.
-    fn read_file(&self, path: &str) -> Result<Vec<u8>, String> {
+    fn read_file(&self, path: &str) -> Result<Vec<u8>, ReadError> {
+        let refused = |message: String| ReadError::Unreadable {
+            path: path.to_owned(),
+            message,
+        };
         let relative = path.strip_prefix("/workspace/").unwrap_or(path);
         if relative.starts_with('/') || relative.split(['/', '\\']).any(|part| part == "..") {
-            return Err(format!("`{path}` is outside the workspace"));
+            return Err(refused(format!("`{path}` is outside the workspace")));
         }
         let key = relative.strip_prefix("./").unwrap_or(relative);
-        self.files
-            .get(key)
-            .cloned()
-            .ok_or_else(|| format!("cannot read `{path}`: no such file in the workspace"))
+        self.files.get(key).cloned().ok_or_else(|| {
+            refused(format!(
+                "cannot read `{path}`: no such file in the workspace"
+            ))
+        })
     }
 }

@@ -2,7 +2,7 @@
 
 #[cfg(target_arch = "wasm32")]
 use crate::bindings::rho::tool::host as wit;
-use crate::{Host, Level};
+use crate::{Host, Level, ReadError};
 
 /// Calls the component's imports. Outside a wasm32 component (native builds of a guest
 /// crate, its docs and tests) there is no host: logs and progress go nowhere, nothing is
@@ -30,8 +30,11 @@ impl Host for WasmHost {
         wit::is_cancelled()
     }
 
-    fn read_file(&self, path: &str) -> Result<Vec<u8>, String> {
-        wit::read_file(path)
+    fn read_file(&self, path: &str) -> Result<Vec<u8>, ReadError> {
+        wit::read_file(path).map_err(|message| ReadError::Unreadable {
+            path: path.to_owned(),
+            message,
+        })
     }
 }
 
@@ -45,9 +48,12 @@ impl Host for WasmHost {
         false
     }
 
-    fn read_file(&self, path: &str) -> Result<Vec<u8>, String> {
-        Err(format!(
-            "{path}: no host to read from (not running as a component inside rho)"
-        ))
+    fn read_file(&self, path: &str) -> Result<Vec<u8>, ReadError> {
+        Err(ReadError::Unreadable {
+            path: path.to_owned(),
+            message: format!(
+                "{path}: no host to read from (not running as a component inside rho)"
+            ),
+        })
     }
 }

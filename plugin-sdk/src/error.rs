@@ -78,8 +78,9 @@ impl From<ReadError> for ToolError {
 }
 
 /// Why [`Context::read_file`](crate::Context::read_file) or
-/// [`Context::read_to_string`](crate::Context::read_to_string) gave no content. Its message
-/// names the file; `?` in a tool's `call` makes it a [`ToolError::Failed`] the model reads.
+/// [`Context::read_to_string`](crate::Context::read_to_string) gave no content.
+/// [`path`](Self::path) is the file asked for; `?` in a tool's `call` makes it a
+/// [`ToolError::Failed`] whose message (the host's words, for `Unreadable`) the model reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadError {

@@ -1,10 +1,10 @@
 //! The `--json` shapes of the commands, one type per shape (documented in docs/cli-json.md).
 //!
-//! Shapes shared by several commands (a diagnostic, a plugin entry, a tool of an MCP server)
-//! are defined once and reused. Where a host type already is the shape, it is printed as it
-//! serializes and has no copy here: `rho plugins enable|disable` and `remove` print
-//! `rho_plugins`' `EnableReport` and `RemoveReport`; `install` and the tool calls flatten
-//! `InstallReport` and `ToolOutput` into their shapes. Fields use the host crates' enums where those serialize to the
+//! Shapes shared by several commands (a diagnostic, a plugin entry, a tool of an MCP server) are
+//! defined once and reused. Where a host type already is the shape, it is printed as it serializes
+//! and has no copy here: `rho plugins enable|disable` and `remove` print `rho_plugins`'
+//! `EnableReport` and `RemoveReport`; `install` and the tool calls flatten `InstallReport` and
+//! `ToolOutput` into their shapes. Fields use the host crates' enums where those serialize to the
 //! documented spelling (scope, plugin status, transport, workspace access, risk, check status).
 //!
 //! Key order: shapes printed with [`crate::output::json_sorted`] have their object keys sorted

@@ -199,7 +199,8 @@ pub struct ToolImage {
 ///
 /// It serializes as a call's result in the CLI's `--json` (docs/cli-json.md): `text`,
 /// `is_error`, `structured_content`, `image` (its type and encoded size, never its data) and
-/// `truncated`.
+/// `truncated`. That is a view for reading, not a format to keep and read back: a field added
+/// here appears in that output, and an image's data is not written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ToolOutput {
     /// The text the model reads.

@@ -423,6 +423,33 @@ mod tests {
     }
 
     #[test]
+    fn the_transport_is_configured_with_the_limits_the_client_applies() {
+        // HttpClient applies rmcp's default response limits itself and ignores the ones rmcp
+        // passes in: that is right only while the transport's configuration has the defaults.
+        let http = HttpServerSpec {
+            url: "http://127.0.0.1:9/mcp".into(),
+            headers: vec![],
+            headers_from_env: vec![],
+        };
+        let spec = McpServerSpec::new(
+            "remote",
+            rho_component::McpServerOrigin::Config,
+            rho_component::McpTransport::StreamableHttp(http.clone()),
+        );
+        let (_, config, _) = client(&spec, &http, &|_| None, TaskFlags::default()).unwrap();
+        let defaults = StreamableHttpResponseLimits::default();
+        assert_eq!(config.max_sse_event_size, defaults.max_sse_event_size);
+        assert_eq!(
+            config.max_json_response_size,
+            defaults.max_json_response_size
+        );
+        assert_eq!(
+            config.max_error_response_size,
+            defaults.max_error_response_size
+        );
+    }
+
+    #[test]
     fn only_a_legacy_handshake_that_gives_a_session_expects_a_standalone_stream() {
         let initialize: ClientJsonRpcMessage = serde_json::from_value(serde_json::json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",

@@ -1,9 +1,10 @@
-//! Every RPC method and notification, each defined once. A method's entry names it, says what
-//! it does (its doc comment is also its OpenRPC summary: each line's text after `///` begins
-//! with a space, so the lines joined need only their ends trimmed), and ties its params type to the host [`Operation`] it becomes and its result type
-//! to the host [`Response`] it answers with; dispatch ([`Method::decode`], [`Method::encode`]),
-//! the method list ([`METHODS`]) and the OpenRPC document (`openrpc.rs`) all come from these
-//! entries, so a method cannot exist in one place and be missing in another.
+//! Every RPC method and notification, each defined once. A method's entry names it, says what it
+//! does (its doc comment is also its OpenRPC summary: each line's text after `///` begins with a
+//! space, so the lines joined need only their ends trimmed), and ties its params type to the host
+//! [`Operation`] it becomes and its result type to the host [`Response`] it answers with; dispatch
+//! ([`Method::decode`], [`Method::encode`]), the method list ([`METHODS`]) and the OpenRPC document
+//! (`openrpc.rs`) all come from these entries, so a method cannot exist in one place and be missing
+//! in another.
 
 use rho_core::host::{HostState, Operation, PromptCommand, Response, SessionInfo};
 use rho_core::session::{

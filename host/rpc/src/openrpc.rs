@@ -210,6 +210,25 @@ mod tests {
         assert_eq!(param("attachments")["required"], false);
     }
 
+    #[test]
+    fn every_summary_is_its_doc_comment_joined_with_single_spaces() {
+        let summaries = crate::METHODS
+            .iter()
+            .map(|m| (m.name(), m.summary()))
+            .chain(crate::NOTIFICATIONS.iter().map(|n| (n.name(), n.summary())));
+        for (name, summary) in summaries {
+            // An entry without a doc comment, or a `#[doc]` line without its leading space,
+            // would give an empty summary or two words run together.
+            assert!(!summary.is_empty(), "{name} has no doc comment");
+            assert!(!summary.contains("  "), "{name}: {summary:?}");
+            assert!(
+                summary.chars().next().is_some_and(char::is_uppercase)
+                    || summary.starts_with("rho "),
+                "{name}: {summary:?} does not begin a sentence"
+            );
+        }
+    }
+
     /// Every entry of `key` with its params' names and whether each is required.
     fn params(doc: &Value, key: &str) -> Vec<(String, Vec<(String, bool)>)> {
         doc[key]

@@ -175,7 +175,7 @@ fn builtin_spec(builtin: &rho_builtin_plugins::BuiltinComponent) -> WasmComponen
 }
 
 /// The tools a built-in component declares, from the list embedded beside its bytes.
-pub fn builtin_declared_tools(
+pub(crate) fn builtin_declared_tools(
     builtin: &rho_builtin_plugins::BuiltinComponent,
 ) -> Result<Vec<rho_wasm::GuestTool>, String> {
     serde_json::from_str(builtin.tools).map_err(|e| {

@@ -27,7 +27,8 @@ impl TestAsker {
 }
 
 impl Asker for TestAsker {
-    // Both answer at once: what they were asked is recorded before the answer is returned.
+    // Both answer at once, and record what they were asked when asked: before the returned
+    // future is polled, so a question whose future is dropped unpolled is recorded too.
     fn ask_form<'a>(&'a self, server: &'a str, form: Form) -> AskFuture<'a, QuestionAnswer> {
         let answer = (self.form)(&form);
         self.forms.lock().unwrap().push((server.to_owned(), form));
